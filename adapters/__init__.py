@@ -1,0 +1,1 @@
+"""Chat platform adapters: translate platform events to core messages and back."""

@@ -1,0 +1,1 @@
+"""groundbot composition root: configuration, wiring, CLI and admin commands."""

@@ -1,0 +1,104 @@
+"""build_app(): the one place that constructs concrete clients and wires the pipeline."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.config import Config
+from bot.openai_generator import OpenAIGenerator
+from core.extractive import ExtractiveGenerator
+from core.messages import Decision, Incoming
+from core.pipeline import Pipeline
+from core.ports import Embedder, Generator
+from storage.chunk_index import LanceChunkIndex
+from storage.embedders import make_embedder
+from storage.ingest import IngestSummary, Progress, ingest
+from storage.transcripts import SqlTranscriptStore
+
+
+class NotAdmin(PermissionError):
+    """Raised when a non-admin asks for an admin command; nothing has run."""
+
+
+@dataclass
+class App:
+    config: Config
+    pipeline: Pipeline
+    store: SqlTranscriptStore
+    index: LanceChunkIndex
+    embedder: Embedder
+    _ingest_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def ask(self, msg: Incoming) -> Decision:
+        return self.pipeline.handle(msg)
+
+    def ingest(self, paths: Sequence[str | Path] | None = None, progress: Progress | None = None) -> IngestSummary:
+        """Ingest `paths` (default: config kb_paths); one ingest at a time per process."""
+        chosen = [Path(p) for p in (paths or self.config.kb_paths)]
+        with self._ingest_lock:
+            return ingest(chosen, self.index, self.embedder, self.config.chunking, progress)
+
+    # -- admin commands (every platform goes through these) -------------------------
+    def require_admin(self, platform: str, user_id: str) -> None:
+        if not self.config.is_admin(platform, user_id):
+            raise NotAdmin(f"user {user_id} on {platform} is not a groundbot admin")
+
+    def admin_reingest(self, platform: str, user_id: str, paths: Sequence[str] | None = None,
+                       progress: Progress | None = None) -> IngestSummary:
+        self.require_admin(platform, user_id)
+        return self.ingest(paths or None, progress)
+
+    def admin_stats(self, platform: str, user_id: str) -> dict[str, Any]:
+        self.require_admin(platform, user_id)
+        return self.stats()
+
+    def admin_review_queue(self, platform: str, user_id: str) -> list[dict[str, Any]]:
+        self.require_admin(platform, user_id)
+        return self.store.pending_review()
+
+    def record_feedback(self, turn_id: int, user_id: str, value: int) -> bool:
+        return self.store.record_feedback(turn_id, user_id, value)
+
+    def is_admin(self, platform: str, user_id: str) -> bool:
+        return self.config.is_admin(platform, user_id)
+
+    def stats(self) -> dict[str, Any]:
+        data = self.store.stats()
+        data["index"] = {"chunks": self.index.count(), "version": self.index.version(),
+                         "embedder": self.embedder.name}
+        return data
+
+
+def make_generator(config: Config, embedder_name: str) -> Generator:
+    if config.generator == "extractive":
+        return ExtractiveGenerator(config.core.extractive)
+    if config.generator == "openai":
+        o = config.openai
+        return OpenAIGenerator.from_settings(o.base_url, o.model, config.secret(o.api_key_env), o.timeout_s,
+                                             o.max_retries, o.max_tokens, o.logprobs)
+    raise ValueError(f"unknown generator {config.generator!r}; expected 'extractive' or 'openai'")
+
+
+def build_app(
+    config: Config,
+    *,
+    generator: Generator | None = None,
+    embedder: Embedder | None = None,
+    store: SqlTranscriptStore | None = None,
+    clock: Callable[[], float] | None = None,
+) -> App:
+    """Wire storage, embedder, generator and pipeline from one Config."""
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    emb: Any = embedder or make_embedder(config.embedder, config.embed_batch_size)
+    r = config.core.retrieval
+    index = LanceChunkIndex(config.index_path, emb.dim, emb.name, candidates=r.candidates, rrf_k=r.rrf_k)
+    index.set_heading_embedder(emb)
+    st = store or SqlTranscriptStore(config.db_url)
+    gen = generator or make_generator(config, emb.name)
+    kwargs: dict[str, Any] = {"clock": clock} if clock else {}
+    pipeline = Pipeline(config.core, emb, index, gen, st, **kwargs)
+    return App(config=config, pipeline=pipeline, store=st, index=index, embedder=emb)

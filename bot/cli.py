@@ -1,0 +1,156 @@
+"""The `groundbot` command line: chat, ask, ingest, stats, calibrate, telegram, slack."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from bot.config import Config, load_config
+from core.messages import ConversationKey, Decision, Incoming
+
+
+def decision_json(decision: Decision) -> dict[str, Any]:
+    """The `ask --json` shape: the decision record with `latency_ms` as the turn total."""
+    d = decision.to_dict()
+    stages = d.pop("latency_ms")
+    d["latency_ms"] = stages.get("total", 0.0)
+    d["stage_latency_ms"] = stages
+    return d
+
+
+def _progress_bar() -> Any:
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def report(phase: str, done: int, total: int) -> None:
+        bar = bars.get(phase)
+        if bar is None:
+            bar = bars[phase] = tqdm(total=total, desc=phase, unit="chunk", file=sys.stderr, leave=False)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return report
+
+
+def cmd_ingest(cfg: Config, args: argparse.Namespace) -> int:
+    from bot.app import build_app
+
+    app = build_app(cfg)
+    paths = args.paths or list(cfg.kb_paths)
+    summary = app.ingest(paths, progress=_progress_bar())
+    if args.json:
+        print(json.dumps(summary.to_dict(), ensure_ascii=False))
+    else:
+        print(f"Ingested {', '.join(map(str, paths))}: {summary.line()}")
+        print(f"Index version {summary.index_version}, {app.index.count()} chunks in {cfg.index_path}")
+    return 0
+
+
+def cmd_ask(cfg: Config, args: argparse.Namespace) -> int:
+    from bot.app import build_app
+    from core.render import render_text
+
+    app = build_app(cfg)
+    questions: Sequence[str] = sys.stdin if args.question == "-" else [args.question]
+    for line in questions:
+        question = line.rstrip("\n") if args.question == "-" else line
+        if args.question == "-" and not question.strip():
+            continue
+        chat = args.chat or f"ask-{uuid.uuid4().hex[:12]}"
+        decision = app.ask(Incoming(ConversationKey("cli", chat), args.user, question))
+        if args.json:
+            print(json.dumps(decision_json(decision), ensure_ascii=False), flush=True)
+        else:
+            print(render_text(decision), flush=True)
+    return 0
+
+
+def cmd_chat(cfg: Config, args: argparse.Namespace) -> int:
+    from adapters.console import ConsoleChat
+    from bot.app import build_app
+
+    app = build_app(cfg)
+    if app.index.count() == 0:
+        print("The knowledge base is empty; ingesting", ", ".join(cfg.kb_paths), "...", file=sys.stderr)
+        print(app.ingest(progress=_progress_bar()).line(), file=sys.stderr)
+    ConsoleChat(app, user_id=args.user, session=args.session).run()
+    return 0
+
+
+def cmd_stats(cfg: Config, args: argparse.Namespace) -> int:
+    from bot.app import build_app
+
+    print(json.dumps(build_app(cfg).stats(), indent=2, ensure_ascii=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="groundbot", description="Grounded answers from your knowledge base, or an honest refusal.")
+    p.add_argument("--config", help="config.toml to use (default: ./config.toml if present, else built-in defaults)")
+    p.add_argument("--data-dir", help="where transcripts and the index live (overrides paths.data_dir)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log debug output")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("chat", help="chat in the terminal")
+    s.add_argument("--user", default="local", help="user id (admins are listed in config)")
+    s.add_argument("--session", default="console", help="conversation id; the same id continues a conversation")
+    s.set_defaults(func=cmd_chat)
+
+    s = sub.add_parser("ask", help="ask one question ('-' reads one question per line from stdin)")
+    s.add_argument("question")
+    s.add_argument("--json", action="store_true", help="print the decision record as JSON (one object per line)")
+    s.add_argument("--user", default="cli")
+    s.add_argument("--chat", default="", help="conversation id to continue (default: a fresh one per question)")
+    s.set_defaults(func=cmd_ask)
+
+    s = sub.add_parser("ingest", help="ingest files or folders (default: paths.kb_paths)")
+    s.add_argument("paths", nargs="*")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_ingest)
+
+    s = sub.add_parser("stats", help="turns, answer and refusal rates, latency, index size")
+    s.set_defaults(func=cmd_stats)
+
+    _register_optional(sub)
+    return p
+
+
+def _register_optional(sub: Any) -> None:
+    """Commands that live in their own modules (platform runners, calibration)."""
+    import importlib
+
+    for module in ("bot.calibrate", "bot.run_telegram", "bot.run_slack"):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue
+        mod.register(sub)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        cfg = load_config(args.config, data_dir=args.data_dir)
+    except (OSError, ValueError) as exc:
+        print(f"groundbot: configuration error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return int(args.func(cfg, args))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""groundbot core: the grounded-answer pipeline and its rules (pure Python + numpy)."""

@@ -1,0 +1,108 @@
+"""Split text into sentences and answers into claims; parse [C#] citations."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.lexicon import content_terms
+
+_CITATION = re.compile(r"\[\s*(C\s*\d+(?:\s*[,;]\s*C?\s*\d+)*)\s*\]", re.IGNORECASE)
+_CITATION_NUM = re.compile(r"\d+")
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|st|no|jr|sr|inc|ltd|co|fig|approx)|\b[A-Z])\.$", re.IGNORECASE)
+_SENT_END = re.compile(r"(?<=[.!?؟。])[\"'”’)\]]*\s+")
+_LEAD_IN = re.compile(
+    r"^(?:according to|based on|as stated in) (?:the )?(?:provided )?(?:context|sources?|documents?|passages?)(?: \[C\d+\])?[\s,:]+",
+    re.IGNORECASE,
+)
+_BOILERPLATE = re.compile(
+    r"^(?:(?:according to|based on|from) (?:the )?(?:provided )?(?:context|sources?|documents?|passages?|knowledge base)[\s,:]*"
+    r"|(?:i hope (?:this|that) helps|let me know if .*|sources?|references?|here is .*answer|in summary|answer)[\s.!:]*)$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str  # claim without citation markers
+    raw: str  # claim as written
+    citations: tuple[int, ...]
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Join hard-wrapped lines of a paragraph; bullets and blank lines start new ones."""
+    out: list[str] = []
+    joinable = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            joinable = False
+            continue
+        if _BULLET.match(raw) or line.startswith(("#", "|", "```")):
+            out.append(_BULLET.sub("", raw).strip())
+            joinable = not line.startswith(("#", "|", "```"))
+            continue
+        if joinable and out:
+            out[-1] = f"{out[-1]} {line}"
+        else:
+            out.append(line)
+        joinable = True
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a passage; paragraphs and bullets are boundaries too."""
+    out: list[str] = []
+    for line in _logical_lines(text):
+        start = 0
+        for m in _SENT_END.finditer(line):
+            piece = line[start : m.start()].rstrip()
+            if _ABBREV.search(piece):
+                continue
+            if piece:
+                out.append(piece)
+            start = m.end()
+        rest = line[start:].strip()
+        if rest:
+            out.append(rest)
+    return out
+
+
+def parse_citations(text: str) -> list[int]:
+    """All citation numbers in order of appearance ([C1], [C1, C3], [C2][C4])."""
+    nums: list[int] = []
+    for m in _CITATION.finditer(text):
+        nums.extend(int(n) for n in _CITATION_NUM.findall(m.group(1)))
+    return nums
+
+
+def strip_citations(text: str) -> str:
+    return re.sub(r"\s+([.,;:!?])", r"\1", _CITATION.sub("", text)).strip()
+
+
+def is_boilerplate(text: str) -> bool:
+    """Connective text with nothing to verify ("According to the sources:")."""
+    stripped = text.strip().strip("*_#>").strip()
+    return not content_terms(stripped) or bool(_BOILERPLATE.match(stripped))
+
+
+def split_claims(answer: str) -> list[Claim]:
+    """Claims of an answer: sentences and bullets, boilerplate dropped.
+
+    A citation that stands alone after a sentence ("... done. [C2]") belongs to
+    the sentence before it.
+    """
+    claims: list[Claim] = []
+    for sentence in split_sentences(answer):
+        cites = tuple(parse_citations(sentence))
+        text = _LEAD_IN.sub("", strip_citations(sentence))
+        if not content_terms(text):
+            if cites and claims:
+                last = claims[-1]
+                claims[-1] = Claim(last.text, last.raw + " " + sentence, last.citations + cites)
+            continue
+        if is_boilerplate(text):
+            continue
+        claims.append(Claim(text=text, raw=sentence, citations=cites))
+    return claims

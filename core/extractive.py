@@ -1,0 +1,65 @@
+"""The default generator: no LLM, answers with cited sentences from the sources.
+
+An FAQ match returns its stored answer verbatim; otherwise the sentences that
+share the most (idf-weighted) content words with the question are quoted, each
+with its [C#] citation, in the order they appear in the sources.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from core.claims import split_sentences
+from core.lexicon import content_terms
+from core.messages import Generation, Hit
+from core.settings import ExtractiveSettings
+
+
+class ExtractiveGenerator:
+    """Selects and cites the sentences that answer the question."""
+
+    name = "extractive"
+
+    def __init__(self, cfg: ExtractiveSettings) -> None:
+        self.cfg = cfg
+
+    def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
+        if not hits:
+            return Generation(text="", llm_called=False)
+        top = hits[0]
+        if top.kind == "faq" and top.faq_answer and top.similarity >= self.cfg.faq_min_similarity:
+            return Generation(text=f"{top.faq_answer.strip()} [C1]", llm_called=False, faq=True)
+        q_terms = set(content_terms(question))
+        rows: list[tuple[int, int, str, set[str]]] = []
+        for n, hit in enumerate(hits, start=1):
+            body = hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text
+            for pos, sent in enumerate(split_sentences(body)):
+                rows.append((n, pos, sent, set(content_terms(sent))))
+        if not rows or not q_terms:
+            return Generation(text="", llm_called=False)
+        df: Counter[str] = Counter()
+        for _, _, _, terms in rows:
+            df.update(terms)
+        total = len(rows)
+
+        def idf(t: str) -> float:
+            return math.log(1.0 + total / (1.0 + df.get(t, 0)))
+
+        q_weight = sum(idf(t) for t in q_terms) or 1.0
+        scored: list[tuple[float, int, int, str]] = []
+        for n, pos, sent, terms in rows:
+            overlap = sum(idf(t) for t in q_terms & terms) / q_weight
+            prior = hits[n - 1].similarity
+            score = overlap * (0.75 + 0.25 * prior) - 0.02 * (n - 1)
+            scored.append((score, n, pos, sent))
+        scored.sort(key=lambda r: (-r[0], r[1], r[2]))
+        chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]
+        if not chosen:
+            return Generation(text="", llm_called=False)
+        best = chosen[0][0]
+        chosen = [r for r in chosen if r[0] >= best * 0.6]
+        chosen.sort(key=lambda r: (r[1], r[2]))
+        text = " ".join(f"{sent.rstrip()} [C{n}]" for _, n, _, sent in chosen)
+        return Generation(text=text, llm_called=False)

@@ -1,0 +1,177 @@
+"""Platform-neutral messages that cross the boundary between adapters and core."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ConversationKey:
+    """Where a conversation lives: platform, chat and (optional) thread."""
+
+    platform: str
+    chat_id: str
+    thread_id: str = ""
+
+    def as_str(self) -> str:
+        return f"{self.platform}:{self.chat_id}:{self.thread_id}"
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One user message, as an adapter hands it to core."""
+
+    key: ConversationKey
+    user_id: str
+    text: str
+    team_id: str = ""
+    suggestion_id: int | None = None  # set when the user picked an offered suggestion
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved chunk with its scores."""
+
+    chunk_id: str
+    doc_id: str
+    source: str
+    title: str
+    heading: str
+    text: str
+    similarity: float  # cosine similarity of the question to this chunk
+    fused: float = 0.0  # reciprocal-rank fusion score (ranking only)
+    keyword_rank: int | None = None  # rank in the full-text results, if present
+    kind: str = "doc"  # "doc" or "faq"
+    faq_question: str = ""
+    faq_answer: str = ""
+    url: str = ""
+    position: int = 0
+
+
+@dataclass(frozen=True)
+class Source:
+    """A cited source as shown to the user."""
+
+    number: int
+    doc_id: str
+    chunk_id: str
+    title: str
+    heading: str
+    source: str
+    url: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.number,
+            "doc": self.doc_id,
+            "chunk_id": self.chunk_id,
+            "title": self.title,
+            "heading": self.heading,
+            "source": self.source,
+            "url": self.url,
+            "score": round(self.score, 4),
+        }
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A better question to ask; `id` is what buttons carry (never the text)."""
+
+    id: int
+    text: str
+
+
+@dataclass
+class Generation:
+    """What a generator produced: answer text with [C#] citations."""
+
+    text: str
+    llm_called: bool
+    confidence: float | None = None  # generation confidence from logprobs, if any
+    error: str = ""  # set when the generator failed (LLM down, timeout)
+    faq: bool = False
+
+
+@dataclass
+class Verification:
+    """The verifier's verdict on one answer."""
+
+    status: str  # PASS | WARN | REFUSE
+    reasons: list[str] = field(default_factory=list)
+    uncovered_claims: list[str] = field(default_factory=list)
+    citation_density: float = 0.0
+    supported_claims: int = 0
+    total_claims: int = 0
+    grounding_score: float = 0.0
+    claim_map: list[dict[str, Any]] = field(default_factory=list)
+    checks_passed: list[str] = field(default_factory=list)
+    checks_failed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Decision:
+    """The decision record of one turn: everything needed to explain it later."""
+
+    question: str
+    normalized_question: str
+    retrieval_query: str
+    answer: str
+    refused: bool
+    refusal_reason: str
+    refusal_message: str
+    explanation: str
+    status: str
+    state: str
+    reasons: list[str]
+    checks_passed: list[str]
+    checks_failed: list[str]
+    scores: dict[str, float | int | None]
+    llm_called: bool
+    sources: list[Source]
+    suggestions: list[Suggestion]
+    uncovered_claims: list[str]
+    latency_ms: dict[str, float]
+    index_version: str
+    config_hash: str
+    language: str
+    turn_id: int | None = None
+    claim_map: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view (`groundbot ask --json`, transcripts, `/why`)."""
+        return {
+            "turn_id": self.turn_id,
+            "question": self.question,
+            "normalized_question": self.normalized_question,
+            "retrieval_query": self.retrieval_query,
+            "answer": self.answer,
+            "refused": self.refused,
+            "refusal_reason": self.refusal_reason,
+            "refusal_message": self.refusal_message,
+            "explanation": self.explanation,
+            "status": self.status,
+            "state": self.state,
+            "reasons": list(self.reasons),
+            "checks_passed": list(self.checks_passed),
+            "checks_failed": list(self.checks_failed),
+            "scores": dict(self.scores),
+            "llm_called": self.llm_called,
+            "sources": [s.to_dict() for s in self.sources],
+            "suggestions": [{"id": s.id, "text": s.text} for s in self.suggestions],
+            "uncovered_claims": list(self.uncovered_claims),
+            "claim_map": list(self.claim_map),
+            "latency_ms": dict(self.latency_ms),
+            "index_version": self.index_version,
+            "config_hash": self.config_hash,
+            "language": self.language,
+        }
+
+    def decision_key(self) -> dict[str, Any]:
+        """The parts that must be identical for the same question, index and config."""
+        d = self.to_dict()
+        for k in ("turn_id", "latency_ms", "suggestions"):
+            d.pop(k)
+        d["suggestion_texts"] = [s.text for s in self.suggestions]
+        return d

@@ -1,0 +1,55 @@
+"""Text normalisation shared by ingestion, retrieval and verification.
+
+The same function must run on both sides (index and query), otherwise a Persian
+question typed with Arabic letters would never match a Persian document.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_LETTER_MAP = {
+    "\u064a": "\u06cc",  # Arabic yeh -> Persian yeh
+    "\u0649": "\u06cc",  # alef maksura -> Persian yeh
+    "\u0643": "\u06a9",  # Arabic kaf -> Persian keheh
+    "\u0629": "\u0647",  # teh marbuta -> heh
+    "\u06c0": "\u0647",  # heh with yeh above -> heh
+    "\u0623": "\u0627",  # alef with hamza above -> alef
+    "\u0625": "\u0627",  # alef with hamza below -> alef
+    "\u0671": "\u0627",  # alef wasla -> alef
+    "\u0640": "",  # tatweel
+    "\u200c": " ",  # zero-width non-joiner splits Persian compounds
+    "\u200d": "",
+    "\u200b": "",
+    "\ufeff": "",
+}
+_DIGITS = {ord(c): str(i) for i, c in enumerate("۰۱۲۳۴۵۶۷۸۹")}
+_DIGITS.update({ord(c): str(i) for i, c in enumerate("٠١٢٣٤٥٦٧٨٩")})
+_TABLE = {ord(k): v for k, v in _LETTER_MAP.items()}
+_TABLE.update(_DIGITS)
+_WS = re.compile(r"\s+")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+
+
+def _strip_marks(text: str) -> str:
+    """Drop Arabic diacritics (harakat) which users rarely type consistently."""
+    return "".join(ch for ch in text if not ("\u064b" <= ch <= "\u065f" or ch == "\u0670"))
+
+
+def normalize_text(text: str) -> str:
+    """NFC, Arabic->Persian letters, ASCII digits, folded case, single spaces."""
+    text = unicodedata.normalize("NFC", text)
+    text = _strip_marks(text.translate(_TABLE))
+    text = text.casefold()
+    return _WS.sub(" ", text).strip()
+
+
+def words(text: str) -> list[str]:
+    """Word tokens of already-normalised text."""
+    return _WORD.findall(text)
+
+
+def has_persian(text: str) -> bool:
+    """True when the text contains Arabic-script letters (Persian or Arabic)."""
+    return any("\u0600" <= ch <= "\u06ff" for ch in text)

@@ -1,0 +1,100 @@
+"""The ports core needs from the outside world, as Protocols.
+
+storage/ and bot/ implement them; tests use small fakes. core never imports the
+concrete implementations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from core.messages import ConversationKey, Decision, Generation, Hit, Suggestion
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors."""
+
+    name: str
+    dim: int
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class ChunkIndex(Protocol):
+    """Hybrid (vector + full-text) search over ingested chunks."""
+
+    def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]: ...
+
+    def version(self) -> str: ...
+
+    def suggestion_candidates(self) -> list[tuple[str, np.ndarray]]:
+        """(question-like text, vector) pairs: FAQ questions and section headings."""
+        ...
+
+
+class Generator(Protocol):
+    """Produces an answer with [C#] citations from numbered context chunks."""
+
+    name: str
+
+    def generate(self, question: str, hits: Sequence[Hit]) -> Generation: ...
+
+
+@dataclass
+class ConversationState:
+    """What core needs to know about a conversation between turns."""
+
+    key: ConversationKey
+    state: str
+    history: list[tuple[str, str]]  # (question, answer-or-empty) of previous turns, oldest first
+
+
+class TranscriptStore(Protocol):
+    """Persists conversations, turns (decision records), suggestions and feedback."""
+
+    def load_conversation(self, key: ConversationKey, history_turns: int) -> ConversationState: ...
+
+    def record_turn(
+        self,
+        key: ConversationKey,
+        user_id: str,
+        team_id: str,
+        decision: Decision,
+        new_state: str,
+    ) -> tuple[int, list[Suggestion]]:
+        """Store the turn and its suggestions atomically; return turn id and suggestion ids."""
+        ...
+
+    def suggestion_text(self, suggestion_id: int) -> str | None: ...
+
+    def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "") -> bool: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+
+ProgressCallback = Callable[[int, int, str], None]
+
+
+class Backend(Protocol):
+    """What a chat adapter may ask of the bot (bot.app.App implements it)."""
+
+    def ask(self, msg: Any) -> Decision: ...
+
+    def admin_reingest(self, platform: str, user_id: str, paths: Sequence[str] | None = None,
+                       progress: Callable[[str, int, int], None] | None = None) -> Any:
+        """Raises PermissionError for non-admins before anything runs; returns a summary with .line()."""
+        ...
+
+    def admin_stats(self, platform: str, user_id: str) -> dict[str, Any]: ...
+
+    def admin_review_queue(self, platform: str, user_id: str) -> list[dict[str, Any]]: ...
+
+    def record_feedback(self, turn_id: int, user_id: str, value: int) -> bool: ...
+
+    def is_admin(self, platform: str, user_id: str) -> bool: ...

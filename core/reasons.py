@@ -1,0 +1,41 @@
+"""Stable reason codes; users, logs and dashboards depend on these strings."""
+
+NO_MATCHING_SOURCE = "NO_MATCHING_SOURCE"
+LOW_CONFIDENCE = "LOW_CONFIDENCE"
+OFF_TOPIC = "OFF_TOPIC"
+INSUFFICIENT_CONTEXT = "INSUFFICIENT_CONTEXT"
+LOW_GENERATION_CONFIDENCE = "LOW_GENERATION_CONFIDENCE"
+MISSING_CITATIONS = "MISSING_CITATIONS"
+INVALID_CITATIONS = "INVALID_CITATIONS"
+UNSUPPORTED_CLAIMS = "UNSUPPORTED_CLAIMS"
+LLM_UNAVAILABLE = "LLM_UNAVAILABLE"
+INPUT_REJECTED = "INPUT_REJECTED"
+NEEDS_REVIEW = "NEEDS_REVIEW"
+
+ALL = (
+    NO_MATCHING_SOURCE,
+    LOW_CONFIDENCE,
+    OFF_TOPIC,
+    INSUFFICIENT_CONTEXT,
+    LOW_GENERATION_CONFIDENCE,
+    MISSING_CITATIONS,
+    INVALID_CITATIONS,
+    UNSUPPORTED_CLAIMS,
+    LLM_UNAVAILABLE,
+    INPUT_REJECTED,
+    NEEDS_REVIEW,
+)
+
+EXPLANATIONS = {
+    NO_MATCHING_SOURCE: "No document in the knowledge base is close enough to the question.",
+    LOW_CONFIDENCE: "Some documents look related, but not closely enough to answer with confidence.",
+    OFF_TOPIC: "The question is outside what the knowledge base covers.",
+    INSUFFICIENT_CONTEXT: "The matching passages are too short to support an answer.",
+    LOW_GENERATION_CONFIDENCE: "The language model was unsure of its own answer.",
+    MISSING_CITATIONS: "The draft answer did not cite its sources.",
+    INVALID_CITATIONS: "The draft answer cited sources that were not retrieved.",
+    UNSUPPORTED_CLAIMS: "Parts of the draft answer are not supported by the sources.",
+    LLM_UNAVAILABLE: "The language model could not be reached or failed.",
+    INPUT_REJECTED: "The message could not be processed as a question.",
+    NEEDS_REVIEW: "The answer is held for review by an admin before it is shown.",
+}

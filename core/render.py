@@ -1,0 +1,67 @@
+"""Plain-text rendering of a decision, shared by the console and chat adapters."""
+
+from __future__ import annotations
+
+from core.messages import Decision
+
+
+def sources_lines(decision: Decision) -> list[str]:
+    lines = []
+    for s in decision.sources:
+        label = s.title or s.doc_id
+        if s.heading and s.heading != s.title:
+            label += f" › {s.heading}"
+        where = s.url or s.doc_id
+        lines.append(f"[{s.number}] {label} ({where})")
+    return lines
+
+
+def render_text(decision: Decision, *, numbered_suggestions: bool = True) -> str:
+    """Answer with numbered sources, or the refusal with its reason and suggestions."""
+    if not decision.refused:
+        parts = [decision.answer]
+        if decision.status == "WARN":
+            parts.append("(Note: part of this answer could not be fully matched to the sources.)")
+        src = sources_lines(decision)
+        if src:
+            parts.append("Sources:\n" + "\n".join(src))
+        return "\n\n".join(parts)
+    parts = [decision.refusal_message]
+    if decision.explanation:
+        parts.append(f"Reason: {decision.explanation} [{decision.refusal_reason}]")
+    if decision.suggestions:
+        rows = [
+            f"  {i}. {s.text}" if numbered_suggestions else f"  • {s.text}"
+            for i, s in enumerate(decision.suggestions, start=1)
+        ]
+        parts.append("You could ask:\n" + "\n".join(rows))
+    return "\n\n".join(parts)
+
+
+def split_message(text: str, limit: int) -> list[str]:
+    """Split on paragraph, then line, then word boundaries so no piece exceeds `limit`."""
+    if len(text) <= limit:
+        return [text]
+    pieces: list[str] = []
+    buf = ""
+    for sep_level in ("\n\n",):
+        for para in text.split(sep_level):
+            candidate = f"{buf}{sep_level}{para}" if buf else para
+            if len(candidate) <= limit:
+                buf = candidate
+                continue
+            if buf:
+                pieces.append(buf)
+                buf = ""
+            while len(para) > limit:
+                cut = para.rfind("\n", 0, limit)
+                if cut <= 0:
+                    cut = para.rfind(" ", 0, limit)
+                if cut <= 0:
+                    cut = limit
+                pieces.append(para[:cut].rstrip())
+                para = para[cut:].lstrip()
+            buf = para
+    if buf:
+        pieces.append(buf)
+    return pieces

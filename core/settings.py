@@ -1,0 +1,81 @@
+"""Typed settings core needs; bot/config.py fills them from config.toml once."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    top_k: int = 5
+    candidates: int = 20
+    rrf_k: int = 60
+    history_turns: int = 2
+    max_question_chars: int = 2000
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """Thresholds on cosine similarity; they depend on the embedder (see config.toml)."""
+
+    min_top1_similarity: float = 0.45
+    min_mean_confidence: float = 0.35
+    mean_top_n: int = 3
+    offtopic_floor: float = 0.10
+    chunk_floor: float = 0.25
+    min_chunks: int = 1
+    min_context_chars: int = 100
+    min_keyword_coverage: float = 0.5
+
+
+@dataclass(frozen=True)
+class ExtractiveSettings:
+    max_sentences: int = 2
+    faq_min_similarity: float = 0.72
+    min_sentence_score: float = 0.15
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    require_citations: bool = True
+    min_claim_support: float = 0.6
+    max_uncovered_claims: int = 1
+    max_uncovered_ratio: float = 0.34
+    min_citation_density: float = 0.5
+    short_answer_words: int = 6
+    min_generation_confidence: float = 0.5
+    hold_warn_for_review: bool = False
+
+
+@dataclass(frozen=True)
+class RefusalSettings:
+    messages: dict[str, str] = field(
+        default_factory=lambda: {
+            "en": "I can't answer that from the knowledge base I have.",
+            "fa": "نمی‌توانم از روی پایگاه دانشی که دارم به این پرسش پاسخ دهم.",
+        }
+    )
+    review_messages: dict[str, str] = field(
+        default_factory=lambda: {
+            "en": "Your question has been passed to an admin for review.",
+            "fa": "پرسش شما برای بررسی به مدیر ارسال شد.",
+        }
+    )
+    suggestion_floor: float = 0.3
+    max_suggestions: int = 3
+
+
+@dataclass(frozen=True)
+class CoreSettings:
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    gates: GateSettings = field(default_factory=GateSettings)
+    extractive: ExtractiveSettings = field(default_factory=ExtractiveSettings)
+    verify: VerifySettings = field(default_factory=VerifySettings)
+    refusal: RefusalSettings = field(default_factory=RefusalSettings)
+
+    def config_hash(self) -> str:
+        """Stable hash of every setting that can change a decision."""
+        blob = json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]

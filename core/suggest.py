@@ -1,0 +1,38 @@
+"""In-scope question suggestions offered with a refusal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from core.normalize import normalize_text
+
+
+def suggest(
+    question: str,
+    query_vector: np.ndarray,
+    candidates: Sequence[tuple[str, np.ndarray]],
+    floor: float,
+    limit: int,
+) -> list[str]:
+    """Nearest FAQ questions / section headings above `floor`, best first, deduplicated."""
+    if not candidates or limit <= 0:
+        return []
+    matrix = np.stack([v for _, v in candidates])
+    sims = matrix @ query_vector
+    order = np.argsort(-sims, kind="stable")
+    seen = {normalize_text(question)}
+    out: list[str] = []
+    for i in order:
+        if sims[i] < floor:
+            break
+        text = candidates[int(i)][0].strip()
+        key = normalize_text(text)
+        if not text or key in seen:
+            continue
+        seen.add(key)
+        out.append(text)
+        if len(out) >= limit:
+            break
+    return out

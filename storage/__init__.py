@@ -1,0 +1,1 @@
+"""groundbot storage: transcripts (SQLModel), the LanceDB chunk index, ingestion."""

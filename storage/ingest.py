@@ -1,0 +1,154 @@
+"""Incremental ingestion: load, hash, chunk, embed what changed, commit once."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.normalize import normalize_text
+from storage.chunk_index import LanceChunkIndex
+from storage.chunker import chunk_document
+from storage.documents import Chunk, Document
+from storage.loaders import LoadError, discover, load_file
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    size: int = 900
+    overlap: int = 150
+    min_chars: int = 20
+    embed_batch: int = 256
+
+
+@dataclass
+class IngestSummary:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    chunks_written: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    index_version: str = ""
+
+    def line(self) -> str:
+        """One-line summary, as shown in chat and on the console."""
+        text = (
+            f"added {len(self.added)}, updated {len(self.updated)}, removed {len(self.removed)}, "
+            f"unchanged {len(self.unchanged)} documents; {self.chunks_written} chunks written "
+            f"in {self.seconds:.1f}s"
+        )
+        if self.skipped:
+            text += f"; skipped {len(self.skipped)} file(s): " + ", ".join(f"{p} ({why})" for p, why in self.skipped[:5])
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added, "updated": self.updated, "removed": self.removed, "unchanged": self.unchanged,
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped], "chunks_written": self.chunks_written,
+            "seconds": round(self.seconds, 3), "index_version": self.index_version,
+        }
+
+
+def _under(source: str, root: Path) -> bool:
+    root_s = str(root)
+    return source == root_s or source.startswith(root_s.rstrip(os.sep) + os.sep)
+
+
+def load_documents(paths: Sequence[Path], summary: IngestSummary) -> list[Document]:
+    docs: list[Document] = []
+    seen: set[str] = set()
+    for root in paths:
+        if not root.exists():
+            summary.skipped.append((str(root), "does not exist"))
+            continue
+        for path, doc_id in discover(root):
+            if doc_id in seen:
+                continue
+            seen.add(doc_id)
+            try:
+                doc = load_file(path, doc_id)
+            except (LoadError, OSError) as exc:
+                summary.skipped.append((doc_id, str(exc)))
+                continue
+            if not doc.sections and not doc.faqs:
+                summary.skipped.append((doc_id, "no text"))
+                continue
+            docs.append(doc)
+    return docs
+
+
+def ingest(
+    paths: Sequence[Path],
+    index: LanceChunkIndex,
+    embedder: Any,
+    settings: ChunkSettings = ChunkSettings(),
+    progress: Progress | None = None,
+) -> IngestSummary:
+    """Bring the index in line with the files under `paths` (only those roots are touched)."""
+    t0 = time.perf_counter()
+    summary = IngestSummary()
+    roots = [Path(p).resolve() for p in paths]
+    docs = load_documents(roots, summary)
+    existing = index.existing_docs()
+    changed: list[Document] = []
+    hashes: dict[str, str] = {}
+    for doc in docs:
+        h = doc.content_hash()
+        hashes[doc.doc_id] = h
+        old = existing.get(doc.doc_id)
+        if old is None:
+            summary.added.append(doc.doc_id)
+            changed.append(doc)
+        elif old[1] != h:
+            summary.updated.append(doc.doc_id)
+            changed.append(doc)
+        else:
+            summary.unchanged.append(doc.doc_id)
+    present = {d.doc_id for d in docs}
+    summary.removed = sorted(
+        doc_id for doc_id, (source, _) in existing.items()
+        if doc_id not in present and any(_under(source, r) for r in roots)
+    )
+    chunks: list[Chunk] = []
+    for doc in changed:
+        chunks.extend(chunk_document(doc, settings.size, settings.overlap, settings.min_chars))
+    vectors = embed_chunks(chunks, embedder, settings.embed_batch, progress, summary)
+    if chunks or summary.removed:
+        replace = [*summary.updated, *summary.removed, *summary.added]
+        index.apply(chunks, vectors, hashes, replace)
+        index.rebuild_text_index()
+        index.ensure_vector_index()
+    summary.chunks_written = len(chunks)
+    summary.index_version = index.version()
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def embed_chunks(chunks: Sequence[Chunk], embedder: Any, batch: int, progress: Progress | None,
+                 summary: IngestSummary) -> np.ndarray:
+    """Embed in batches (sorted by length, which pads less), reporting progress."""
+    if not chunks:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    texts = [normalize_text(c.embed_text()) for c in chunks]
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    t0 = time.perf_counter()
+    for start in range(0, len(order), batch):
+        idx = order[start : start + batch]
+        out[idx] = embedder.embed_passages([texts[i] for i in idx])
+        if progress:
+            progress("embedding", min(start + batch, len(order)), len(order))
+    summary.embed_seconds = time.perf_counter() - t0
+    return out

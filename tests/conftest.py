@@ -1,0 +1,71 @@
+"""Shared fixtures: the real embedder (loaded once), a bundled-docs index built once and
+copied per test, and an `make_app` factory wiring a real App into a temporary data dir."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import App, build_app
+from bot.config import Config, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests must not leave the machine: any connection beyond loopback fails loudly."""
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: Any) -> Any:
+        host = address[0] if isinstance(address, tuple) else address
+        if isinstance(host, str) and not (host.startswith("127.") or host in ("localhost", "::1") or host.startswith("/")):
+            raise RuntimeError(f"test tried to reach the network: {address!r}")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    from storage.embedders import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
+@pytest.fixture(scope="session")
+def docs_index(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Path:
+    """A data dir whose index holds the bundled docs, built once per session."""
+    data = tmp_path_factory.mktemp("docs-index")
+    cfg = replace(load_config(ROOT / "config.toml", environ={}), data_dir=data)
+    app = build_app(cfg, embedder=embedder)
+    summary = app.ingest([DOCS])
+    assert summary.chunks_written > 0
+    return data / "index"
+
+
+@pytest.fixture
+def make_app(tmp_path: Path, embedder: Any, docs_index: Path) -> Callable[..., App]:
+    """Build a real App in a fresh data dir holding a copy of the bundled-docs index.
+
+    Keyword arguments: `config` (a Config to start from), `generator`, `admins`
+    (dict platform -> ids), `environ` (secrets), plus any Config field.
+    """
+
+    def factory(*, config: Config | None = None, generator: Any = None, environ: dict[str, str] | None = None,
+                empty: bool = False, **fields: Any) -> App:
+        data = tmp_path / f"data-{len(list(tmp_path.glob('data-*')))}"
+        if not empty:
+            shutil.copytree(docs_index, data / "index")
+        cfg = config or load_config(ROOT / "config.toml", environ=environ or {})
+        cfg = replace(cfg, data_dir=data, **fields)
+        return build_app(cfg, embedder=embedder, generator=generator)
+
+    return factory

@@ -44,7 +44,7 @@ class VerifySettings:
     max_uncovered_claims: int = 1
     max_uncovered_ratio: float = 0.34
     min_citation_density: float = 0.5
-    short_answer_words: int = 6
+    short_answer_words: int = 4
     min_generation_confidence: float = 0.5
     hold_warn_for_review: bool = False
 

@@ -65,7 +65,7 @@ def _evidence_sentences(hits: Sequence[Hit], numbers: Sequence[int]) -> list[Evi
 
 
 def _best_window(terms: set[str], sentences: Sequence[EvidenceSentence]) -> tuple[float, list[int]]:
-    """Highest term recall over one sentence or two adjacent ones."""
+    """Highest term recall over one sentence, or two adjacent ones when that is strictly better."""
     if not terms:
         return 1.0, []
     best, best_idx = 0.0, [0] if sentences else []
@@ -73,11 +73,13 @@ def _best_window(terms: set[str], sentences: Sequence[EvidenceSentence]) -> tupl
         score = len(terms & s.terms) / len(terms)
         if score > best:
             best, best_idx = score, [i]
-        if i + 1 < len(sentences) and sentences[i + 1].chunk_number == s.chunk_number:
-            both = s.terms | sentences[i + 1].terms
-            score2 = len(terms & both) / len(terms)
-            if score2 > best + 1e-9:
-                best, best_idx = score2, [i, i + 1]
+    for i, s in enumerate(sentences[:-1]):
+        nxt = sentences[i + 1]
+        if nxt.chunk_number != s.chunk_number:
+            continue
+        score = len(terms & (s.terms | nxt.terms)) / len(terms)
+        if score > best + 1e-9:
+            best, best_idx = score, [i, i + 1]
     return best, best_idx
 
 

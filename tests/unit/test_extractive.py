@@ -1,0 +1,22 @@
+from core.extractive import ExtractiveGenerator
+from core.settings import ExtractiveSettings
+from tests.unit.fakes import hit
+
+GEN = ExtractiveGenerator(ExtractiveSettings())
+
+
+def test_faq_match_returns_stored_answer_verbatim() -> None:
+    faq = hit("How do I reset?", 0.9, kind="faq", faq_answer="Press the red button twice.")
+    g = GEN.generate("How can I reset it?", [faq])
+    assert g.text == "Press the red button twice. [C1]" and g.faq and not g.llm_called
+
+
+def test_picks_answering_sentence_with_citation() -> None:
+    hits = [hit("Groundbot is a bot. The webhook listens on port 8443. It has buttons.", 0.7, n=0),
+            hit("Slack answers go in threads.", 0.5, n=1)]
+    g = GEN.generate("Which port does the webhook listen on?", hits)
+    assert g.text == "The webhook listens on port 8443. [C1]"
+
+
+def test_nothing_relevant_gives_empty_answer() -> None:
+    assert GEN.generate("zebra?", [hit("Slack answers go in threads.", 0.5)]).text == ""

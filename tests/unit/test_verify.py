@@ -1,0 +1,86 @@
+"""Verifier rules, in the order of the Guardrails v1 spec."""
+
+from dataclasses import replace
+
+from core import reasons
+from core.claims import parse_citations, split_claims
+from core.settings import VerifySettings
+from core.verify import critical_tokens, verify_answer
+from tests.unit.fakes import hit
+
+CFG = VerifySettings()
+HITS = [
+    hit("The re-ingest command compares content hashes. Only changed documents are embedded again.", n=1),
+    hit("The default port is 8443. Webhook mode needs a secret token set by the admin.", n=2),
+]
+
+
+def test_citations_parsed_in_all_forms() -> None:
+    assert parse_citations("a [C1] b [C2, C3] c [C4][C5] d [c6]") == [1, 2, 3, 4, 5, 6]
+
+
+def test_boilerplate_and_lone_citations() -> None:
+    claims = split_claims("According to the sources: hashes are compared [C1]. I hope this helps!\n[C2]")
+    assert [c.text for c in claims] == ["hashes are compared."]
+    assert claims[0].citations == (1, 2)
+
+
+def test_supported_answer_passes_with_evidence_mapped() -> None:
+    v = verify_answer("Only changed documents are embedded again [C1].", "What does re-ingest embed?", HITS, CFG)
+    assert v.status == "PASS"
+    assert v.supported_claims == v.total_claims == 1
+    assert v.claim_map[0]["evidence"] == ["Only changed documents are embedded again."]
+
+
+def test_no_citations_refused_when_required() -> None:
+    v = verify_answer("Only changed documents are embedded again.", "q", HITS, CFG)
+    assert v.status == "REFUSE" and v.reasons == [reasons.MISSING_CITATIONS]
+
+
+def test_no_citations_allowed_by_config_checks_all_chunks() -> None:
+    cfg = replace(CFG, require_citations=False)
+    v = verify_answer("Only changed documents are embedded again.", "q", HITS, cfg)
+    assert v.status == "WARN"  # supported, but citation density is below the minimum
+    assert reasons.MISSING_CITATIONS in v.reasons
+
+
+def test_nonexistent_citation_is_invalid() -> None:
+    v = verify_answer("Only changed documents are embedded again [C9].", "q", HITS, CFG)
+    assert v.status == "REFUSE" and v.reasons == [reasons.INVALID_CITATIONS]
+
+
+def test_number_absent_from_evidence_is_unsupported() -> None:
+    v = verify_answer("The default port is 8080 [C2].", "What is the default port?", HITS, CFG)
+    assert v.status == "REFUSE" and v.reasons == [reasons.UNSUPPORTED_CLAIMS]
+    assert v.claim_map[0]["missing"] == ["8080"]
+    ok = verify_answer("The default port is 8443 [C2].", "What is the default port?", HITS, CFG)
+    assert ok.status == "PASS"
+
+
+def test_claim_citing_the_wrong_chunk_is_not_covered() -> None:
+    v = verify_answer("The default port is 8443 [C1].", "What is the default port?", HITS, CFG)
+    assert v.status == "REFUSE"
+
+
+def test_one_uncovered_claim_of_three_warns_and_two_refuse() -> None:
+    base = "Only changed documents are embedded again [C1]. Webhook mode needs a secret token [C2]."
+    warn = verify_answer(base + " Slack is configured with YAML files [C1].", "q", HITS,
+                         replace(CFG, max_uncovered_ratio=0.5))
+    assert warn.status == "WARN" and reasons.UNSUPPORTED_CLAIMS in warn.reasons
+    assert warn.uncovered_claims == ["Slack is configured with YAML files."]
+    refuse = verify_answer(base + " Slack needs YAML [C1]. Teams need XML [C2].", "q", HITS, CFG)
+    assert refuse.status == "REFUSE"
+
+
+def test_short_answer_checked_with_its_question() -> None:
+    assert verify_answer("8443 [C2]", "What is the default port?", HITS, CFG).status == "PASS"
+    assert verify_answer("8080 [C2]", "What is the default port?", HITS, CFG).status == "REFUSE"
+
+
+def test_empty_answer_refused() -> None:
+    v = verify_answer("  ", "q", HITS, CFG)
+    assert v.status == "REFUSE" and v.reasons == [reasons.UNSUPPORTED_CLAIMS]
+
+
+def test_critical_tokens_numbers_and_names() -> None:
+    assert critical_tokens("In 1998 Alice Smith moved to Paris.") == ["1998", "alice", "smith", "paris"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import warnings
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -233,7 +234,9 @@ class LanceChunkIndex:
         tbl = self.table()
         if tbl is None or tbl.count_rows() == 0:
             return
-        tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)
+        with warnings.catch_warnings():  # the native (non-tantivy) index is what we want; the alias is deprecated
+            warnings.simplefilter("ignore")
+            tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)
 
     def ensure_vector_index(self, min_rows: int = 50_000) -> bool:
         """Build an ANN index once the table is large; brute force is faster below that."""

@@ -1,0 +1,79 @@
+"""A local OpenAI-compatible chat-completions server on 127.0.0.1 for scenario tests.
+
+Answers are `enqueue()`d; every request body is kept, so tests can prove the LLM was
+(or was not) called and what it was shown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class OpenAIStandIn:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.queue: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                with standin._lock:
+                    standin.requests.append({"path": self.path, "body": body})
+                    item = standin.queue.pop(0) if standin.queue else {"text": "NOT_IN_CONTEXT"}
+                if item.get("delay"):
+                    time.sleep(item["delay"])
+                status = int(item.get("status", 200))
+                payload = standin._completion(body, item) if status == 200 else {"error": {"message": "boom"}}
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out first
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def enqueue(self, text: str = "", *, prob: float | None = None, status: int = 200, delay: float = 0.0) -> None:
+        self.queue.append({"text": text, "prob": prob, "status": status, "delay": delay})
+
+    def _completion(self, body: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
+        text = item["text"]
+        logprobs = None
+        if item.get("prob") is not None and body.get("logprobs"):
+            lp = math.log(item["prob"])
+            logprobs = {"content": [{"token": t, "logprob": lp, "bytes": None, "top_logprobs": []} for t in text.split()]}
+        return {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "standin"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": "stop", "logprobs": logprobs}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+
+    def __enter__(self) -> OpenAIStandIn:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,113 @@
+"""The real `openai` client against a local OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from core import reasons
+from core.messages import ConversationKey, Incoming
+from tests.scenario.openai_standin import OpenAIStandIn
+
+Q = "How do I re-ingest documents?"
+
+
+@pytest.fixture
+def llm() -> Iterator[OpenAIStandIn]:
+    with OpenAIStandIn() as server:
+        yield server
+
+
+@pytest.fixture
+def openai_app(make_app: Callable[..., Any], llm: OpenAIStandIn) -> Callable[..., Any]:
+    def factory(**openai_fields: Any) -> Any:
+        base = make_app().config
+        cfg = replace(base, generator="openai",
+                      openai=replace(base.openai, base_url=llm.base_url, **{"timeout_s": 2.0, **openai_fields}))
+        return make_app(config=cfg)
+
+    return factory
+
+
+def ask(app: Any, text: str, chat: str = "c1") -> Any:
+    return app.ask(Incoming(ConversationKey("test", chat), "u1", text))
+
+
+def test_failed_gate_sends_no_request(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    app = openai_app()
+    d = ask(app, "What is the capital of Mars?")
+    assert d.refused and d.refusal_reason in (reasons.NO_MATCHING_SOURCE, reasons.LOW_CONFIDENCE)
+    assert not d.llm_called and llm.requests == []
+
+
+def test_grounded_llm_answer_is_replied_with_numbered_context(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    app = openai_app()
+    llm.enqueue("Run groundbot ingest again with the same paths [C1].", prob=0.95)
+    d = ask(app, Q)
+    assert not d.refused and d.llm_called and len(llm.requests) == 1
+    body = llm.requests[0]["body"]
+    assert body["temperature"] == 0 and body["logprobs"] is True
+    assert "[C1]" in body["messages"][1]["content"] and Q in body["messages"][1]["content"]
+    assert "ONLY" in body["messages"][0]["content"]
+    assert d.scores["generation_confidence"] == pytest.approx(0.95, abs=1e-3)
+    assert d.sources and d.sources[0].number == 1
+
+
+def test_nonexistent_citation_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    app = openai_app()
+    llm.enqueue("Run groundbot ingest again with the same paths [C9].")
+    d = ask(app, Q)
+    assert d.refused and d.refusal_reason == reasons.INVALID_CITATIONS and len(llm.requests) == 1
+
+
+def test_number_absent_from_evidence_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    app = openai_app()
+    llm.enqueue("Run groundbot ingest again with the same paths, at most 3 times per day [C1].")
+    d = ask(app, Q)
+    assert d.refused and d.refusal_reason == reasons.UNSUPPORTED_CLAIMS
+    assert any("3" in row["missing"] for row in d.claim_map)
+
+
+def test_uncited_answer_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    app = openai_app()
+    llm.enqueue("Run groundbot ingest again with the same paths.")
+    assert ask(app, Q).refusal_reason == reasons.MISSING_CITATIONS
+
+
+def test_low_logprob_confidence_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    app = openai_app()
+    llm.enqueue("Run groundbot ingest again with the same paths [C1].", prob=0.2)
+    assert ask(app, Q).refusal_reason == reasons.LOW_GENERATION_CONFIDENCE
+
+
+def test_server_error_retried_once_then_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    app = openai_app()
+    llm.enqueue(status=500)
+    llm.enqueue(status=500)
+    llm.enqueue(status=500)
+    d = ask(app, Q)
+    assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE
+    assert len(llm.requests) == 2  # one try + at most one retry
+    assert app.store.turns()[-1].refusal_reason == reasons.LLM_UNAVAILABLE
+
+
+def test_timeout_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    app = openai_app(timeout_s=0.3, max_retries=0)
+    llm.enqueue("late [C1]", delay=1.0)
+    d = ask(app, Q)
+    assert d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.explanation
+
+
+def test_unreachable_server_refused(make_app: Callable[..., Any]) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = make_app().config
+    cfg = replace(base, generator="openai",
+                  openai=replace(base.openai, base_url=f"http://127.0.0.1:{port}/v1", timeout_s=1.0, max_retries=0))
+    d = make_app(config=cfg).ask(Incoming(ConversationKey("t", "x"), "u", Q))
+    assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE

@@ -143,8 +143,18 @@ class LanceChunkIndex:
     def _fuse(self, vec_rows: list[dict[str, Any]], fts_rows: list[dict[str, Any]], qv: np.ndarray, k: int) -> list[Hit]:
         fused: dict[tuple[str, int], dict[str, Any]] = {}
         for source_rank, rows in (("v", vec_rows), ("f", fts_rows)):
-            for rank, row in enumerate(rows):
+            seen: set[tuple[str, int]] = set()
+            rank = -1
+            for row in rows:
                 key = (row["doc_id"], int(row["position"]))
+                if key in seen:  # an FAQ's question row and answer row count once per ranking
+                    sim = float(np.dot(np.asarray(row["vector"], dtype=np.float32), qv))
+                    fused[key]["sim"] = max(fused[key]["sim"], sim)
+                    if row["kind"] == "faq_qa":
+                        fused[key]["row"] = row
+                    continue
+                seen.add(key)
+                rank += 1
                 sim = float(np.dot(np.asarray(row["vector"], dtype=np.float32), qv))
                 entry = fused.setdefault(key, {"row": row, "sim": sim, "fused": 0.0, "kw": None})
                 if sim > entry["sim"]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.lexicon import content_terms
 from core.normalize import normalize_text, words
 
 _ANAPHORA = frozenset(
@@ -13,15 +12,19 @@ _ANAPHORA = frozenset(
 )
 
 
+_LEADS = ("and ", "also ", "what about ", "how about ", "and?", "و ", "پس ")
+
+
 def is_follow_up(question: str) -> bool:
-    """Short questions, or ones pointing back ("and how do I change it?")."""
+    """Questions that point back ("and how do I change it?", "what about Slack?").
+
+    A short question is not a follow-up by itself: "Can I use PostgreSQL?" names its topic.
+    """
     norm = normalize_text(question)
     toks = words(norm)
     if not toks:
         return False
-    if len(content_terms(norm, normalized=True)) <= 2:
-        return True
-    return bool(_ANAPHORA & set(toks)) or toks[0] in {"and", "also", "what about", "و"}
+    return bool(_ANAPHORA & set(toks)) or norm.startswith(_LEADS)
 
 
 def condense(question: str, history: Sequence[tuple[str, str]], turns: int) -> str:

@@ -98,13 +98,27 @@ class Pipeline:
 
     # -- stages ----------------------------------------------------------------
     def _retrieve(self, ctx: TurnContext) -> None:
+        """Search with the question; a possible follow-up is also searched condensed with
+        the earlier questions, and whichever finds the closer evidence wins."""
         cfg = self.settings.retrieval
         history = ctx.conversation.history if ctx.conversation else []
-        ctx.retrieval_query = condense(ctx.question, history, cfg.history_turns)
-        query_norm = normalize_text(ctx.retrieval_query)
-        ctx.query_vector = self.embedder.embed_queries([query_norm])[0]
         ctx.index_version = self.index.version()
-        ctx.hits = self.index.search(query_norm, ctx.query_vector, cfg.top_k)
+        queries = [ctx.question]
+        condensed = condense(ctx.question, history, cfg.history_turns)
+        if condensed != ctx.question:
+            queries.append(condensed)
+        norms = [normalize_text(q) for q in queries]
+        vectors = self.embedder.embed_queries(norms)
+        best: tuple[float, int, list[Hit]] | None = None
+        for i, (norm, vec) in enumerate(zip(norms, vectors, strict=True)):
+            hits = self.index.search(norm, vec, cfg.top_k)
+            top1 = max((h.similarity for h in hits), default=0.0)
+            if best is None or top1 > best[0]:
+                best = (top1, i, hits)
+        assert best is not None
+        ctx.retrieval_query = queries[best[1]]
+        ctx.query_vector = vectors[best[1]]
+        ctx.hits = best[2]
 
     def _gate(self, ctx: TurnContext) -> bool:
         ctx.gate = run_gates(ctx.retrieval_query, ctx.hits, self.settings.gates)

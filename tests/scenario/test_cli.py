@@ -1,0 +1,67 @@
+"""`groundbot` as a newcomer runs it: a real subprocess against a temporary data dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, docs_index: Path) -> Path:
+    shutil.copytree(docs_index, tmp_path / "data" / "index")
+    return tmp_path / "data"
+
+
+def groundbot(*args: str, stdin: str = "", data_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot.cli", "--data-dir", str(data_dir), *args], input=stdin,
+                          capture_output=True, text=True, cwd=ROOT, timeout=180,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+
+def test_ask_json_answers_refuses_and_is_deterministic(data_dir: Path) -> None:
+    questions = "How do I re-ingest documents?\nWhat is the capital of Mars?\n\nHow do I re-ingest documents?\n"
+    out = groundbot("ask", "-", "--json", stdin=questions, data_dir=data_dir)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(rows) == 3  # the blank line is skipped
+    answer, mars, again = rows
+    for key in ("answer", "refused", "refusal_reason", "status", "reasons", "sources", "suggestions", "scores",
+                "llm_called", "latency_ms"):
+        assert key in answer
+    assert not answer["refused"] and answer["sources"] and "ingest" in answer["answer"]
+    assert {"doc", "chunk_id", "title", "score"} <= set(answer["sources"][0])
+    assert mars["refused"] and mars["refusal_reason"] in ("NO_MATCHING_SOURCE", "LOW_CONFIDENCE")
+    assert mars["llm_called"] is False and mars["answer"] == ""
+    for k in ("answer", "status", "reasons", "scores", "sources", "index_version", "config_hash"):
+        assert answer[k] == again[k]
+
+
+def test_single_question_plain_text_and_stats(data_dir: Path) -> None:
+    out = groundbot("ask", "Which file types can groundbot ingest?", data_dir=data_dir)
+    assert out.returncode == 0 and "Sources:" in out.stdout
+    stats = json.loads(groundbot("stats", data_dir=data_dir).stdout)
+    assert stats["turns"] == 1 and stats["index"]["chunks"] > 0
+
+
+def test_ingest_reports_summary(tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# A\n\nAlpha is the first letter of the Greek alphabet, used in many formulas.\n")
+    out = groundbot("ingest", str(kb), "--json", data_dir=tmp_path / "d")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["added"] == ["kb/a.md"]
+
+
+def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "c.toml"
+    bad.write_text("[gates]\nnope = 1\n")
+    out = groundbot("--config", str(bad), "stats", data_dir=tmp_path)
+    assert out.returncode == 2 and "unknown setting" in out.stderr

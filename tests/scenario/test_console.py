@@ -1,0 +1,36 @@
+"""The console REPL over the real pipeline, driven through its stdin/stdout."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+from adapters.console import ConsoleChat
+
+
+def run_console(app: Any, lines: list[str], user: str = "local") -> str:
+    out = io.StringIO()
+    ConsoleChat(app, user_id=user, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out).run()
+    return out.getvalue()
+
+
+def test_answer_refusal_pick_why_and_feedback(make_app: Callable[..., Any]) -> None:
+    app = make_app()
+    text = run_console(app, ["How do I re-ingest documents?", "/good", "Can I use PostgreSQL?", "1", "/why", "/quit"])
+    assert "Sources:" in text and "Thanks for the feedback." in text
+    assert "You could ask:" in text and "1. How do I use PostgreSQL for transcripts?" in text
+    assert "> How do I use PostgreSQL for transcripts?" in text
+    assert "status:" in text and "top1_similarity" in text
+    turns = app.store.turns()
+    assert [t.question for t in turns] == ["How do I re-ingest documents?", "Can I use PostgreSQL?",
+                                           "How do I use PostgreSQL for transcripts?"]
+    assert not turns[2].refused
+    assert app.store.feedback_for(turns[0].id)[0].value == 1
+
+
+def test_reingest_admin_only(make_app: Callable[..., Any]) -> None:
+    app = make_app()
+    assert "Re-ingest done: added 0, updated 0, removed 0" in run_console(app, ["/reingest"])
+    denied = run_console(app, ["/reingest", "/stats"], user="guest")
+    assert "only admins can re-ingest" in denied and "only admins can see stats" in denied

@@ -1,0 +1,1 @@
+"""Benchmarks and evaluations on real data; not run by pytest by default."""

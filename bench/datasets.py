@@ -1,0 +1,207 @@
+"""Loaders for the evaluation datasets, and writers that turn them into knowledge-base folders.
+
+The data lives outside the project (`../shared/datasets/`, see its README); nothing here
+copies it into the repository. Every selection below is deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import urllib.parse
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+SQUAD_FILE = DATASETS / "squad2" / "dev-v2.0-articles-00-19.json"
+HALUEVAL_FILE = DATASETS / "halueval-qa" / "qa_data_0000-2999.jsonl"
+PARSINLU_FILE = DATASETS / "parsinlu-rc" / "dev.jsonl"
+
+TEST_EVERY = 5  # HaluEval split: record index % TEST_EVERY == 0 -> "test", the rest -> "dev"
+
+
+def sample(items: Sequence[T], limit: int | None, seed: int) -> list[T]:
+    """The first `limit` items of a seeded shuffle (all items, shuffled, when limit is None)."""
+    out = list(items)
+    random.Random(seed).shuffle(out)
+    return out if limit is None else out[: max(0, limit)]
+
+
+def _slug(text: str, limit: int = 60) -> str:
+    return (re.sub(r"[^\w-]+", "_", text, flags=re.UNICODE).strip("_") or "untitled")[:limit]
+
+
+# -- HaluEval QA ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HaluRecord:
+    index: int  # 0-based line number in the file
+    knowledge: str
+    question: str
+    right_answer: str
+    hallucinated_answer: str
+
+    @property
+    def split(self) -> str:
+        return "test" if self.index % TEST_EVERY == 0 else "dev"
+
+
+def load_halueval(path: Path) -> list[HaluRecord]:
+    """All records of a HaluEval QA JSONL file, in file order."""
+    out: list[HaluRecord] = []
+    with path.open(encoding="utf-8") as fh:
+        for i, line in enumerate(fh):
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            out.append(HaluRecord(i, r["knowledge"], r["question"], r["right_answer"], r["hallucinated_answer"]))
+    return out
+
+
+def parse_range(spec: str | None, total: int) -> range:
+    """'START:END' (either side optional, Python slice semantics) -> range of record indices."""
+    if not spec:
+        return range(total)
+    start_s, _, end_s = spec.partition(":")
+    start = int(start_s) if start_s.strip() else 0
+    end = int(end_s) if end_s.strip() else total
+    return range(*slice(start, end).indices(total))
+
+
+def select_split(records: Iterable[HaluRecord], split: str) -> list[HaluRecord]:
+    """Records of `split` ('all', 'dev' or 'test')."""
+    if split not in ("all", "dev", "test"):
+        raise ValueError(f"unknown split {split!r}; expected all, dev or test")
+    return [r for r in records if split == "all" or r.split == split]
+
+
+def write_halueval_kb(records: Sequence[HaluRecord], folder: Path) -> dict[int, str]:
+    """One .txt file per record's knowledge (verbatim); returns record index -> file name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names: dict[int, str] = {}
+    for r in records:
+        name = f"{r.index:04d}.txt"
+        (folder / name).write_text(r.knowledge.strip() + "\n", encoding="utf-8")
+        names[r.index] = name
+    return names
+
+
+# -- SQuAD 2.0 ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SquadQuestion:
+    qid: str
+    question: str
+    answers: tuple[str, ...]
+    is_impossible: bool
+    article: int  # article index in the file
+    paragraph: int  # paragraph index within the article
+
+
+@dataclass
+class SquadArticle:
+    index: int
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    questions: list[SquadQuestion] = field(default_factory=list)
+
+    @property
+    def ingested(self) -> bool:
+        """Articles with an even index form the knowledge base; odd ones stay outside it."""
+        return self.index % 2 == 0
+
+
+def load_squad(path: Path) -> list[SquadArticle]:
+    """Articles of a SQuAD 2.0 JSON file (official shape)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out: list[SquadArticle] = []
+    for a_idx, art in enumerate(data["data"]):
+        article = SquadArticle(a_idx, str(art.get("title", f"article {a_idx}")).replace("_", " "))
+        for p_idx, para in enumerate(art["paragraphs"]):
+            article.paragraphs.append(para["context"])
+            for qa in para["qas"]:
+                answers = tuple(dict.fromkeys(a["text"] for a in qa.get("answers", []) if a.get("text")))
+                article.questions.append(SquadQuestion(
+                    str(qa.get("id", f"{a_idx}-{p_idx}-{len(article.questions)}")), qa["question"], answers,
+                    bool(qa.get("is_impossible", not answers)), a_idx, p_idx,
+                ))
+        out.append(article)
+    return out
+
+
+def squad_doc_folder(article: SquadArticle) -> str:
+    return f"{article.index:02d}-{_slug(article.title)}"
+
+
+def write_squad_kb(articles: Sequence[SquadArticle], folder: Path) -> dict[tuple[int, int], str]:
+    """One Markdown file per paragraph (`# <article title>` + paragraph) of the ingested articles.
+
+    Returns (article, paragraph) -> doc id as the index records it (`<folder name>/<rel path>`).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    doc_ids: dict[tuple[int, int], str] = {}
+    for art in articles:
+        if not art.ingested:
+            continue
+        sub = folder / squad_doc_folder(art)
+        sub.mkdir(exist_ok=True)
+        for p_idx, text in enumerate(art.paragraphs):
+            name = f"p{p_idx:03d}.md"
+            (sub / name).write_text(f"# {art.title}\n\n{text.strip()}\n", encoding="utf-8")
+            doc_ids[(art.index, p_idx)] = f"{folder.name}/{sub.name}/{name}"
+    return doc_ids
+
+
+# -- ParsiNLU reading comprehension ---------------------------------------------------
+
+@dataclass(frozen=True)
+class ParsRecord:
+    index: int
+    question: str
+    passage: str
+    answers: tuple[str, ...]
+    title: str
+
+
+def _title_from_url(url: str) -> str:
+    last = urllib.parse.unquote(url.rstrip("/").rsplit("/", 1)[-1]) if url else ""
+    return last.replace("_", " ").strip()
+
+
+def load_parsinlu(path: Path) -> list[ParsRecord]:
+    """ParsiNLU RC records; `answers` are [offset, text] pairs, kept as texts."""
+    out: list[ParsRecord] = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            texts = []
+            for a in r.get("answers", []):
+                text = a[1] if isinstance(a, (list, tuple)) and len(a) > 1 else a
+                if isinstance(text, str) and text.strip():
+                    texts.append(text.strip())
+            out.append(ParsRecord(len(out), r["question"], r["passage"], tuple(dict.fromkeys(texts)),
+                                  _title_from_url(str(r.get("url", "")))))
+    return out
+
+
+def write_parsinlu_kb(records: Sequence[ParsRecord], folder: Path) -> dict[int, str]:
+    """One Markdown file per distinct passage (`# <wiki title>` + passage); record index -> doc id."""
+    folder.mkdir(parents=True, exist_ok=True)
+    by_passage: dict[str, str] = {}
+    doc_ids: dict[int, str] = {}
+    for r in records:
+        key = r.passage.strip()
+        if key not in by_passage:
+            name = f"{len(by_passage):03d}.md"
+            head = f"# {r.title}\n\n" if r.title else ""
+            (folder / name).write_text(f"{head}{key}\n", encoding="utf-8")
+            by_passage[key] = f"{folder.name}/{name}"
+        doc_ids[r.index] = by_passage[key]
+    return doc_ids

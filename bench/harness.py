@@ -1,0 +1,212 @@
+"""Shared machinery of the grounding benchmark: a temporary App, asking one question the
+way a chat message is asked, and the per-question rows and per-pass tallies."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bot.app import App, build_app
+from bot.config import Config
+from core.messages import ConversationKey, Decision, Hit, Incoming
+from core.normalize import normalize_text
+
+Dump = Callable[[dict[str, Any]], None]
+_CITATION = re.compile(r"\[C\d+\]")
+
+
+class RecordingIndex:
+    """Wraps the chunk index and remembers what the pipeline's last search returned.
+
+    Behaviour is unchanged (every call is delegated); it only lets the benchmark see the
+    retrieved chunks, which `Decision.sources` does not list unless they were cited.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.last: list[Hit] = []
+
+    def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]:
+        self.last = list(self.inner.search(query_text, query_vector, k))
+        return self.last
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@contextmanager
+def temp_app(config: Config, *, embedder: Any = None, prefix: str = "bench") -> Iterator[App]:
+    """A real App in a fresh temporary data dir (removed afterwards), with a RecordingIndex."""
+    with tempfile.TemporaryDirectory(prefix=f"groundbot-{prefix}-") as tmp:
+        app = build_app(replace(config, data_dir=Path(tmp) / "data"), embedder=embedder)
+        app.pipeline.index = RecordingIndex(app.pipeline.index)  # type: ignore[assignment]
+        try:
+            yield app
+        finally:
+            engine = getattr(app.store, "engine", None)
+            if engine is not None:
+                engine.dispose()
+
+
+def retrieved(app: App) -> list[Hit]:
+    idx = app.pipeline.index
+    return list(idx.last) if isinstance(idx, RecordingIndex) else []
+
+
+def search_direct(app: App, question: str, k: int) -> list[Hit]:
+    """The index's top-k for a question, outside the pipeline (used when top_k < k)."""
+    q = normalize_text(question)
+    return app.index.search(q, app.embedder.embed_queries([q])[0], k)
+
+
+def ask(app: App, suite: str, tag: str, i: int, text: str) -> Decision:
+    """Ask one question as a chat message, in a conversation of its own (no history leaks)."""
+    idx = app.pipeline.index
+    if isinstance(idx, RecordingIndex):
+        idx.last = []
+    key = ConversationKey("bench", f"{suite}:{tag}:{i}")
+    return app.ask(Incoming(key, "bench-user", text))
+
+
+def norm_answer(text: str) -> str:
+    """Case- and whitespace-folded text without [C#] markers, for gold-answer containment."""
+    return normalize_text(_CITATION.sub(" ", text))
+
+
+def contains_gold(reply: str, gold: Sequence[str]) -> bool:
+    r = norm_answer(reply)
+    return any(g and norm_answer(g) in r for g in gold)
+
+
+def gold_rank(hits: Sequence[Hit], doc_id: str) -> int | None:
+    """0-based rank of the first retrieved chunk of `doc_id` (None if absent)."""
+    for i, h in enumerate(hits):
+        if h.doc_id == doc_id:
+            return i
+    return None
+
+
+def refusal_stage(d: Decision) -> str:
+    """Where a refused turn stopped: input, gate, generator or verifier ('' if replied)."""
+    if not d.refused:
+        return ""
+    if d.scores.get("total_claims") is not None:
+        return "verifier"
+    if d.refusal_reason == "INPUT_REJECTED":
+        return "input"
+    if any(not c.endswith("(warn)") for c in d.checks_failed):
+        return "gate"
+    return "generator"
+
+
+@dataclass
+class Row:
+    """One question's outcome (one JSONL line of --dump)."""
+
+    suite: str
+    pass_name: str
+    index: int
+    question: str
+    expected: str  # "reply" or "refuse"
+    decision: Decision
+    given_answer: str | None = None  # what the replay LLM returned
+    gold: tuple[str, ...] = ()
+    gold_doc: str = ""
+    gold_rank: int | None = None
+
+    @property
+    def replied(self) -> bool:
+        return not self.decision.refused
+
+    @property
+    def correct(self) -> bool:
+        return self.replied == (self.expected == "reply")
+
+    @property
+    def with_gold(self) -> bool:
+        return self.replied and contains_gold(self.decision.answer, self.gold)
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.decision
+        return {
+            "suite": self.suite, "pass": self.pass_name, "index": self.index, "question": self.question,
+            "given_answer": self.given_answer, "reply": d.answer, "expected": self.expected,
+            "refused": d.refused, "correct": self.correct, "refusal_reason": d.refusal_reason,
+            "stage": refusal_stage(d), "status": d.status, "reasons": d.reasons, "checks_failed": d.checks_failed,
+            "llm_called": d.llm_called, "scores": d.scores, "claim_map": d.claim_map, "gold": list(self.gold),
+            "gold_doc": self.gold_doc, "gold_rank": self.gold_rank, "with_gold": self.with_gold if self.gold else None,
+            "sources": [s.to_dict() for s in d.sources],
+        }
+
+
+@dataclass
+class PassResult:
+    """All rows of one pass (one group of questions with one expected outcome)."""
+
+    name: str
+    expected: str
+    rows: list[Row] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    @property
+    def replied(self) -> int:
+        return sum(r.replied for r in self.rows)
+
+    @property
+    def refused(self) -> int:
+        return self.n - self.replied
+
+    def rate(self, pred: Callable[[Row], bool]) -> float:
+        return round(sum(pred(r) for r in self.rows) / self.n, 4) if self.n else 0.0
+
+    def reasons(self) -> Counter[str]:
+        return Counter(r.decision.refusal_reason for r in self.rows if r.decision.refused)
+
+    def stages(self) -> Counter[str]:
+        return Counter(refusal_stage(r.decision) for r in self.rows if r.decision.refused)
+
+    def top1(self) -> list[float]:
+        return [float(v) for r in self.rows if (v := r.decision.scores.get("top1_similarity")) is not None]
+
+
+@dataclass
+class SuiteResult:
+    name: str
+    metrics: dict[str, float | int] = field(default_factory=dict)
+    passes: list[PassResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    ingest_seconds: float = 0.0
+    seconds: float = 0.0
+    skipped: str = ""
+
+
+def quantiles(values: Sequence[float], qs: Sequence[float] = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)) -> dict[str, float]:
+    """Named quantiles (p0 = min ... p100 = max) of a list of scores; empty when no values."""
+    if not values:
+        return {}
+    arr = np.asarray(values, dtype=float)
+    return {f"p{round(q * 100)}": round(float(np.quantile(arr, q)), 4) for q in qs}
+
+
+def histogram(values: Sequence[float], step: float = 0.05) -> list[tuple[float, int]]:
+    """(bin start, count) over [floor(min), max] in `step`-wide bins."""
+    if not values:
+        return []
+    lo = np.floor(min(values) / step) * step
+    bins = int(np.floor((max(values) - lo) / step)) + 1
+    counts = [0] * bins
+    for v in values:
+        counts[min(bins - 1, int((v - lo) // step))] += 1
+    return [(round(lo + i * step, 2), c) for i, c in enumerate(counts)]

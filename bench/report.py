@@ -1,0 +1,101 @@
+"""Console and Markdown reports of the grounding benchmark."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shlex
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.harness import PassResult, SuiteResult
+from bot.config import Config
+
+# the metrics of issue 3, in table order; a suite shows the ones that apply to it
+METRICS = ("n", "hallucination_pass_through", "false_refusal_rate", "balanced_accuracy", "answered_with_gold",
+           "answer_rate", "refusal_rate_unanswerable", "refusal_rate_out_of_kb", "recall_at_1", "recall_at_5")
+
+
+def _counts(c: Counter[str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))) or "-"
+
+
+def _ms(p: PassResult) -> float:
+    return 1000 * p.seconds / p.n if p.n else 0.0
+
+
+def breakdown(res: SuiteResult) -> dict[str, int]:
+    """Flat per-pass counts for the JSON: replied, refusals by reason and by stage."""
+    out: dict[str, int] = {}
+    for p in res.passes:
+        out[f"{p.name}.replied"] = p.replied
+        out[f"{p.name}.refused"] = p.refused
+        for code, n in sorted(p.reasons().items()):
+            out[f"{p.name}.reason.{code}"] = n
+        for stage, n in sorted(p.stages().items()):
+            out[f"{p.name}.stage.{stage}"] = n
+    return out
+
+
+def print_suite(res: SuiteResult) -> None:
+    """Per-suite summary on stdout: notes, metrics, and the per-reason breakdown of every pass."""
+    if res.skipped:
+        print(f"SKIP {res.name}: {res.skipped}", flush=True)
+        return
+    print(f"-- {res.name}: {res.seconds:.1f}s (ingest {res.ingest_seconds:.1f}s)")
+    for note in res.notes:
+        print(f"   note: {note}")
+    print("   " + "  ".join(f"{k}={v}" for k, v in res.metrics.items()))
+    for p in res.passes:
+        print(f"   pass {p.name} (expect {p.expected}): n={p.n} replied={p.replied} refused={p.refused} "
+              f"{_ms(p):.1f} ms/question")
+        print(f"      refusal reasons: {_counts(p.reasons())}")
+        print(f"      refusal stages:  {_counts(p.stages())}")
+    sys.stdout.flush()
+
+
+def _fmt(v: float | int | None) -> str:
+    if v is None:
+        return "–"
+    return str(v) if isinstance(v, int) else f"{v:.3f}"
+
+
+def markdown(results: Sequence[SuiteResult], config: Config, args: argparse.Namespace, total: float) -> str:
+    ran = [r for r in results if not r.skipped]
+    cols = [m for m in METRICS if any(m in r.metrics for r in ran)]
+    cmd = " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv and sys.argv[0].endswith("grounding.py") else ""
+    lines = [
+        "# Grounding benchmark",
+        "",
+        f"`{' '.join(['python -m bench.grounding', cmd]).strip()}` — {dt.date.today().isoformat()}, "
+        f"total {total:.0f}s; config `{config.source_path or 'built-in defaults'}`, "
+        f"split `{args.split}`, seed {args.seed}.",
+        "",
+        "| suite | " + " | ".join(cols) + " | seconds |",
+        "|---|" + "---:|" * (len(cols) + 1),
+    ]
+    for r in ran:
+        lines.append(f"| {r.name} | " + " | ".join(_fmt(r.metrics.get(c)) for c in cols) + f" | {r.seconds:.0f} |")
+    for r in results:
+        if r.skipped:
+            lines += ["", f"**{r.name}: skipped** — {r.skipped}"]
+            continue
+        lines += ["", f"## {r.name}", ""]
+        lines += [f"- {n}" for n in r.notes]
+        extra = {k: v for k, v in r.metrics.items() if k not in METRICS}
+        if extra:
+            lines.append("- other figures: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in extra.items()))
+        lines += ["", "| pass | expected | n | replied | refused | refusal reasons | refusal stage | ms/question |",
+                  "|---|---|---:|---:|---:|---|---|---:|"]
+        for p in r.passes:
+            lines.append(f"| {p.name} | {p.expected} | {p.n} | {p.replied} | {p.refused} | {_counts(p.reasons())} "
+                         f"| {_counts(p.stages())} | {_ms(p):.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_markdown(path: Path, results: Sequence[SuiteResult], config: Config, args: argparse.Namespace,
+                   total: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(markdown(results, config, args, total), encoding="utf-8")

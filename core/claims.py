@@ -11,6 +11,7 @@ _CITATION = re.compile(r"\[\s*(C\s*\d+(?:\s*[,;]\s*C?\s*\d+)*)\s*\]", re.IGNOREC
 _CITATION_NUM = re.compile(r"\d+")
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|st|no|jr|sr|inc|ltd|co|fig|approx)|\b[A-Z])\.$", re.IGNORECASE)
+_GLUED = re.compile(r"(?<=[a-z0-9)\]\"”’][.!?])(?=[A-Z][a-z])")  # "century.First" -> two sentences
 _SENT_END = re.compile(r"(?<=[.!?؟。])[\"'”’)\]]*\s+")
 _LEAD_IN = re.compile(
     r"^(?:according to|based on|as stated in) (?:the )?(?:provided )?(?:context|sources?|documents?|passages?)(?: \[C\d+\])?[\s,:]+",
@@ -55,6 +56,7 @@ def split_sentences(text: str) -> list[str]:
     """Sentences of a passage; paragraphs and bullets are boundaries too."""
     out: list[str] = []
     for line in _logical_lines(text):
+        line = _GLUED.sub(" ", line)
         start = 0
         for m in _SENT_END.finditer(line):
             piece = line[start : m.start()].rstrip()

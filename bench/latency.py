@@ -1,0 +1,196 @@
+"""Latency and throughput benchmark (issue: per-turn p50/p95 over a 10k-chunk index).
+
+    python -m bench.latency [--chunks 10000] [--questions 300] [--out bench/results/latency.json]
+
+Builds a knowledge base of real text (SQuAD 2.0 paragraphs, HaluEval knowledge passages,
+ParsiNLU passages from ../shared/datasets), ingests it with the real ingest path (LanceDB on
+disk), and measures in the same run:
+  * raw encode throughput of the embedder on the very chunk texts the ingest embeds,
+  * ingest throughput (chunks/s, wall clock of the whole ingest) and its ratio to raw encode,
+  * per-turn latency of `App.ask` with the extractive generator (after warm-up),
+  * verification cost of five-claim answers (core.verify.verify_answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.datasets import HALUEVAL_FILE, PARSINLU_FILE, SQUAD_FILE
+from bot.app import build_app
+from bot.config import load_config
+from core.messages import ConversationKey, Hit, Incoming
+from core.normalize import normalize_text
+from core.settings import VerifySettings
+from core.verify import verify_answer
+from storage.chunker import chunk_document
+from storage.loaders import discover, load_file
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) if values else 0.0
+
+
+def write_corpus(folder: Path, target_chunks: int, chunk_chars: int) -> tuple[list[str], list[str]]:
+    """Write passages as files until roughly `target_chunks` chunks; return (questions, passages)."""
+    questions: list[str] = []
+    passages: list[str] = []
+    squad = json.loads(SQUAD_FILE.read_text(encoding="utf-8"))["data"] if SQUAD_FILE.exists() else []
+    for art in squad:
+        for para in art["paragraphs"]:
+            passages.append(para["context"])
+            questions.extend(q["question"] for q in para["qas"] if not q.get("is_impossible"))
+    if HALUEVAL_FILE.exists():
+        for line in HALUEVAL_FILE.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            passages.append(rec["knowledge"])
+            questions.append(rec["question"])
+    if PARSINLU_FILE.exists():
+        for line in PARSINLU_FILE.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            passages.append(rec["passage"])
+    if not passages:
+        raise SystemExit("no datasets found under ../shared/datasets; see its README")
+    approx = 0
+    n = 0
+    copy = 0
+    while approx < target_chunks:
+        for text in passages:
+            # later rounds re-use the passages as separate documents; the index then holds
+            # near-duplicates, which is the harder case for search, not an easier one
+            (folder / f"p{n:06d}.txt").write_text(text if copy == 0 else f"(copy {copy}) {text}", encoding="utf-8")
+            n += 1
+            approx += max(1, -(-len(text) // chunk_chars))
+            if approx >= target_chunks:
+                break
+        copy += 1
+    return questions, passages
+
+
+def chunk_texts(folder: Path, cfg: Any) -> list[str]:
+    texts = []
+    for path, doc_id in discover(folder):
+        for c in chunk_document(load_file(path, doc_id), cfg.chunking.size, cfg.chunking.overlap, cfg.chunking.min_chars):
+            texts.append(normalize_text(c.embed_text()))
+    return texts
+
+
+def verification_cost(passages: list[str], rounds: int = 300) -> dict[str, float]:
+    """Time verify_answer on answers of five cited claims drawn from real passages."""
+    from core.claims import split_sentences
+
+    rng = random.Random(7)
+    usable = [p for p in passages if len(split_sentences(p)) >= 5]
+    times = []
+    cfg = VerifySettings()
+    for i in range(rounds):
+        ps = rng.sample(usable, 5)
+        hits = [Hit(f"c{j}", f"d{j}", "", "", "", p, 0.8) for j, p in enumerate(ps)]
+        claims = [f"{split_sentences(p)[rng.randrange(5)]} [C{j + 1}]" for j, p in enumerate(ps)]
+        answer = " ".join(claims)
+        t0 = time.perf_counter()
+        v = verify_answer(answer, "What do the sources say?", hits, cfg)
+        times.append((time.perf_counter() - t0) * 1000)
+        assert v.total_claims >= 5 or i > 0 or True
+    return {"p50_ms": round(pct(times, 50), 3), "p95_ms": round(pct(times, 95), 3), "n": rounds}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--chunks", type=int, default=10_000, help="target index size in chunks")
+    ap.add_argument("--questions", type=int, default=300, help="timed questions (after warm-up)")
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--chunk-chars", type=int, default=500, help="chunk size used for the benchmark KB")
+    ap.add_argument("--out", default=str(RESULTS / "latency.json"))
+    args = ap.parse_args(argv)
+
+    base = load_config(ROOT / "config.toml", environ={})
+    with tempfile.TemporaryDirectory(prefix="groundbot-latency-") as tmp:
+        work = Path(tmp)
+        kb = work / "kb"
+        kb.mkdir()
+        questions, passages = write_corpus(kb, args.chunks, args.chunk_chars)
+        cfg = replace(base, data_dir=work / "data", chunking=replace(base.chunking, size=args.chunk_chars,
+                                                                     overlap=min(base.chunking.overlap, args.chunk_chars // 4)))
+        app = build_app(cfg)
+        texts = chunk_texts(kb, cfg)
+        app.embedder.embed_passages(texts[:64])  # warm the model before timing either side
+        t0 = time.perf_counter()
+        app.embedder.embed_passages(texts)
+        raw_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        summary = app.ingest([kb])
+        ingest_s = time.perf_counter() - t0
+        n_chunks = app.index.count()
+        raw_tput = len(texts) / raw_s
+        ingest_tput = summary.chunks_written / ingest_s
+        print(f"index: {n_chunks} chunks; raw encode {raw_tput:.1f} chunks/s; ingest {ingest_tput:.1f} chunks/s "
+              f"(ratio {ingest_tput / raw_tput:.3f}; embedding {summary.embed_seconds:.1f}s of {ingest_s:.1f}s)")
+
+        rng = random.Random(11)
+        qs = rng.sample(questions, min(len(questions), args.questions + args.warmup))
+        for q in qs[: args.warmup]:
+            app.ask(Incoming(ConversationKey("bench", "warm"), "b", q))
+        wall, total, stages = [], [], {"retrieve": [], "gate": [], "generate": [], "verify": []}
+        refused = 0
+        for i, q in enumerate(qs[args.warmup :]):
+            t0 = time.perf_counter()
+            d = app.ask(Incoming(ConversationKey("bench", f"q{i}"), "b", q))
+            wall.append((time.perf_counter() - t0) * 1000)
+            total.append(d.latency_ms["total"])
+            refused += d.refused
+            for k in stages:
+                if k in d.latency_ms:
+                    stages[k].append(d.latency_ms[k])
+        verify = verification_cost(passages)
+
+    result = {
+        "index_chunks": n_chunks,
+        "embedder": app.embedder.name,
+        "generator": "extractive",
+        "turn_latency_ms": {"p50": round(pct(wall, 50), 2), "p95": round(pct(wall, 95), 2),
+                            "mean": round(statistics.fmean(wall), 2), "n": len(wall)},
+        "pipeline_latency_ms": {"p50": round(pct(total, 50), 2), "p95": round(pct(total, 95), 2)},
+        "stage_p50_ms": {k: round(pct(v, 50), 2) for k, v in stages.items()},
+        "answered_share": round(1 - refused / max(1, len(wall)), 3),
+        "raw_encode_chunks_per_s": round(raw_tput, 1),
+        "ingest_chunks_per_s": round(ingest_tput, 1),
+        "ingest_to_raw_ratio": round(ingest_tput / raw_tput, 3),
+        "ingest_seconds": round(ingest_s, 1),
+        "verify_five_claims_ms": verify,
+        "targets": {"turn_p50_ms": 50, "turn_p95_ms": 150, "ingest_ratio": 0.8, "verify_ms": 20},
+        "machine": {"cpus": __import__("os").cpu_count(), "python": sys.version.split()[0]},
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    md = out.with_suffix(".md")
+    md.write_text(
+        "| metric | value | target |\n|---|---|---|\n"
+        f"| index size | {n_chunks} chunks | 10k |\n"
+        f"| turn latency p50 (extractive, warm) | {result['turn_latency_ms']['p50']} ms | <= 50 ms |\n"
+        f"| turn latency p95 | {result['turn_latency_ms']['p95']} ms | <= 150 ms |\n"
+        f"| raw encode throughput | {result['raw_encode_chunks_per_s']} chunks/s | |\n"
+        f"| ingest throughput | {result['ingest_chunks_per_s']} chunks/s | |\n"
+        f"| ingest / raw encode | {result['ingest_to_raw_ratio']} | >= 0.8 |\n"
+        f"| verify, 5-claim answer p50 / p95 | {verify['p50_ms']} / {verify['p95_ms']} ms | <= 20 ms |\n"
+    )
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

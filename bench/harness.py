@@ -94,6 +94,13 @@ def gold_rank(hits: Sequence[Hit], doc_id: str) -> int | None:
     return None
 
 
+def best_other(hits: Sequence[Hit], doc_id: str) -> float | None:
+    """Highest similarity among retrieved chunks of other documents: roughly the top-1 the
+    question would get if its gold document were not in the KB."""
+    others = [h.similarity for h in hits if h.doc_id != doc_id]
+    return round(max(others), 4) if others else None
+
+
 def refusal_stage(d: Decision) -> str:
     """Where a refused turn stopped: input, gate, generator or verifier ('' if replied)."""
     if not d.refused:
@@ -121,6 +128,7 @@ class Row:
     gold: tuple[str, ...] = ()
     gold_doc: str = ""
     gold_rank: int | None = None
+    best_other_similarity: float | None = None  # best retrieved chunk not from the gold document
 
     @property
     def replied(self) -> bool:
@@ -143,6 +151,7 @@ class Row:
             "stage": refusal_stage(d), "status": d.status, "reasons": d.reasons, "checks_failed": d.checks_failed,
             "llm_called": d.llm_called, "scores": d.scores, "claim_map": d.claim_map, "gold": list(self.gold),
             "gold_doc": self.gold_doc, "gold_rank": self.gold_rank, "with_gold": self.with_gold if self.gold else None,
+            "best_other_similarity": self.best_other_similarity,
             "sources": [s.to_dict() for s in d.sources],
         }
 

@@ -40,7 +40,7 @@ def _slug(text: str, limit: int = 60) -> str:
 
 @dataclass(frozen=True)
 class HaluRecord:
-    index: int  # 0-based line number in the file
+    index: int  # 0-based position among the file's non-blank lines
     knowledge: str
     question: str
     right_answer: str
@@ -55,11 +55,11 @@ def load_halueval(path: Path) -> list[HaluRecord]:
     """All records of a HaluEval QA JSONL file, in file order."""
     out: list[HaluRecord] = []
     with path.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh):
+        for line in fh:
             if not line.strip():
                 continue
             r = json.loads(line)
-            out.append(HaluRecord(i, r["knowledge"], r["question"], r["right_answer"], r["hallucinated_answer"]))
+            out.append(HaluRecord(len(out), r["knowledge"], r["question"], r["right_answer"], r["hallucinated_answer"]))
     return out
 
 

@@ -31,6 +31,7 @@ from bench.harness import (
     gold_rank,
     histogram,
     quantiles,
+    refusal_stage,
     retrieved,
     search_direct,
     temp_app,
@@ -108,6 +109,11 @@ def _replay_metrics(ok: PassResult, bad: PassResult, refuse_key: str | None = No
     stages = bad.stages()
     for stage in ("gate", "generator", "verifier"):
         m[f"{bad.name}_refused_at_{stage}"] = stages.get(stage, 0)
+    # the same figures over the questions that passed the gates (what the generator/verifier decide)
+    for key, p, pred in (("hallucination_pass_through_after_gate", bad, lambda r: r.replied),
+                         ("false_refusal_rate_after_gate", ok, lambda r: not r.replied)):
+        past = [r for r in p.rows if refusal_stage(r.decision) not in ("gate", "input")]
+        m[key] = round(sum(map(pred, past)) / len(past), 4) if past else 0.0
     return m
 
 

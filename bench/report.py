@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import shlex
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -62,6 +63,27 @@ def _fmt(v: float | int | None) -> str:
     return str(v) if isinstance(v, int) else f"{v:.3f}"
 
 
+def _rel(path: str) -> str:
+    root = Path(__file__).resolve().parents[1]
+    try:
+        return str(Path(path).resolve().relative_to(root)) if path else ""
+    except ValueError:
+        return path
+
+
+def provenance(root: Path) -> str:
+    """Git commit of the measured code, and uncommitted changes under core/, bot/, storage/, config.toml."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "core", "bot", "storage", "config.toml"],
+                               cwd=root, capture_output=True, text=True, timeout=10, check=True).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):
+        return "code: not a git checkout"
+    changed = sorted(line[3:] for line in dirty if line.strip())
+    return f"code: commit {head}" + (f" plus uncommitted changes in {', '.join(changed)}" if changed else " (clean)")
+
+
 def markdown(results: Sequence[SuiteResult], config: Config, args: argparse.Namespace, total: float) -> str:
     ran = [r for r in results if not r.skipped]
     cols = [m for m in METRICS if any(m in r.metrics for r in ran)]
@@ -70,8 +92,8 @@ def markdown(results: Sequence[SuiteResult], config: Config, args: argparse.Name
         "# Grounding benchmark",
         "",
         f"`{' '.join(['python -m bench.grounding', cmd]).strip()}` — {dt.date.today().isoformat()}, "
-        f"total {total:.0f}s; config `{config.source_path or 'built-in defaults'}`, "
-        f"split `{args.split}`, seed {args.seed}.",
+        f"total {total:.0f}s; config `{_rel(config.source_path) or 'built-in defaults'}`, "
+        f"split `{args.split}`, seed {args.seed}; {provenance(Path(__file__).resolve().parents[1])}.",
         "",
         "| suite | " + " | ".join(cols) + " | seconds |",
         "|---|" + "---:|" * (len(cols) + 1),

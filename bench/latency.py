@@ -96,15 +96,18 @@ def verification_cost(passages: list[str], rounds: int = 300) -> dict[str, float
     usable = [p for p in passages if len(split_sentences(p)) >= 5]
     times = []
     cfg = VerifySettings()
-    for i in range(rounds):
+    from core.claims import split_claims
+
+    while len(times) < rounds:
         ps = rng.sample(usable, 5)
         hits = [Hit(f"c{j}", f"d{j}", "", "", "", p, 0.8) for j, p in enumerate(ps)]
         claims = [f"{split_sentences(p)[rng.randrange(5)]} [C{j + 1}]" for j, p in enumerate(ps)]
         answer = " ".join(claims)
+        if len(split_claims(answer)) != 5:  # a quoted sentence that itself splits: draw again
+            continue
         t0 = time.perf_counter()
-        v = verify_answer(answer, "What do the sources say?", hits, cfg)
+        verify_answer(answer, "What do the sources say?", hits, cfg)
         times.append((time.perf_counter() - t0) * 1000)
-        assert v.total_claims >= 5 or i > 0 or True
     return {"p50_ms": round(pct(times, 50), 3), "p95_ms": round(pct(times, 95), 3), "n": rounds}
 
 

@@ -7,7 +7,7 @@ import json
 import logging
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from bot.config import Config, load_config
@@ -58,7 +58,7 @@ def cmd_ask(cfg: Config, args: argparse.Namespace) -> int:
     from core.render import render_text
 
     app = build_app(cfg)
-    questions: Sequence[str] = sys.stdin if args.question == "-" else [args.question]
+    questions: Iterable[str] = sys.stdin if args.question == "-" else [args.question]
     for line in questions:
         question = line.rstrip("\n") if args.question == "-" else line
         if args.question == "-" and not question.strip():

@@ -107,4 +107,9 @@ def split_claims(answer: str) -> list[Claim]:
         if is_boilerplate(text):
             continue
         claims.append(Claim(text=text, raw=sentence, citations=cites))
+    if not claims:
+        # a bare "Yes." or "No [C1]." is still an answer: it is checked together with its question
+        bare = strip_citations(answer).strip()
+        if any(ch.isalnum() for ch in bare):
+            claims.append(Claim(text=bare, raw=answer.strip(), citations=tuple(parse_citations(answer))))
     return claims

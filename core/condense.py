@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from core.normalize import normalize_text, words
 
 _ANAPHORA = frozenset(
-    "it its this that these those they them their there he she his her same above "
-    "او آن این آنها اینها همین همان".split()
+    ["it", "its", "this", "that", "these", "those", "they", "them", "their", "there", "he", "she", "his", "her", "same", "above", "او", "آن", "این", "آنها", "اینها", "همین", "همان"]
 )
 
 

@@ -7,6 +7,8 @@ stored state, so any worker can take the next message of any conversation.
 
 from __future__ import annotations
 
+from typing import Any
+
 from transitions import Machine
 
 STATES = [
@@ -22,7 +24,7 @@ STATES = [
 ]
 RESTING = ("idle", "replied", "refused", "awaiting_refinement", "pending_review")
 
-TRANSITIONS = [
+TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "ask", "source": list(RESTING), "dest": "retrieving"},
     {"trigger": "pick", "source": list(RESTING), "dest": "retrieving"},
     {"trigger": "retrieved", "source": "retrieving", "dest": "gating"},
@@ -48,7 +50,7 @@ class Turn:
         self.machine = Machine(
             model=self,
             states=STATES,
-            transitions=TRANSITIONS,
+            transitions=TRANSITIONS,  # type: ignore[arg-type]
             initial=start,
             auto_transitions=False,
             after_state_change="_remember",

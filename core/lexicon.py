@@ -11,18 +11,10 @@ from functools import lru_cache
 from core.normalize import normalize_text, words
 
 STOP_EN = frozenset(
-    """a an the and or but if then else of to in on at by for with from as into onto about over
-    under between through during before after above below up down out off again further once is are
-    was were be been being am do does did doing have has had having i me my we our you your he him his
-    she her it its they them their what which who whom whose this that these those there here when where
-    why how all any both each few more most other some such no nor not only own same so than too very
-    can could will would shall should may might must s t just don now also one ones get got let make
-    please tell know want like would us via per yes okay ok hi hello thanks thank""".split()
+    ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "into", "onto", "about", "over", "under", "between", "through", "during", "before", "after", "above", "below", "up", "down", "out", "off", "again", "further", "once", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "have", "has", "had", "having", "i", "me", "my", "we", "our", "you", "your", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their", "what", "which", "who", "whom", "whose", "this", "that", "these", "those", "there", "here", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than", "too", "very", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "s", "t", "just", "don", "now", "also", "one", "ones", "get", "got", "let", "make", "please", "tell", "know", "want", "like", "would", "us", "via", "per", "yes", "okay", "ok", "hi", "hello", "thanks", "thank", "answer"]
 )
 STOP_FA = frozenset(
-    """و در به از که این را با است برای آن یک تا می بر هم نیز شود شد های ها کرد کند بود باشد
-    او ما شما ایشان آنها اینها چه چی چرا کجا کی چگونه چطور آیا هر یا اما ولی پس اگر ای خود
-    دارد داشت شده بوده کنید کنم کردن کرده است؟ نمی هست نیست بی سر روی زیر جز""".split()
+    ["و", "در", "به", "از", "که", "این", "را", "با", "است", "برای", "آن", "یک", "تا", "می", "بر", "هم", "نیز", "شود", "شد", "های", "ها", "کرد", "کند", "بود", "باشد", "او", "ما", "شما", "ایشان", "آنها", "اینها", "چه", "چی", "چرا", "کجا", "کی", "چگونه", "چطور", "آیا", "هر", "یا", "اما", "ولی", "پس", "اگر", "ای", "خود", "دارد", "داشت", "شده", "بوده", "کنید", "کنم", "کردن", "کرده", "است؟", "نمی", "هست", "نیست", "بی", "سر", "روی", "زیر", "جز"]
 )
 STOP = STOP_EN | STOP_FA
 

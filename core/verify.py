@@ -11,22 +11,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core import reasons
+from core.claim_features import Sentence, claim_evidence, make_sentence
+from core.claim_model import ClaimModel, default_model
 from core.claims import Claim, split_claims, split_sentences
-from core.lexicon import STOP, content_terms
+from core.lexicon import STOP
 from core.messages import Hit, Verification
-from core.normalize import normalize_text, words
+from core.normalize import normalize_text
 from core.settings import VerifySettings
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _NAME = re.compile(r"\b[A-Z][\w'’-]*")
-
-
-@dataclass(frozen=True)
-class EvidenceSentence:
-    chunk_number: int  # 1-based [C#] number
-    text: str
-    terms: frozenset[str]
-    norm: str
 
 
 @dataclass
@@ -38,6 +32,7 @@ class ClaimCheck:
     evidence_chunks: list[int]
     missing_critical: list[str]
     supported: bool
+    features: dict[str, float]
 
 
 def critical_tokens(text: str) -> list[str]:
@@ -50,37 +45,15 @@ def critical_tokens(text: str) -> list[str]:
     return found
 
 
-def _evidence_sentences(hits: Sequence[Hit], numbers: Sequence[int]) -> list[EvidenceSentence]:
-    out: list[EvidenceSentence] = []
+def evidence_sentences(hits: Sequence[Hit], numbers: Sequence[int]) -> list[Sentence]:
+    """Sentences (and headings) of the cited chunks, in order."""
+    out: list[Sentence] = []
     for n in numbers:
         hit = hits[n - 1]
-        body = hit.text
-        for sent in split_sentences(body):
-            norm = normalize_text(sent)
-            out.append(EvidenceSentence(n, sent, frozenset(content_terms(norm, normalized=True)), norm))
+        out.extend(make_sentence(n, sent) for sent in split_sentences(hit.text))
         if hit.heading:
-            norm = normalize_text(hit.heading)
-            out.append(EvidenceSentence(n, hit.heading, frozenset(content_terms(norm, normalized=True)), norm))
+            out.append(make_sentence(n, hit.heading))
     return out
-
-
-def _best_window(terms: set[str], sentences: Sequence[EvidenceSentence]) -> tuple[float, list[int]]:
-    """Highest term recall over one sentence, or two adjacent ones when that is strictly better."""
-    if not terms:
-        return 1.0, []
-    best, best_idx = 0.0, [0] if sentences else []
-    for i, s in enumerate(sentences):
-        score = len(terms & s.terms) / len(terms)
-        if score > best:
-            best, best_idx = score, [i]
-    for i, s in enumerate(sentences[:-1]):
-        nxt = sentences[i + 1]
-        if nxt.chunk_number != s.chunk_number:
-            continue
-        score = len(terms & (s.terms | nxt.terms)) / len(terms)
-        if score > best + 1e-9:
-            best, best_idx = score, [i, i + 1]
-    return best, best_idx
 
 
 def check_claim(
@@ -89,25 +62,18 @@ def check_claim(
     question: str,
     hits: Sequence[Hit],
     cfg: VerifySettings,
+    model: ClaimModel | None = None,
 ) -> ClaimCheck:
-    """Map one claim to its best evidence and score the support."""
-    sentences = _evidence_sentences(hits, citations)
-    claim_terms = set(content_terms(claim.text))
-    short = len(claim.text.split()) <= cfg.short_answer_words
-    terms = claim_terms | set(content_terms(question)) if short else claim_terms
-    support, idx = _best_window(terms, sentences)
-    if short and claim_terms:
-        # the answer's own words must all be in the evidence, the question's are context
-        cited_terms: set[str] = set().union(*(s.terms for s in sentences)) if sentences else set()
-        own = len(claim_terms & cited_terms) / len(claim_terms)
-        support = min(support, own) if own < 1.0 else max(support, own * 0.5 + support * 0.5)
-    cited_norm = " ".join(s.norm for s in sentences)
-    present = set(words(cited_norm)) | {m.group(0) for m in _NUMBER.finditer(cited_norm)}
-    missing = [t for t in critical_tokens(claim.text) if t not in present]
-    evidence = [sentences[i].text for i in idx]
-    chunks = sorted({sentences[i].chunk_number for i in idx})
-    ok = bool(sentences) and support >= cfg.min_claim_support and not missing
-    return ClaimCheck(claim.text, list(citations), round(support, 4), evidence, chunks, missing, ok)
+    """Map one claim to its best evidence window and score how well it is supported."""
+    sentences = evidence_sentences(hits, citations)
+    ev = claim_evidence(claim.text, question, sentences, cfg.short_answer_words, critical_tokens(claim.text))
+    prob = (model or default_model()).probability(ev.features) if sentences else 0.0
+    ok = bool(sentences) and prob >= cfg.min_claim_support and not ev.missing
+    return ClaimCheck(
+        claim.text, list(citations), round(prob, 4), [sentences[i].text for i in ev.window],
+        sorted({sentences[i].chunk for i in ev.window}), ev.missing, ok,
+        {k: round(v, 4) for k, v in ev.features.items()},
+    )
 
 
 def verify_answer(
@@ -142,7 +108,8 @@ def verify_answer(
     result.checks_passed.append("citations_valid")
 
     fallback = valid_cites or list(range(1, len(hits) + 1))
-    checks = [check_claim(c, list(c.citations) or fallback, question, hits, cfg) for c in claims]
+    model = default_model()
+    checks = [check_claim(c, list(c.citations) or fallback, question, hits, cfg, model) for c in claims]
     supported = [c for c in checks if c.supported]
     uncovered = [c for c in checks if not c.supported]
     result.supported_claims = len(supported)
@@ -157,6 +124,7 @@ def verify_answer(
             "evidence_chunks": c.evidence_chunks,
             "missing": c.missing_critical,
             "supported": c.supported,
+            "features": c.features,
         }
         for c in checks
     ]

@@ -6,12 +6,13 @@ half an ingest: LanceDB keeps the previous version until the new one commits.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 import warnings
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +99,8 @@ class LanceChunkIndex:
         tbl = self.table()
         if tbl is None:
             return "empty"
-        try:
+        with contextlib.suppress(Exception):  # see writes made by other processes
             tbl.checkout_latest()
-        except Exception:  # older table handle; version below still tells
-            pass
         return str(tbl.version)
 
     def count(self) -> int:
@@ -215,7 +214,7 @@ class LanceChunkIndex:
     def apply(self, new_chunks: Sequence[Chunk], vectors: np.ndarray, doc_hashes: dict[str, str],
               replace_docs: Sequence[str]) -> None:
         """Insert `new_chunks` and drop every other chunk of `replace_docs`, in one commit."""
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
         records = [
             {
                 "chunk_id": c.chunk_id, "doc_id": c.doc_id, "source": c.source, "title": c.title,

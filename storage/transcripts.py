@@ -8,7 +8,7 @@ several workers share the file. `database_url` may name PostgreSQL instead.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import event
@@ -20,7 +20,7 @@ from core.ports import ConversationState
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Conversation(SQLModel, table=True):

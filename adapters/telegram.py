@@ -287,6 +287,31 @@ class ThreadMap:
         return self._map.get((chat_id, message_id))
 
 
+class ChatLocks:
+    """One lock per chat: different chats are answered in parallel, one chat in order.
+
+    Without it, concurrent updates of one chat could reply out of order and race on the
+    conversation's state and history.
+    """
+
+    def __init__(self) -> None:
+        self._locks: dict[int, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, chat_id: int) -> AsyncIterator[None]:
+        lock, users = self._locks.get(chat_id, (asyncio.Lock(), 0))
+        self._locks[chat_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[chat_id]
+            if users <= 1:
+                del self._locks[chat_id]
+            else:
+                self._locks[chat_id] = (lock, users - 1)
+
+
 class _StatusMessage:
     """One message edited in place (re-ingest progress); edits are serialised, the last wins."""
 
@@ -338,6 +363,7 @@ class TelegramBot:
         self.options = options
         self.rate_limit = UserRateLimit(options.rate_limit_per_minute, clock)
         self.threads = ThreadMap()
+        self.chats = ChatLocks()
         self.application = self._build_application()
 
     def _build_application(self) -> AnyApplication:
@@ -489,6 +515,11 @@ class TelegramBot:
     async def _answer(self, anchor: Message, user_id: int, question: str, thread: str,
                       suggestion_id: int | None = None) -> None:
         """Check limits, ask the backend off the event loop, reply; never raises at the user."""
+        async with self.chats.hold(anchor.chat_id):
+            await self._answer_in_order(anchor, user_id, question, thread, suggestion_id)
+
+    async def _answer_in_order(self, anchor: Message, user_id: int, question: str, thread: str,
+                               suggestion_id: int | None) -> None:
         uid = str(user_id)
         wait = self.rate_limit.wait_s(uid)
         if wait:

@@ -65,3 +65,21 @@ def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
     bad.write_text("[gates]\nnope = 1\n")
     out = groundbot("--config", str(bad), "stats", data_dir=tmp_path)
     assert out.returncode == 2 and "unknown setting" in out.stderr
+
+
+def test_calibrate_prints_tradeoff_and_writes_plot(data_dir: Path, tmp_path: Path) -> None:
+    eval_file = tmp_path / "eval.jsonl"
+    rows = [
+        {"question": "How do I re-ingest documents?", "expected": "answer"},
+        {"question": "What is the capital of Mars?", "expected": "refuse"},
+        {"question": "How do I re-ingest documents?", "expected": "refuse",
+         "answer": "Re-ingest runs every 5 minutes on its own [C1]."},
+    ]
+    eval_file.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    png = tmp_path / "curve.png"
+    out = groundbot("calibrate", str(eval_file), "--plot", str(png), "--top1", "0.3:0.5:0.1",
+                    "--support", "0.4:0.6:0.2", data_dir=data_dir)
+    assert out.returncode == 0, out.stderr
+    assert "recommended: [gates] min_top1_similarity" in out.stdout
+    assert "pass-through 0.000" in out.stdout  # the wrong number (5 minutes) is never answered
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,178 @@
+"""`groundbot calibrate EVAL.jsonl`: sweep thresholds, print the trade-off, recommend a setting.
+
+Each line of the eval file is a JSON object: `question`, `expected` ("answer" or "refuse"),
+and optionally `answer` (a fixed generator output to verify, e.g. an LLM answer to replay).
+Retrieval runs once per question; gates, generation and verification are re-run for every
+threshold pair with the same core functions the pipeline uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from bot.config import Config
+from core.gates import run_gates
+from core.messages import Hit
+from core.normalize import normalize_text
+from core.verify import verify_answer
+
+
+@dataclass
+class EvalItem:
+    question: str
+    expect_answer: bool
+    answer: str | None
+    hits: list[Hit]
+
+
+@dataclass
+class Point:
+    min_top1: float
+    min_support: float
+    pass_through: float  # expected refusals that were answered
+    false_refusal: float  # expected answers that were refused
+    n_answer: int
+    n_refuse: int
+
+    @property
+    def balanced_accuracy(self) -> float:
+        return ((1 - self.pass_through) + (1 - self.false_refusal)) / 2
+
+
+def load_eval(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if "question" not in row or row.get("expected") not in ("answer", "refuse"):
+            raise ValueError(f"{path}:{i}: needs 'question' and 'expected' ('answer' or 'refuse')")
+        rows.append(row)
+    return rows
+
+
+def decide(item: EvalItem, cfg: Config, generator: Any, min_top1: float, min_support: float) -> bool:
+    """True when groundbot would reply (not refuse) under these thresholds."""
+    core = cfg.core
+    gates = replace(core.gates, min_top1_similarity=min_top1)
+    g = run_gates(item.question, item.hits, gates)
+    if not g.passed:
+        return False
+    text = item.answer if item.answer is not None else generator.generate(item.question, g.kept).text
+    if not text.strip():
+        return False
+    v = verify_answer(text, item.question, g.kept, replace(core.verify, min_claim_support=min_support))
+    return v.status != "REFUSE"
+
+
+def sweep(items: list[EvalItem], cfg: Config, generator: Any, top1_grid: list[float],
+          support_grid: list[float]) -> list[Point]:
+    n_ans = sum(1 for it in items if it.expect_answer)
+    n_ref = len(items) - n_ans
+    points = []
+    for t in top1_grid:
+        for s in support_grid:
+            replied = [decide(it, cfg, generator, t, s) for it in items]
+            pt = sum(1 for it, r in zip(items, replied, strict=True) if r and not it.expect_answer)
+            fr = sum(1 for it, r in zip(items, replied, strict=True) if not r and it.expect_answer)
+            points.append(Point(t, s, pt / n_ref if n_ref else 0.0, fr / n_ans if n_ans else 0.0, n_ans, n_ref))
+    return points
+
+
+def recommend(points: list[Point], max_false_refusal: float) -> Point:
+    """Fewest wrong answers among settings within the false-refusal budget (else best balance)."""
+    within = [p for p in points if p.false_refusal <= max_false_refusal]
+    if within:
+        return min(within, key=lambda p: (p.pass_through, p.false_refusal, -p.min_top1))
+    return max(points, key=lambda p: p.balanced_accuracy)
+
+
+def plot(points: list[Point], best: Point, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for s in sorted({p.min_support for p in points}):
+        row = sorted((p for p in points if p.min_support == s), key=lambda p: p.false_refusal)
+        ax.plot([p.false_refusal for p in row], [p.pass_through for p in row], marker="o", ms=3,
+                label=f"min_claim_support={s:.2f}")
+    ax.scatter([best.false_refusal], [best.pass_through], s=120, facecolors="none", edgecolors="red",
+               label="recommended")
+    ax.set_xlabel("false refusal rate (right answers refused)")
+    ax.set_ylabel("pass-through (should-refuse answered)")
+    ax.set_title("groundbot threshold trade-off")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def frange(spec: str) -> list[float]:
+    lo, hi, step = (float(x) for x in spec.split(":"))
+    out, v = [], lo
+    while v <= hi + 1e-9:
+        out.append(round(v, 4))
+        v += step
+    return out
+
+
+def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
+    from bot.app import build_app
+
+    path = Path(args.eval_file)
+    if not path.is_file():
+        print(f"groundbot calibrate: no such file: {path}", file=sys.stderr)
+        return 2
+    rows = load_eval(path)
+    app = build_app(cfg)
+    if app.index.count() == 0:
+        print("groundbot calibrate: the index is empty; run `groundbot ingest` first", file=sys.stderr)
+        return 2
+    k = cfg.core.retrieval.top_k
+    items = []
+    for row in rows:
+        q = normalize_text(row["question"])
+        hits = app.index.search(q, app.embedder.embed_queries([q])[0], k)
+        items.append(EvalItem(row["question"], row["expected"] == "answer", row.get("answer"), hits))
+    points = sweep(items, cfg, app.pipeline.generator, frange(args.top1), frange(args.support))
+    best = recommend(points, args.max_false_refusal)
+    print(f"{len(items)} questions ({points[0].n_answer} expect an answer, {points[0].n_refuse} a refusal)")
+    print(f"{'min_top1':>9} {'min_support':>11} {'pass_through':>12} {'false_refusal':>13} {'balanced':>9}")
+    for p in points:
+        mark = "  <- recommended" if p is best else ""
+        print(f"{p.min_top1:9.2f} {p.min_support:11.2f} {p.pass_through:12.3f} {p.false_refusal:13.3f} "
+              f"{p.balanced_accuracy:9.3f}{mark}")
+    print(f"\nrecommended: [gates] min_top1_similarity = {best.min_top1}, [verify] min_claim_support = "
+          f"{best.min_support} (pass-through {best.pass_through:.3f}, false refusals {best.false_refusal:.3f})")
+    current = [p for p in points if abs(p.min_top1 - cfg.core.gates.min_top1_similarity) < 1e-6
+               and abs(p.min_support - cfg.core.verify.min_claim_support) < 1e-6]
+    if current:
+        c = current[0]
+        print(f"current config: pass-through {c.pass_through:.3f}, false refusals {c.false_refusal:.3f}")
+    out = Path(args.plot)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    plot(points, best, out)
+    print(f"plot written to {out}")
+    if args.json:
+        Path(args.json).write_text(json.dumps([p.__dict__ | {"balanced_accuracy": p.balanced_accuracy}
+                                               for p in points], indent=1))
+    return 0
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser("calibrate", help="sweep gate/verifier thresholds on an eval file and recommend a setting")
+    s.add_argument("eval_file", help="JSONL: question, expected ('answer'|'refuse'), optional answer")
+    s.add_argument("--top1", default="0.30:0.60:0.05", help="min_top1_similarity grid LO:HI:STEP")
+    s.add_argument("--support", default="0.30:0.80:0.10", help="min_claim_support grid LO:HI:STEP")
+    s.add_argument("--max-false-refusal", type=float, default=0.10, help="false-refusal budget for the recommendation")
+    s.add_argument("--plot", default="calibration.png", help="where to write the PNG plot")
+    s.add_argument("--json", default="", help="also write every point as JSON")
+    s.set_defaults(func=cmd_calibrate)

@@ -67,8 +67,8 @@ HELP = (
     "When the sources do not answer a question, I say so and suggest questions I can answer.\n\n"
     "In a private chat, just send your question. In a group, mention me, reply to one of my "
     "messages, or use /ask followed by your question.\n\n"
-    "Admins: /reingest [path] re-ingests the knowledge base, /stats shows usage, /review lists "
-    "answers waiting for review."
+    "/whoami shows your Telegram user id. Admins: /reingest [path] re-ingests the knowledge base, "
+    "/stats shows usage, /review lists answers waiting for review."
 )
 
 AnyApplication = Application[Any, Any, Any, Any, Any, Any]
@@ -381,6 +381,7 @@ class TelegramBot:
         only_new = filters.UpdateType.MESSAGE  # edits of old messages are not new questions
         app.add_handler(CommandHandler(["start", "help"], self._on_help, filters=only_new))
         app.add_handler(CommandHandler("ask", self._on_ask, filters=only_new))
+        app.add_handler(CommandHandler("whoami", self._on_whoami, filters=only_new))
         app.add_handler(CommandHandler("reingest", self._on_reingest, filters=only_new))
         app.add_handler(CommandHandler("stats", self._on_stats, filters=only_new))
         app.add_handler(CommandHandler("review", self._on_review, filters=only_new))
@@ -663,6 +664,13 @@ class TelegramBot:
     async def _on_help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if update.effective_message is not None:
             await self._send(update.effective_message, HELP)
+
+    async def _on_whoami(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Admins are listed by numeric user id, which Telegram's apps do not show."""
+        message, user = update.effective_message, update.effective_user
+        if message is not None and user is not None:
+            role = "an admin" if self.backend.is_admin(PLATFORM, str(user.id)) else "not an admin"
+            await self._send(message, f"Your Telegram user id is {user.id} ({role} of this bot).")
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("telegram update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)

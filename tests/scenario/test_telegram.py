@@ -160,6 +160,9 @@ async def test_reingest_runs_for_admins_only(tg_app: Callable[..., App], standin
         standin.send_text("/stats", chat_id=602, user_id=ADMIN)
         stats = (await standin.wait_sent(2, chat_id=602))[-1].params["text"]
         assert stats.startswith("Turns: 0 (answered 0, refused 0)") and "Latency: p50" in stats
+        standin.send_text("/whoami", chat_id=602, user_id=ADMIN)
+        whoami = (await standin.wait_sent(3, chat_id=602))[-1].params["text"]
+        assert whoami == f"Your Telegram user id is {ADMIN} (an admin of this bot)."
     assert "only groundbot admins can see stats" in standin.sent(601)[1].params["text"]
     assert app.store.turns() == []  # admin commands are not questions
 

@@ -9,6 +9,7 @@ terms, and its question terms only count at half weight.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,11 +39,25 @@ class Sentence:
     negated: bool
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_PARTS = re.compile(r"[-'’/]")
+
+
 def make_sentence(chunk: int, text: str) -> Sentence:
     norm = normalize_text(text)
     toks = words(norm)
-    return Sentence(chunk, text, frozenset(content_terms(norm, normalized=True)), frozenset(fold(t) for t in toks),
+    tokens = {fold(t) for t in toks} | set(_NUMBER.findall(norm))
+    return Sentence(chunk, text, frozenset(content_terms(norm, normalized=True)), frozenset(tokens),
                     bool(NEGATIONS.intersection(toks)))
+
+
+def _present(token: str, tokens: set[str]) -> bool:
+    """A number or name is present as a whole token, or as all of its hyphenated parts (KMJ-TV)."""
+    t = fold(token)
+    if t in tokens:
+        return True
+    parts = [p for p in _PARTS.split(t) if p]
+    return len(parts) > 1 and all(p in tokens for p in parts)
 
 
 @dataclass
@@ -92,9 +107,10 @@ def claim_evidence(claim: str, question: str, sentences: Sequence[Sentence], sho
     claim_tokens = set(words(normalize_text(claim)))
     negated_claim = bool(NEGATIONS & claim_tokens)
     negated_evidence = any(sentences[i].negated for i in best_window)
-    asked = {fold(t) for t in words(normalize_text(question))}
+    qnorm = normalize_text(question)
+    asked = {fold(t) for t in words(qnorm)} | set(_NUMBER.findall(qnorm))
     # names and numbers the question itself brings are its premise; the ones the claim adds must be in evidence
-    missing = [t for t in critical if fold(t) not in all_tokens and fold(t) not in asked]
+    missing = [t for t in critical if not _present(t, all_tokens) and not _present(t, asked)]
     feats = {
         "sup1": sup1,
         "sup2": sup2,

@@ -40,7 +40,7 @@ class ExtractiveSettings:
 @dataclass(frozen=True)
 class VerifySettings:
     require_citations: bool = True
-    min_claim_support: float = 0.6
+    min_claim_support: float = 0.7
     max_uncovered_claims: int = 1
     max_uncovered_ratio: float = 0.34
     min_citation_density: float = 0.5

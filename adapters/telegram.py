@@ -424,16 +424,22 @@ class TelegramBot:
         """Serve until SIGINT or SIGTERM (the `groundbot telegram` main loop)."""
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        handled = []
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, stop.set)
-        await self.start(webhook)
+                handled.append(sig)
         try:
-            if ready is not None:
-                ready(self.bot.username)
-            await stop.wait()
+            await self.start(webhook)
+            try:
+                if ready is not None:
+                    ready(self.bot.username)
+                await stop.wait()
+            finally:
+                await self.stop()
         finally:
-            await self.stop()
+            for sig in handled:
+                loop.remove_signal_handler(sig)
 
     # -- sending --------------------------------------------------------------------
     async def _send(self, anchor: Message, text: str, markup: InlineKeyboardMarkup | None = None,

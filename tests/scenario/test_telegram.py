@@ -4,7 +4,12 @@ buttons, chat ids), what was decided in the transcript store."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import shutil
+import signal
 import socket
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -346,3 +351,41 @@ async def test_one_chat_is_answered_in_order_while_others_proceed(tg_app: Callab
     turns = [t for t in app.store.turns() if t.chat_id == "508"]
     for reply, turn in zip(replies, turns, strict=True):
         assert reply.params["text"].startswith(turn.answer if not turn.refused else app.config.core.refusal.messages["en"])
+
+
+def test_groundbot_telegram_command_polls_answers_and_stops(tmp_path: Path, docs_index: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`groundbot telegram` end to end: config file + environment -> App -> polling -> reply -> Ctrl-C."""
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    standin = asyncio.run_coroutine_threadsafe(TelegramStandIn().start(), loop).result(5)
+    data = tmp_path / "data"
+    shutil.copytree(docs_index, data / "index")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[paths]\ndata_dir = "{data.as_posix()}"\n\n[telegram]\nbase_url = "{standin.base_url}"\n')
+    monkeypatch.setenv(TOKEN_ENV, standin.token)
+    loop.call_soon_threadsafe(lambda: standin.send_text(ANSWERED, chat_id=510))
+
+    def interrupt_after_reply() -> None:
+        deadline = time.monotonic() + 30
+        while not standin.sent(510) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    watcher = threading.Thread(target=interrupt_after_reply, daemon=True)
+    watcher.start()
+    try:
+        assert cli_main(["--config", str(config), "telegram"]) == 0
+    finally:
+        watcher.join(5)
+        asyncio.run_coroutine_threadsafe(standin.stop(), loop).result(5)
+        loop.call_soon_threadsafe(loop.stop)
+    assert f"as @{standin.username} (long polling)" in capsys.readouterr().err
+    [reply] = standin.sent(510)
+    assert "Sources:" in reply.params["text"]
+    assert standin.calls[0].method == "getMe" and standin.of("deleteWebhook")
+    from storage.transcripts import SqlTranscriptStore
+
+    turns = SqlTranscriptStore(f"sqlite:///{(data / 'transcripts.db').as_posix()}").turns()
+    assert [(t.platform, t.chat_id, t.user_id, t.question) for t in turns] == [("telegram", "510", "777", ANSWERED)]

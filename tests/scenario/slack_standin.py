@@ -1,0 +1,222 @@
+"""A local stand-in for the Slack Web API and the Socket Mode websocket, on 127.0.0.1.
+
+The real slack-sdk client talks to it over HTTP (`base_url`), and the real Socket Mode
+client connects to its websocket after `apps.connections.open`. Every Web API request is
+recorded with its parsed body so tests assert what the bot actually sent; a 429 with
+Retry-After can be injected per method; tests push envelopes over the websocket and read
+the acks the bot sends back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from websockets.sync.server import ServerConnection, serve
+
+BOT_USER = "UBOT"
+BOT_ID = "BBOT"
+TEAM = "T0GROUND"
+
+
+@dataclass
+class Call:
+    """One request the bot made: Web API method (or `respond` for response_url posts)."""
+
+    method: str
+    args: dict[str, Any]
+    token: str
+    at: float = field(default_factory=time.monotonic)
+    status: int = 200
+    result: dict[str, Any] = field(default_factory=dict)  # what the stand-in answered
+
+
+class SlackStandIn:
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.acks: dict[str, dict[str, Any]] = {}
+        self._failures: dict[str, list[tuple[int, int]]] = {}
+        self._cond = threading.Condition()
+        self._ts = itertools.count(1)
+        self._sockets: list[ServerConnection] = []
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                url = urlsplit(self.path)
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0)).decode()
+                args: dict[str, Any] = dict(parse_qsl(url.query))
+                if raw:
+                    if (self.headers.get("Content-Type") or "").startswith("application/json"):
+                        args.update(json.loads(raw))
+                    else:
+                        args.update(dict(parse_qsl(raw, keep_blank_values=True)))
+                for key in ("blocks", "attachments"):  # form-encoded calls send these as JSON strings
+                    if isinstance(args.get(key), str):
+                        args[key] = json.loads(args[key])
+                auth = self.headers.get("Authorization", "")
+                token = auth.removeprefix("Bearer ") if auth else str(args.pop("token", ""))
+                method = "respond" if url.path.startswith("/respond/") else url.path.removeprefix("/api/")
+                status, headers, payload = standin._answer(method, args, token)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.http.daemon_threads = True
+        self.ws = serve(self._ws_session, "127.0.0.1", 0, compression=None, ping_interval=None)
+        self._threads = [threading.Thread(target=self.http.serve_forever, daemon=True),
+                         threading.Thread(target=self.ws.serve_forever, daemon=True)]
+
+    # -- addresses ------------------------------------------------------------------
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.http.server_address[1]}/api/"
+
+    def response_url(self, name: str = "r") -> str:
+        return f"http://127.0.0.1:{self.http.server_address[1]}/respond/{name}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.ws.socket.getsockname()[1]}/link/?ticket=standin"
+
+    # -- Web API ----------------------------------------------------------------------
+    def fail_next(self, method: str, *, status: int = 429, retry_after: int = 1, times: int = 1) -> None:
+        """The next `times` calls of `method` get `status` (429: with a Retry-After header)."""
+        with self._cond:
+            self._failures.setdefault(method, []).extend([(status, retry_after)] * times)
+
+    def _answer(self, method: str, args: dict[str, Any], token: str) -> tuple[int, dict[str, str], dict[str, Any]]:
+        call = Call(method, args, token)
+        with self._cond:
+            failures = self._failures.get(method) or []
+            if failures:
+                status, retry_after = failures.pop(0)
+                call.status = status
+                headers = {"Retry-After": str(retry_after)} if status == 429 else {}
+                call.result = {"ok": False, "error": "ratelimited" if status == 429 else "fatal_error"}
+            else:
+                status, headers = 200, {}
+                call.result = self._result(method, args, token, next(self._ts))
+            self.calls.append(call)
+            self._cond.notify_all()
+        return status, headers, call.result
+
+    def _result(self, method: str, args: dict[str, Any], token: str, n: int) -> dict[str, Any]:
+        wants_app_token = method == "apps.connections.open"
+        if method != "respond" and not token.startswith("xapp-" if wants_app_token else "xoxb-"):
+            return {"ok": False, "error": "invalid_auth"}
+        ts = f"1700000000.{n:06d}"
+        payloads: dict[str, dict[str, Any]] = {
+            "auth.test": {"url": "https://standin.slack.test/", "team": "Stand-in", "user": "groundbot",
+                          "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False},
+            "apps.connections.open": {"url": self.ws_url},
+            "chat.postMessage": {"channel": args.get("channel"), "ts": ts,
+                                 "message": {"text": args.get("text"), "ts": ts, "thread_ts": args.get("thread_ts"),
+                                             "bot_id": BOT_ID, "user": BOT_USER}},
+            "chat.update": {"channel": args.get("channel"), "ts": args.get("ts"), "text": args.get("text")},
+            "chat.postEphemeral": {"message_ts": ts},
+            "reactions.add": {},
+            "reactions.remove": {},
+            "respond": {},
+        }
+        if method not in payloads:
+            return {"ok": False, "error": "unknown_method"}
+        return {"ok": True, **payloads[method]}
+
+    def requests(self, method: str) -> list[Call]:
+        with self._cond:
+            return [c for c in self.calls if c.method == method]
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 10.0) -> list[Call]:
+        """Block until `method` was called at least `count` times; return those calls."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                found = [c for c in self.calls if c.method == method]
+                if len(found) >= count:
+                    return found
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    seen = [c.method for c in self.calls]
+                    raise AssertionError(f"{method} called {len(found)} times, expected {count}; calls: {seen}")
+                self._cond.wait(left)
+
+    # -- Socket Mode ------------------------------------------------------------------
+    def _ws_session(self, conn: ServerConnection) -> None:
+        with self._cond:
+            self._sockets.append(conn)
+            self._cond.notify_all()
+        conn.send(json.dumps({"type": "hello", "num_connections": 1,
+                              "debug_info": {"host": "standin"}, "connection_info": {"app_id": "A0GROUND"}}))
+        try:
+            for raw in conn:
+                data = json.loads(raw)
+                with self._cond:
+                    self.acks[str(data.get("envelope_id"))] = data
+                    self._cond.notify_all()
+        except Exception:
+            pass
+        finally:
+            with self._cond:
+                if conn in self._sockets:
+                    self._sockets.remove(conn)
+
+    def send_envelope(self, kind: str, payload: dict[str, Any], *, retry_attempt: int = 0,
+                      timeout: float = 10.0) -> str:
+        """Push one Socket Mode envelope to the connected client; returns its envelope id."""
+        envelope_id = f"env-{next(self._ts)}"
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self._sockets:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError("no Socket Mode client connected")
+                self._cond.wait(left)
+            conn = self._sockets[-1]
+        conn.send(json.dumps({"envelope_id": envelope_id, "type": kind, "payload": payload,
+                              "accepts_response_payload": kind != "events_api",
+                              "retry_attempt": retry_attempt, "retry_reason": "timeout" if retry_attempt else ""}))
+        return envelope_id
+
+    def wait_ack(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while envelope_id not in self.acks:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"envelope {envelope_id} was not acknowledged")
+                self._cond.wait(left)
+            return self.acks[envelope_id]
+
+    def drop_sockets(self) -> None:
+        """Close the websocket from the server side (as Slack does before a refresh)."""
+        with self._cond:
+            conns = list(self._sockets)
+        for conn in conns:
+            conn.close()
+
+    # -- lifecycle --------------------------------------------------------------------
+    def __enter__(self) -> SlackStandIn:
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ws.shutdown()
+        self.http.shutdown()
+        self.http.server_close()

@@ -1,0 +1,516 @@
+"""The Slack adapter end to end: the real slack-bolt App and slack-sdk clients against a
+local stand-in of the Slack Web API and Socket Mode websocket, over a real groundbot App.
+
+Each scenario runs over Socket Mode (envelopes over the local websocket) and over HTTP
+(signed requests POSTed to the running Events API endpoint). Assertions are on what the
+stand-in received (channel, thread_ts, blocks, button values) and on the transcript store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import shutil
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+import yaml
+
+from adapters.slack import SlackAdapter, SlackHTTPServer, question_text
+from adapters.slack_blocks import FEEDBACK_DOWN, FEEDBACK_UP, SECTION_TEXT_LIMIT
+from bot.app import App, build_app
+from bot.config import load_config
+from core import reasons
+from core.messages import Generation
+from tests.scenario.slack_standin import BOT_USER, TEAM, Call, SlackStandIn
+
+ROOT = Path(__file__).resolve().parents[2]
+BOT_TOKEN = "xoxb-standin-bot"
+APP_TOKEN = "xapp-standin-app"
+SECRET = "standin-signing-secret"
+ADMIN = "UADMIN01"
+USER = "UALICE01"
+CHANNEL = "C0GENERAL"
+MODES = ["socket", "http"]
+
+RULES = " ".join(
+    f"Rule {i}: members must return item number {i} to shelf {i} of the quiet reading room before closing time."
+    for i in range(1, 90)
+)
+HANDBOOK = """# Riverside Library handbook
+
+## How do I renew a book?
+
+You can renew a book online or at the front desk. Each renewal adds 14 days to the loan, and a book can be renewed at most three times unless another member has reserved it.
+
+## What are the opening hours?
+
+The library opens at 9 in the morning and closes at 8 in the evening from Monday to Friday. On Saturdays it closes at 5 in the afternoon, and it is closed on Sundays.
+
+## How do I get a library card?
+
+Bring a photo ID and a proof of address to the front desk. The card is free for residents and is printed while you wait.
+
+## Can I return books after closing time?
+
+Yes. The return box next to the main entrance is emptied every morning, and books returned there count as returned the previous day.
+"""
+FAQ = {"faq": [
+    {"question": "What are the complete reading room rules?", "answer": RULES, "url": "https://library.example/rules"},
+    {"question": "Can I bring food into the library?",
+     "answer": "Drinks in closed bottles are allowed, but food must stay in the cafe on the ground floor.",
+     "url": "https://library.example/food"},
+]}
+
+
+# -- fixtures -------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def kb_index(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Path:
+    """A small library knowledge base, indexed once per module and copied per test."""
+    root = tmp_path_factory.mktemp("slack-kb")
+    kb = root / "kb"
+    kb.mkdir()
+    (kb / "handbook.md").write_text(HANDBOOK, encoding="utf-8")
+    (kb / "faq.yaml").write_text(yaml.safe_dump(FAQ, sort_keys=False, width=100_000), encoding="utf-8")
+    cfg = replace(load_config(ROOT / "config.toml", environ={}), data_dir=root / "data")
+    assert build_app(cfg, embedder=embedder).ingest([kb]).chunks_written > 0
+    return root / "data" / "index"
+
+
+@pytest.fixture
+def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlackStandIn]:
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with SlackStandIn() as server:
+        yield server
+
+
+def sign(body: str, *, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+@dataclass
+class Slack:
+    """One running bot: groundbot App + adapter, reached over Socket Mode or HTTP."""
+
+    mode: str
+    api: SlackStandIn
+    app: App
+    adapter: SlackAdapter
+    http: SlackHTTPServer | None
+    _ids: Any = None
+
+    def __post_init__(self) -> None:
+        self._ids = itertools.count(1)
+
+    # -- transport ------------------------------------------------------------------
+    def post(self, body: str, content_type: str, headers: dict[str, str] | None = None) -> tuple[int, str, float]:
+        """POST to the Events API endpoint; returns status, body, seconds until the response."""
+        assert self.http is not None
+        req = urllib.request.Request(f"http://127.0.0.1:{self.http.port}/slack/events", data=body.encode(),
+                                     method="POST", headers={"Content-Type": content_type, **(headers or {})})
+        t0 = time.monotonic()
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, resp.read().decode(), time.monotonic() - t0
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode(), time.monotonic() - t0
+
+    def deliver(self, kind: str, payload: dict[str, Any], *, retry: int = 0) -> tuple[dict[str, Any], float]:
+        """Send one Slack request the way Slack would in this mode; returns (ack body, ack seconds)."""
+        if self.mode == "socket":
+            t0 = time.monotonic()
+            ack = self.api.wait_ack(self.api.send_envelope(kind, payload, retry_attempt=retry))
+            return ack.get("payload") or {}, time.monotonic() - t0
+        if kind == "events_api":
+            body, ctype = json.dumps(payload), "application/json"
+        elif kind == "slash_commands":
+            body, ctype = urlencode(payload), "application/x-www-form-urlencoded"
+        else:
+            body, ctype = urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded"
+        extra = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"} if retry else {}
+        status, text, seconds = self.post(body, ctype, {**sign(body), **extra})
+        assert status == 200, (status, text)
+        # a plain-text ack body is shown by Slack as an ephemeral message, like {"text": ...}
+        ack = json.loads(text) if text.strip().startswith("{") else ({"text": text} if text else {})
+        return ack, seconds
+
+    # -- what users do ----------------------------------------------------------------
+    def event(self, event: dict[str, Any], *, event_id: str = "", retry: int = 0) -> tuple[dict[str, Any], float]:
+        body = {"token": "legacy", "team_id": TEAM, "api_app_id": "A0GROUND", "type": "event_callback",
+                "event_id": event_id or f"Ev{next(self._ids):08d}", "event_time": int(time.time()), "event": event,
+                "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}]}
+        return self.deliver("events_api", body, retry=retry)
+
+    def mention(self, text: str, *, ts: str, thread_ts: str = "", user: str = USER, channel: str = CHANNEL,
+                **kw: Any) -> tuple[dict[str, Any], float]:
+        event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": channel,
+                 "team": TEAM, "event_ts": ts, **({"thread_ts": thread_ts} if thread_ts else {})}
+        return self.event(event, **kw)
+
+    def command(self, command: str, text: str = "", *, user: str = ADMIN, channel: str = CHANNEL) -> dict[str, Any]:
+        payload = {"token": "legacy", "team_id": TEAM, "team_domain": "standin", "channel_id": channel,
+                   "channel_name": "general", "user_id": user, "user_name": user.lower(), "command": command,
+                   "text": text, "api_app_id": "A0GROUND", "is_enterprise_install": "false",
+                   "response_url": self.api.response_url(f"cmd{next(self._ids)}"), "trigger_id": "13345224609.1"}
+        return self.deliver("slash_commands", payload)[0]
+
+    def click(self, posted: Call, action_id: str, *, user: str = USER) -> dict[str, Any]:
+        """Press a button of a message the bot posted, with the values the bot put there."""
+        block, button = next((b, e) for b in posted.args["blocks"] if b["type"] == "actions"
+                             for e in b["elements"] if e["action_id"] == action_id)
+        ts, channel, thread = posted.result["ts"], posted.args["channel"], posted.args.get("thread_ts")
+        payload = {
+            "type": "block_actions", "token": "legacy", "api_app_id": "A0GROUND", "trigger_id": "1.2.3",
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM}, "team": {"id": TEAM, "domain": "standin"},
+            "container": {"type": "message", "message_ts": ts, "channel_id": channel, "is_ephemeral": False,
+                          "thread_ts": thread},
+            "channel": {"id": channel, "name": "general"},
+            "message": {"type": "message", "user": BOT_USER, "ts": ts, "thread_ts": thread,
+                        "text": posted.args["text"], "blocks": posted.args["blocks"]},
+            "response_url": self.api.response_url("action"),
+            "actions": [{"type": "button", "action_id": action_id, "block_id": block.get("block_id", "b"),
+                         "text": button["text"], "value": button["value"], "action_ts": str(time.time())}],
+        }
+        return self.deliver("interactive", payload)[0]
+
+    def replies(self, count: int = 1) -> list[Call]:
+        """Wait for `count` chat.postMessage calls that succeeded."""
+        deadline = time.monotonic() + 10
+        while True:
+            ok = [c for c in self.api.wait_for("chat.postMessage", count) if c.result.get("ok")]
+            if len(ok) >= count or time.monotonic() > deadline:
+                return ok
+            time.sleep(0.02)
+
+
+@pytest.fixture
+def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path) -> Iterator[Callable[..., Slack]]:
+    """start(mode, generator=None) -> a running Slack bot over `mode` ("socket" or "http")."""
+    stops: list[Callable[[], None]] = []
+
+    def factory(mode: str, *, generator: Any = None) -> Slack:
+        data = tmp_path / f"data-{len(stops)}"
+        shutil.copytree(kb_index, data / "index")
+        cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_SLACK_BOT_TOKEN": BOT_TOKEN})
+        cfg = replace(cfg, data_dir=data, admins={**cfg.admins, "slack": (ADMIN,)})
+        app = build_app(cfg, embedder=embedder, generator=generator)
+        adapter = SlackAdapter(app, bot_token=cfg.secret(cfg.slack.bot_token_env), signing_secret=SECRET,
+                               api_base_url=standin.api_url, progress_interval_s=0.0)
+        http = None
+        if mode == "socket":
+            handler = adapter.socket_mode(APP_TOKEN)
+            handler.connect()
+
+            def stop_socket() -> None:
+                # Close from the server side first (spares the client's 3 s receive timeout) and
+                # wake the client's queue poll (spares its 1 s wait); close() then returns at once.
+                client = handler.client
+                client.auto_reconnect_enabled = False
+                standin.drop_sockets()
+                deadline = time.monotonic() + 3
+                while client.is_connected() and time.monotonic() < deadline:
+                    time.sleep(0.01)  # let the client see the close first (slack-sdk disconnect() races)
+                client.closed = True
+                client.message_queue.put(None)
+                handler.close()
+
+            stops.append(stop_socket)
+        else:
+            http = adapter.http_server("127.0.0.1", 0)
+            threading.Thread(target=http.serve_forever, daemon=True).start()
+            stops.append(http.shutdown)
+        stops.append(adapter.close)
+        return Slack(mode, standin, app, adapter, http)
+
+    yield factory
+    for stop in stops:
+        stop()
+
+
+def blocks_text(call: Call) -> str:
+    return "\n".join(b["text"]["text"] for b in call.args["blocks"] if b["type"] == "section")
+
+
+def buttons(call: Call) -> list[dict[str, Any]]:
+    return [e for b in call.args["blocks"] if b["type"] == "actions" for e in b["elements"]]
+
+
+def context_text(call: Call) -> str:
+    return "\n".join(e["text"] for b in call.args["blocks"] if b["type"] == "context" for e in b["elements"])
+
+
+# -- scenarios --------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+def test_mention_is_answered_in_its_thread(start: Callable[..., Slack], mode: str) -> None:
+    bot = start(mode)
+    ack, seconds = bot.mention("How do I renew a book?", ts="1711.000100")
+    assert seconds < 3.0
+    (reply,) = bot.replies(1)
+    assert reply.token == BOT_TOKEN
+    assert reply.args["channel"] == CHANNEL and reply.args["thread_ts"] == "1711.000100"
+    text = blocks_text(reply)
+    assert "renew a book online" in text and "[1]" in text and "[C1]" not in text
+    assert "*Sources*" in text and "Riverside Library handbook › How do I renew a book?" in text
+    (turn,) = bot.app.store.turns()
+    assert (turn.platform, turn.team_id, turn.chat_id, turn.thread_id, turn.user_id) == (
+        "slack", TEAM, CHANNEL, "1711.000100", USER)
+    assert turn.question == "How do I renew a book?" and not turn.refused
+    assert {b["value"] for b in buttons(reply)} == {str(turn.id)}
+    # the eyes reaction marks the question while it is worked on, and goes away after
+    added = bot.api.wait_for("reactions.add")[0].args
+    assert added == {"channel": CHANNEL, "timestamp": "1711.000100", "name": "eyes"}
+    removed = bot.api.wait_for("reactions.remove")[0]
+    assert removed.args == added and removed.at >= reply.at
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_direct_message_is_a_question(start: Callable[..., Slack], mode: str) -> None:
+    bot = start(mode)
+    bot.event({"type": "message", "channel_type": "im", "channel": "D0ALICE", "user": USER,
+               "text": "When does the library open?", "ts": "1712.000200", "event_ts": "1712.000200", "team": TEAM})
+    (reply,) = bot.replies(1)
+    assert reply.args["channel"] == "D0ALICE" and reply.args["thread_ts"] == "1712.000200"
+    assert "opens at 9 in the morning" in blocks_text(reply)
+    (turn,) = bot.app.store.turns()
+    assert (turn.chat_id, turn.thread_id, turn.user_id, turn.team_id) == ("D0ALICE", "1712.000200", USER, TEAM)
+    # the bot's own messages in the DM are not questions
+    bot.event({"type": "message", "channel_type": "im", "channel": "D0ALICE", "user": BOT_USER, "bot_id": "BBOT",
+               "text": "an answer", "ts": "1712.000300", "event_ts": "1712.000300"})
+    time.sleep(0.3)
+    assert len(bot.api.requests("chat.postMessage")) == 1 and len(bot.app.store.turns()) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_thread_follow_up_uses_earlier_turns(start: Callable[..., Slack], mode: str) -> None:
+    bot = start(mode)
+    bot.mention("How do I renew a book?", ts="1713.000100")
+    bot.replies(1)
+    bot.mention("How many times can I do that?", ts="1713.000500", thread_ts="1713.000100")
+    first, second = bot.replies(2)
+    assert second.args["thread_ts"] == "1713.000100"
+    assert "at most three times" in blocks_text(second)
+    turns = bot.app.store.turns()
+    assert [t.thread_id for t in turns] == ["1713.000100", "1713.000100"]
+    assert turns[1].conversation_id == turns[0].conversation_id
+    assert turns[1].retrieval_query.startswith("How do I renew a book?")
+    assert not turns[1].refused
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_refusal_offers_suggestions_and_a_press_asks_it(start: Callable[..., Slack], mode: str) -> None:
+    bot = start(mode)
+    bot.mention("Can I renew a laptop?", ts="1714.000100")
+    (refusal,) = bot.replies(1)
+    (turn,) = bot.app.store.turns()
+    assert turn.refused and turn.refusal_reason
+    assert refusal.args["thread_ts"] == "1714.000100"
+    assert blocks_text(refusal).startswith(bot.app.config.core.refusal.messages["en"])
+    assert f"`{turn.refusal_reason}`" in context_text(refusal)
+    offered = buttons(refusal)
+    assert offered and all(b["action_id"].startswith("groundbot_suggest_") for b in offered)
+    assert [bot.app.store.suggestion_text(int(b["value"])) for b in offered] == [b["text"]["text"] for b in offered]
+    assert "How do I renew a book?" in [b["text"]["text"] for b in offered]
+
+    pick = next(b for b in offered if b["text"]["text"] == "How do I renew a book?")
+    bot.click(refusal, pick["action_id"], user="UBOB0001")
+    _, answer = bot.replies(2)
+    assert answer.args["channel"] == CHANNEL and answer.args["thread_ts"] == "1714.000100"
+    assert "renew a book online" in blocks_text(answer)
+    assert "<@UBOB0001> asked: How do I renew a book?" in context_text(answer)
+    first, second = bot.app.store.turns()
+    assert (second.question, second.user_id, second.thread_id, second.team_id) == (
+        "How do I renew a book?", "UBOB0001", "1714.000100", TEAM)
+    assert second.conversation_id == first.conversation_id and not second.refused
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_feedback_buttons_are_stored_with_the_turn(start: Callable[..., Slack], mode: str) -> None:
+    bot = start(mode)
+    bot.mention("When does the library open?", ts="1715.000100")
+    (reply,) = bot.replies(1)
+    (turn,) = bot.app.store.turns()
+    assert turn.id is not None and not turn.refused
+    assert [(b["action_id"], b["value"]) for b in buttons(reply)] == [(FEEDBACK_UP, str(turn.id)),
+                                                                      (FEEDBACK_DOWN, str(turn.id))]
+    bot.click(reply, FEEDBACK_DOWN, user="UBOB0001")
+    thanks = bot.api.wait_for("chat.postEphemeral")[0].args
+    assert (thanks["channel"], thanks["user"], thanks["thread_ts"]) == (CHANNEL, "UBOB0001", "1715.000100")
+    assert "Thanks" in thanks["text"]
+    bot.click(reply, FEEDBACK_UP, user=USER)
+    bot.api.wait_for("chat.postEphemeral", 2)
+    votes = {(f.user_id, f.value) for f in bot.app.store.feedback_for(turn.id)}
+    assert votes == {("UBOB0001", -1), (USER, 1)}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_redelivered_event_is_handled_once(start: Callable[..., Slack], mode: str) -> None:
+    bot = start(mode)
+    bot.mention("How do I get a library card?", ts="1716.000100", event_id="EvSAME0001")
+    bot.replies(1)
+    ack, seconds = bot.mention("How do I get a library card?", ts="1716.000100", event_id="EvSAME0001", retry=1)
+    assert seconds < 3.0
+    # a different event id for the same message (app_mention + message.im) is also one question
+    bot.mention("How do I get a library card?", ts="1716.000100", event_id="EvOTHER001")
+    bot.mention("When does the library open?", ts="1716.000900")  # a marker that processing went on
+    bot.replies(2)
+    time.sleep(0.3)
+    posted = bot.api.requests("chat.postMessage")
+    assert [c.args["thread_ts"] for c in posted] == ["1716.000100", "1716.000900"]
+    assert [t.question for t in bot.app.store.turns()] == ["How do I get a library card?", "When does the library open?"]
+    assert len(bot.api.requests("reactions.add")) == 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_admin_reingest_reports_progress_and_summary(start: Callable[..., Slack], mode: str, tmp_path: Path) -> None:
+    bot = start(mode)
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "parking.md").write_text(
+        "# Parking\n\n## Where can I park my car?\n\nMembers can park for free in the garage behind the library, "
+        "entrance on Mill Street, for up to three hours.\n", encoding="utf-8")
+    version = bot.app.index.version()
+    ack = bot.command("/groundbot-reingest", str(extra))
+    assert "Re-ingesting" in ack["text"] and str(extra) in ack["text"]
+    started = bot.api.wait_for("chat.postMessage")[0]
+    assert started.args["channel"] == CHANNEL and f"<@{ADMIN}>" in started.args["text"]
+    deadline = time.monotonic() + 20
+    while not any("done" in c.args.get("text", "") for c in bot.api.requests("chat.update")):
+        assert time.monotonic() < deadline, "no re-ingest summary"
+        time.sleep(0.05)
+    updates = bot.api.requests("chat.update")
+    assert all(u.args["ts"] == started.result["ts"] and u.args["channel"] == CHANNEL for u in updates)
+    assert len(updates) >= 2  # progress, then the summary
+    assert "added 1" in updates[-1].args["text"]
+    assert bot.app.index.version() != version
+    bot.mention("Where can I park my car?", ts="1717.000100")
+    answer = bot.replies(2)[-1]
+    assert "garage behind the library" in blocks_text(answer)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_admin_stats_are_shown_to_the_admin_only(start: Callable[..., Slack], mode: str) -> None:
+    bot = start(mode)
+    bot.mention("How do I renew a book?", ts="1718.000100")
+    bot.replies(1)
+    bot.command("/groundbot-stats")
+    (resp,) = bot.api.wait_for("respond")
+    assert resp.args["response_type"] == "ephemeral" and "1 turns, 1 answered" in resp.args["text"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_non_admin_commands_are_refused_and_nothing_runs(start: Callable[..., Slack], mode: str) -> None:
+    bot = start(mode)
+    version = bot.app.index.version()
+    for command in ("/groundbot-reingest", "/groundbot-stats"):
+        ack = bot.command(command, "/etc", user=USER)
+        assert "only groundbot admins" in ack["text"] and command in ack["text"]
+        assert ack.get("response_type", "ephemeral") == "ephemeral"
+    time.sleep(0.3)
+    assert [c.method for c in bot.api.calls if c.method not in ("auth.test", "apps.connections.open")] == []
+    assert bot.app.index.version() == version and bot.app.store.turns() == []
+
+
+def test_wrongly_signed_requests_get_401(start: Callable[..., Slack]) -> None:
+    bot = start("http")
+    body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": "EvFORGED01",
+                       "event": {"type": "app_mention", "user": USER, "text": f"<@{BOT_USER}> hi", "ts": "1.2",
+                                 "channel": CHANNEL}})
+    forged = bot.post(body, "application/json", sign(body, secret="not-the-secret"))
+    stale = bot.post(body, "application/json", sign(body, timestamp=int(time.time()) - 3600))
+    unsigned = bot.post(body, "application/json")
+    tampered = bot.post(body.replace("hi", "hello"), "application/json", sign(body))
+    assert [r[0] for r in (forged, stale, unsigned, tampered)] == [401, 401, 401, 401]
+    cmd = urlencode({"command": "/groundbot-reingest", "user_id": ADMIN, "channel_id": CHANNEL, "text": ""})
+    assert bot.post(cmd, "application/x-www-form-urlencoded", sign(cmd, secret="nope"))[0] == 401
+    time.sleep(0.3)
+    assert [c.method for c in bot.api.calls] == ["auth.test"]
+    assert bot.app.store.turns() == []
+    # the same body, rightly signed, is accepted
+    assert bot.post(body, "application/json", sign(body))[0] == 200
+    assert bot.replies(1)
+
+
+@pytest.mark.parametrize("mode", ["socket"])
+def test_rate_limited_reply_is_retried_after_retry_after(start: Callable[..., Slack], mode: str) -> None:
+    bot = start(mode)
+    bot.api.fail_next("chat.postMessage", status=429, retry_after=1)
+    bot.mention("When does the library open?", ts="1719.000100")
+    (reply,) = bot.replies(1)
+    limited, retried = bot.api.requests("chat.postMessage")
+    assert limited.status == 429 and retried is reply
+    assert retried.at - limited.at >= 1.0
+    assert retried.args["blocks"] == limited.args["blocks"] and retried.args["thread_ts"] == "1719.000100"
+    assert len(bot.app.store.turns()) == 1
+
+
+@pytest.mark.parametrize("mode", ["http"])
+def test_long_answer_is_split_into_sections(start: Callable[..., Slack], mode: str) -> None:
+    bot = start(mode)
+    bot.mention("What are the complete reading room rules?", ts="1720.000100")
+    (reply,) = bot.replies(1)
+    (turn,) = bot.app.store.turns()
+    assert len(turn.answer) > 2 * SECTION_TEXT_LIMIT
+    sections = [b["text"]["text"] for b in reply.args["blocks"] if b["type"] == "section"]
+    answer_parts = [s for s in sections if not s.startswith("*Sources*")]
+    assert len(answer_parts) >= 3 and all(len(s) <= SECTION_TEXT_LIMIT for s in sections)
+    assert " ".join(answer_parts).replace("\n", " ") == turn.answer.replace("[C1]", "[1]")
+    assert "<https://library.example/rules|faq › What are the complete reading room rules?>" in blocks_text(reply)
+    assert len(reply.args["blocks"]) <= 50 and len(reply.args["text"]) <= 3000
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_failure_while_answering_is_a_recorded_refusal(start: Callable[..., Slack], mode: str) -> None:
+    class BrokenGenerator:
+        name = "broken"
+
+        def generate(self, question: str, hits: Any) -> Generation:
+            raise ConnectionError("model server went away")
+
+    bot = start(mode, generator=BrokenGenerator())
+    bot.mention("How do I renew a book?", ts="1721.000100")
+    (reply,) = bot.replies(1)
+    assert reply.args["thread_ts"] == "1721.000100"
+    assert blocks_text(reply).startswith(bot.app.config.core.refusal.messages["en"])
+    assert f"`{reasons.LLM_UNAVAILABLE}`" in context_text(reply)
+    (turn,) = bot.app.store.turns()
+    assert turn.refused and turn.refusal_reason == reasons.LLM_UNAVAILABLE
+    assert (turn.chat_id, turn.thread_id, turn.user_id, turn.team_id) == (CHANNEL, "1721.000100", USER, TEAM)
+
+
+def test_ack_comes_before_the_work(start: Callable[..., Slack]) -> None:
+    release = threading.Event()
+
+    class SlowGenerator:
+        name = "slow"
+
+        def generate(self, question: str, hits: Any) -> Generation:
+            release.wait(5)
+            return Generation(text="", llm_called=False)
+
+    bot = start("http", generator=SlowGenerator())
+    _, seconds = bot.mention("How do I renew a book?", ts="1722.000100")
+    assert seconds < 1.0 and bot.api.requests("chat.postMessage") == []
+    assert bot.api.wait_for("reactions.add")  # eyes while working
+    release.set()
+    (reply,) = bot.replies(1)
+    assert reply.args["thread_ts"] == "1722.000100"
+    assert bot.app.store.turns()[0].refusal_reason == reasons.INSUFFICIENT_CONTEXT
+
+
+def test_question_text_unwraps_slack_markup() -> None:
+    assert question_text("<@UBOT> what is <https://a.example/x|this page> &amp; <#C1|general>?", "UBOT") == \
+        "what is this page & #general?"
+    assert question_text("hi <@UOTHER|bob> and <mailto:a@b.example>", "UBOT") == "hi @bob and mailto:a@b.example"

@@ -29,7 +29,9 @@ import yaml
 from adapters.slack import SlackAdapter, SlackHTTPServer, question_text
 from adapters.slack_blocks import FEEDBACK_DOWN, FEEDBACK_UP, SECTION_TEXT_LIMIT
 from bot.app import App, build_app
+from bot.cli import main as cli_main
 from bot.config import load_config
+from bot.run_slack import build_adapter, slack_secrets
 from core import reasons
 from core.messages import Generation
 from tests.scenario.slack_standin import BOT_USER, TEAM, Call, SlackStandIn
@@ -196,6 +198,20 @@ class Slack:
             time.sleep(0.02)
 
 
+def stop_socket(handler: Any, standin: SlackStandIn) -> None:
+    """Close a Socket Mode handler quickly: from the server side first (spares the client's
+    3 s receive timeout), then wake the client's queue poll (spares its 1 s wait)."""
+    client = handler.client
+    client.auto_reconnect_enabled = False
+    standin.drop_sockets()
+    deadline = time.monotonic() + 3
+    while client.is_connected() and time.monotonic() < deadline:
+        time.sleep(0.01)  # let the client see the close first (slack-sdk's disconnect() races)
+    client.closed = True
+    client.message_queue.put(None)
+    handler.close()
+
+
 @pytest.fixture
 def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path) -> Iterator[Callable[..., Slack]]:
     """start(mode, generator=None) -> a running Slack bot over `mode` ("socket" or "http")."""
@@ -214,20 +230,7 @@ def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path) 
             handler = adapter.socket_mode(APP_TOKEN)
             handler.connect()
 
-            def stop_socket() -> None:
-                # Close from the server side first (spares the client's 3 s receive timeout) and
-                # wake the client's queue poll (spares its 1 s wait); close() then returns at once.
-                client = handler.client
-                client.auto_reconnect_enabled = False
-                standin.drop_sockets()
-                deadline = time.monotonic() + 3
-                while client.is_connected() and time.monotonic() < deadline:
-                    time.sleep(0.01)  # let the client see the close first (slack-sdk disconnect() races)
-                client.closed = True
-                client.message_queue.put(None)
-                handler.close()
-
-            stops.append(stop_socket)
+            stops.append(lambda: stop_socket(handler, standin))
         else:
             http = adapter.http_server("127.0.0.1", 0)
             threading.Thread(target=http.serve_forever, daemon=True).start()
@@ -514,3 +517,45 @@ def test_question_text_unwraps_slack_markup() -> None:
     assert question_text("<@UBOT> what is <https://a.example/x|this page> &amp; <#C1|general>?", "UBOT") == \
         "what is this page & #general?"
     assert question_text("hi <@UOTHER|bob> and <mailto:a@b.example>", "UBOT") == "hi @bob and mailto:a@b.example"
+
+
+# -- the groundbot slack command ----------------------------------------------------------
+def test_cli_refuses_to_start_without_its_secrets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("GROUNDBOT_SLACK_BOT_TOKEN", "GROUNDBOT_SLACK_APP_TOKEN", "GROUNDBOT_SLACK_SIGNING_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    args = ["--config", str(ROOT / "config.toml"), "--data-dir", str(tmp_path), "slack"]
+    assert cli_main(args) == 2 and "GROUNDBOT_SLACK_BOT_TOKEN" in capsys.readouterr().err
+    monkeypatch.setenv("GROUNDBOT_SLACK_BOT_TOKEN", BOT_TOKEN)
+    assert cli_main(args) == 2 and "GROUNDBOT_SLACK_APP_TOKEN" in capsys.readouterr().err
+    assert cli_main([*args, "--http"]) == 2 and "GROUNDBOT_SLACK_SIGNING_SECRET" in capsys.readouterr().err
+    assert not (tmp_path / "transcripts.db").exists()  # nothing was built
+
+
+def test_config_names_the_secrets_and_the_api_base_url(standin: SlackStandIn, tmp_path: Path, embedder: Any,
+                                                       kb_index: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f"""
+[slack]
+bot_token_env = "ACME_SLACK_BOT"
+app_token_env = "ACME_SLACK_APP"
+api_base_url = "{standin.api_url}"
+""", encoding="utf-8")
+    cfg = load_config(config, data_dir=tmp_path / "data",
+                      environ={"ACME_SLACK_BOT": BOT_TOKEN, "ACME_SLACK_APP": APP_TOKEN, "GROUNDBOT_SLACK_BOT_TOKEN": "no"})
+    shutil.copytree(kb_index, tmp_path / "data" / "index")
+    app = build_app(cfg, embedder=embedder)
+    secrets = slack_secrets(cfg, http=False)
+    adapter = build_adapter(cfg, app, secrets)
+    handler = adapter.socket_mode(secrets.app_token)
+    handler.connect()
+    try:
+        assert standin.wait_for("apps.connections.open")[0].token == APP_TOKEN
+        bot = Slack("socket", standin, app, adapter, None)
+        bot.mention("How do I renew a book?", ts="1730.000100")
+        (reply,) = bot.replies(1)
+        assert reply.token == BOT_TOKEN and reply.args["thread_ts"] == "1730.000100"
+        assert standin.requests("auth.test")[0].token == BOT_TOKEN
+    finally:
+        stop_socket(handler, standin)
+        adapter.close()

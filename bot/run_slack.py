@@ -1,0 +1,113 @@
+"""`groundbot slack`: read the config, build the App and the Slack adapter, and serve over
+Socket Mode (default; no public URL needed) or, with --http, on the Events API endpoint."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from adapters.slack import DEFAULT_REFUSAL, SlackAdapter
+from bot.config import Config
+from core.ports import Backend
+
+
+@dataclass(frozen=True)
+class SlackSecrets:
+    bot_token: str
+    app_token: str
+    signing_secret: str
+
+
+def slack_secrets(cfg: Config, *, http: bool) -> SlackSecrets:
+    """Tokens come from the environment variables named in config.toml; refuse to start without them."""
+    s = cfg.slack
+    secrets = SlackSecrets(cfg.secret(s.bot_token_env), cfg.secret(s.app_token_env), cfg.secret(s.signing_secret_env))
+    if not secrets.bot_token:
+        raise ValueError(f"set the environment variable {s.bot_token_env} to the bot token (xoxb-...)")
+    if http and not secrets.signing_secret:
+        raise ValueError(f"HTTP mode checks request signatures: set the environment variable {s.signing_secret_env}")
+    if not http and not secrets.app_token:
+        raise ValueError(f"Socket Mode needs an app-level token: set the environment variable {s.app_token_env} "
+                         "(xapp-..., scope connections:write), or run with --http")
+    return secrets
+
+
+def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets) -> SlackAdapter:
+    """The adapter with this config's Web API base URL and refusal message (calls auth.test)."""
+    refusal = cfg.core.refusal.messages.get("en") or DEFAULT_REFUSAL
+    return SlackAdapter(backend, bot_token=secrets.bot_token, signing_secret=secrets.signing_secret,
+                        api_base_url=cfg.slack.api_base_url, refusal_message=refusal)
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Stop on SIGTERM like on Ctrl-C, so answers in flight are finished and posted."""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def cmd_slack(cfg: Config, args: argparse.Namespace) -> int:
+    # check settings before loading models, so a missing token fails in a second, not ten
+    try:
+        secrets = slack_secrets(cfg, http=args.http)
+    except ValueError as exc:
+        print(f"groundbot slack: {exc}", file=sys.stderr)
+        return 2
+    from bot.app import build_app
+
+    app = build_app(cfg)
+    if app.index.count() == 0:
+        print("The knowledge base is empty; ingesting", ", ".join(cfg.kb_paths), "...", file=sys.stderr)
+        print(app.ingest().line(), file=sys.stderr)
+    try:
+        adapter = build_adapter(cfg, app, secrets)
+    except Exception as exc:  # bad token, unreachable API: say so instead of a traceback
+        print(f"groundbot slack: cannot connect to the Slack Web API: {exc}", file=sys.stderr)
+        return 2
+    with _sigterm_as_interrupt():
+        try:
+            if args.http:
+                port = cfg.slack.http_port if args.port is None else args.port
+                server = adapter.http_server(args.host, port, args.path)
+                print(f"groundbot is answering on Slack (HTTP, {args.host}:{server.port}{args.path}). "
+                      "Press Ctrl-C to stop.", file=sys.stderr)
+                try:
+                    server.serve_forever()
+                finally:
+                    server.shutdown()
+            else:
+                handler = adapter.socket_mode(secrets.app_token)
+                print("groundbot is answering on Slack (Socket Mode). Press Ctrl-C to stop.", file=sys.stderr)
+                try:
+                    handler.start()
+                finally:
+                    handler.close()
+        except KeyboardInterrupt:
+            print("Stopping; finishing answers in progress ...", file=sys.stderr)
+        finally:
+            adapter.close()
+    return 0
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser("slack", help="run the Slack bot (Socket Mode, or --http for the Events API)")
+    s.add_argument("--http", action="store_true",
+                   help="serve the Events API over HTTP (signature-checked) instead of Socket Mode")
+    s.add_argument("--host", default="0.0.0.0", help="HTTP bind address (default: 0.0.0.0)")
+    s.add_argument("--port", type=int, default=None, help="HTTP port (default: slack.http_port)")
+    s.add_argument("--path", default="/slack/events",
+                   help="HTTP path for events, commands and interactivity (default: /slack/events)")
+    s.set_defaults(func=cmd_slack)

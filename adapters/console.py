@@ -16,6 +16,7 @@ HELP = """Type a question and press Enter. Commands:
   /why        show the last decision's checks and scores
   /reingest   re-ingest the knowledge base (admins)
   /stats      answer/refusal rates and latency (admins)
+  /review     answers held for review (admins)
   /good, /bad rate the last answer
   /help       this text;  /quit (or Ctrl-D) to leave"""
 
@@ -88,6 +89,13 @@ class ConsoleChat:
                 self.say(json.dumps(self.backend.admin_stats("console", self.user_id), indent=2))
             except PermissionError:
                 self.say("Sorry, only admins can see stats.")
+        elif text == "/review":
+            try:
+                queue = self.backend.admin_review_queue("console", self.user_id)
+                self.say("\n".join(f"#{q['turn_id']}: {q['question']}\n    draft: {q['draft']}" for q in queue)
+                         or "The review queue is empty.")
+            except PermissionError:
+                self.say("Sorry, only admins can see the review queue.")
         elif text in ("/good", "/bad"):
             if self.last and self.last.turn_id and not self.last.refused:
                 self.backend.record_feedback(self.last.turn_id, self.user_id, 1 if text == "/good" else -1)

@@ -40,7 +40,7 @@ class Sentence:
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_PARTS = re.compile(r"[-'’/]")
+_PARTS = re.compile(r"[-'’/_.]")
 
 
 def make_sentence(chunk: int, text: str) -> Sentence:

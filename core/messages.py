@@ -138,6 +138,7 @@ class Decision:
     language: str
     turn_id: int | None = None
     claim_map: list[dict[str, Any]] = field(default_factory=list)
+    draft: str = ""  # the held answer of a turn waiting in the review queue
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view (`groundbot ask --json`, transcripts, `/why`)."""
@@ -166,6 +167,7 @@ class Decision:
             "index_version": self.index_version,
             "config_hash": self.config_hash,
             "language": self.language,
+            "draft": self.draft,
         }
 
     def decision_key(self) -> dict[str, Any]:

@@ -155,8 +155,24 @@ class Pipeline:
 
     # -- the turn --------------------------------------------------------------
     def handle(self, msg: Incoming) -> Decision:
-        """Answer or refuse one message; always returns a decision, never raises for bad input."""
+        """Answer or refuse one message; always returns a recorded decision, never raises."""
         t_start = self.clock()
+        try:
+            return self._handle(msg, t_start)
+        except Exception as exc:  # last line of defence: the user gets a refusal, the turn is recorded
+            log.exception("turn failed")
+            ctx = TurnContext(msg=msg, question=clean_input(msg.text)[: self.settings.retrieval.max_question_chars],
+                              language="fa" if has_persian(msg.text) else "en")
+            ctx.reason = reasons.NO_MATCHING_SOURCE
+            ctx.explanation = f"groundbot could not process the question ({type(exc).__name__}); it was recorded."
+            turn = Turn("idle")
+            turn.fire("abort")
+            ctx.latency["total"] = (self.clock() - t_start) * 1000
+            decision = self._decision(ctx, turn, "REFUSE", with_suggestions=False)
+            self._record(msg, decision, turn)
+            return decision
+
+    def _handle(self, msg: Incoming, t_start: float) -> Decision:
         question, rejection = self._validate(msg)
         ctx = TurnContext(msg=msg, question=question, language="fa" if has_persian(question) else "en")
         turn = Turn("idle")
@@ -235,12 +251,12 @@ class Pipeline:
             return []
         return suggest(ctx.question, vec, candidates, cfg.suggestion_floor, cfg.max_suggestions)
 
-    def _decision(self, ctx: TurnContext, turn: Turn, status: str) -> Decision:
+    def _decision(self, ctx: TurnContext, turn: Turn, status: str, with_suggestions: bool = True) -> Decision:
         cfg = self.settings
         refused = turn.state in ("refused", "pending_review")
         lang = ctx.language
         suggestions: list[str] = []
-        if turn.state == "refused":
+        if turn.state == "refused" and with_suggestions:
             suggestions = self._suggestions(ctx)
             if suggestions:
                 turn.fire("offer")
@@ -301,6 +317,7 @@ class Pipeline:
             config_hash=self.config_hash,
             language=lang,
             claim_map=v.claim_map if v else [],
+            draft=gen.text if gen and turn.state == "pending_review" else "",
         )
 
     def _record(self, msg: Incoming, decision: Decision, turn: Turn) -> None:

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 from core.messages import Decision
+
+_CITE = re.compile(r"\[C(\d+)\]")
+
+
+def display_answer(answer: str) -> str:
+    """Citations as users see them: [C2] -> [2], matching the numbered source list."""
+    return _CITE.sub(r"[\1]", answer)
 
 
 def sources_lines(decision: Decision) -> list[str]:
@@ -19,7 +28,7 @@ def sources_lines(decision: Decision) -> list[str]:
 def render_text(decision: Decision, *, numbered_suggestions: bool = True) -> str:
     """Answer with numbered sources, or the refusal with its reason and suggestions."""
     if not decision.refused:
-        parts = [decision.answer]
+        parts = [display_answer(decision.answer)]
         if decision.status == "WARN":
             parts.append("(Note: part of this answer could not be fully matched to the sources.)")
         src = sources_lines(decision)

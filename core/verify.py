@@ -35,13 +35,26 @@ class ClaimCheck:
     features: dict[str, float]
 
 
+_SENT_START = re.compile(r"(?:^|[.!?:]\s+|\n\s*)$")
+
+
 def critical_tokens(text: str) -> list[str]:
-    """Numbers and proper names that must appear exactly in the evidence."""
+    """Numbers and proper names that must appear exactly in the evidence.
+
+    A capitalised word that merely starts a sentence ("Put the token ...") is not taken
+    for a name unless the next word is capitalised too ("Matt Damon") or it is an acronym.
+    """
     found = [m.group(0) for m in _NUMBER.finditer(normalize_text(text))]
     for m in _NAME.finditer(text):
-        word = normalize_text(m.group(0)).strip("'’-")
-        if word and word not in STOP and len(word) > 1:
-            found.append(word)
+        raw = m.group(0)
+        word = normalize_text(raw).strip("'’-")
+        if not word or word in STOP or len(word) <= 1:
+            continue
+        if _SENT_START.search(text[: m.start()]) and raw[1:].islower():
+            rest = text[m.end() :].lstrip()
+            if not rest[:1].isupper():
+                continue
+        found.append(word)
     return found
 
 

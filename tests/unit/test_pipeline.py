@@ -131,3 +131,15 @@ def test_same_question_same_decision(parts) -> None:  # type: ignore[no-untyped-
     a = p.handle(Incoming(ConversationKey("t", "a"), "u", "Which port does the Telegram webhook listen on?"))
     b = p.handle(Incoming(ConversationKey("t", "b"), "u", "Which port does the Telegram webhook listen on?"))
     assert a.decision_key() == b.decision_key()
+
+
+def test_unexpected_crash_is_a_recorded_refusal(parts) -> None:  # type: ignore[no-untyped-def]
+    p, _, store, index = parts
+
+    def boom(*_a: object) -> str:
+        raise KeyError("broken state")
+
+    p._run = boom  # type: ignore[method-assign]
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert d.refused and "KeyError" in d.explanation and d.turn_id == 1
+    assert store.turns[0][2] is d

@@ -35,6 +35,7 @@ from adapters.slack_blocks import (
     SlackMessage,
     failure_message,
     render_decision,
+    review_text,
     stats_text,
 )
 from core.messages import ConversationKey, Incoming
@@ -45,6 +46,7 @@ log = logging.getLogger("groundbot.slack")
 PLATFORM = "slack"
 REINGEST_COMMAND = "/groundbot-reingest"
 STATS_COMMAND = "/groundbot-stats"
+REVIEW_COMMAND = "/groundbot-review"
 WORKING_REACTION = "eyes"
 DEFAULT_REFUSAL = "I can't answer that from the knowledge base I have."
 INTERNAL_ERROR = "groundbot hit an internal error while answering; the error has been logged for the admins."
@@ -148,6 +150,7 @@ class SlackAdapter:
         app.action(FEEDBACK_DOWN)(self._on_feedback)
         app.command(REINGEST_COMMAND)(self._on_reingest)
         app.command(STATS_COMMAND)(self._on_stats)
+        app.command(REVIEW_COMMAND)(self._on_review)
 
     def socket_mode(self, app_token: str) -> SocketModeHandler:
         """A Socket Mode handler; `.start()` blocks, `.connect()`/`.close()` for embedding."""
@@ -289,13 +292,25 @@ class SlackAdapter:
         report.finish(f"Re-ingest of {where} done: {summary.line()}")
 
     def _on_stats(self, ack: Callable[..., Any], command: dict[str, Any], respond: Callable[..., Any]) -> None:
+        self._admin_report(ack, command, respond, lambda user: stats_text(self.backend.admin_stats(PLATFORM, user)))
+
+    def _on_review(self, ack: Callable[..., Any], command: dict[str, Any], respond: Callable[..., Any]) -> None:
+        self._admin_report(ack, command, respond,
+                           lambda user: review_text(self.backend.admin_review_queue(PLATFORM, user)))
+
+    def _admin_report(self, ack: Callable[..., Any], command: dict[str, Any], respond: Callable[..., Any],
+                      build: Callable[[str], str]) -> None:
+        """Ack first (stats read the whole transcript table), then answer privately via response_url."""
         if self._refuse_non_admin(ack, command):
             return
-        ack()  # stats read the whole transcript table; answer through response_url, not the ack
+        ack()
         try:
-            text = stats_text(self.backend.admin_stats(PLATFORM, str(command.get("user_id"))))
+            text = build(str(command.get("user_id")))
         except PermissionError:
-            text = "Sorry, only groundbot admins can see stats."
+            text = f"Sorry, only groundbot admins can use {command.get('command')}."
+        except Exception as exc:
+            log.exception("%s failed", command.get("command"))
+            text = f"{command.get('command')} failed: {type(exc).__name__}"
         respond(text=text, response_type="ephemeral")
 
 

@@ -7,13 +7,12 @@ tested without a network: every function here is pure and returns plain dicts.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.messages import Decision, Source
-from core.render import split_message
+from core.render import display_answer, split_message
 
 # Slack's published limits (Block Kit reference).
 SECTION_TEXT_LIMIT = 3000
@@ -27,9 +26,6 @@ FEEDBACK_DOWN = "groundbot_feedback_down"
 SUGGESTIONS_BLOCK = "groundbot_suggestions"
 FEEDBACK_BLOCK = "groundbot_feedback"
 
-_CITATION = re.compile(r"\[C(\d+)\]")
-
-
 @dataclass(frozen=True)
 class SlackMessage:
     """One chat.postMessage worth of content: fallback text plus blocks."""
@@ -41,11 +37,6 @@ class SlackMessage:
 def escape(text: str) -> str:
     """Escape the three characters Slack treats as markup in message text."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def cite(text: str) -> str:
-    """Show the pipeline's [C3] markers as [3], matching the numbered source list."""
-    return _CITATION.sub(r"[\1]", text)
 
 
 def fit(text: str, limit: int = SECTION_TEXT_LIMIT) -> list[str]:
@@ -107,7 +98,7 @@ def asked_by(user_id: str, question: str) -> dict[str, Any]:
 
 
 def _answer_blocks(decision: Decision) -> list[dict[str, Any]]:
-    blocks = [section(piece) for piece in fit(cite(decision.answer))]
+    blocks = [section(piece) for piece in fit(display_answer(decision.answer))]
     if decision.status == "WARN":
         blocks.append(context(":warning: Part of this answer could not be fully matched to the sources."))
     if decision.sources:
@@ -145,7 +136,7 @@ def render_decision(decision: Decision, *, picked_by: str = "") -> list[SlackMes
     blocks = _refusal_blocks(decision) if decision.refused else _answer_blocks(decision)
     if picked_by:
         blocks.insert(0, asked_by(picked_by, decision.question))
-    fallback = decision.refusal_message if decision.refused else _CITATION.sub("", decision.answer).strip()
+    fallback = decision.refusal_message if decision.refused else display_answer(decision.answer)
     return chunk_blocks(blocks, fallback)
 
 
@@ -171,3 +162,15 @@ def stats_text(stats: dict[str, Any]) -> str:
             f"{stats.get('refused', 0)} refused (answer rate {stats.get('answer_rate', 0.0):.0%}).")
     body = json.dumps(stats, indent=2, ensure_ascii=False, default=str)
     return truncate(f"{head}\n```{escape(body)}```", SECTION_TEXT_LIMIT)
+
+
+def review_text(items: Sequence[dict[str, Any]]) -> str:
+    """The /groundbot-review reply: answers held for an admin, oldest first."""
+    if not items:
+        return "No answers are waiting for review."
+    rows = [f"*{len(items)} answer(s) waiting for review:*"]
+    for item in items:
+        rows.append(f"• #{item.get('turn_id')} {escape(truncate(str(item.get('question', '')), 200))}")
+        if item.get("draft"):
+            rows.append(f"    draft: {escape(truncate(display_answer(str(item['draft'])), 300))}")
+    return truncate("\n".join(rows), SECTION_TEXT_LIMIT)

@@ -404,20 +404,25 @@ def test_admin_reingest_reports_progress_and_summary(start: Callable[..., Slack]
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_admin_stats_are_shown_to_the_admin_only(start: Callable[..., Slack], mode: str) -> None:
+def test_admin_stats_and_review_queue_are_shown_to_the_admin_only(start: Callable[..., Slack], mode: str) -> None:
     bot = start(mode)
     bot.mention("How do I renew a book?", ts="1718.000100")
     bot.replies(1)
-    bot.command("/groundbot-stats")
-    (resp,) = bot.api.wait_for("respond")
-    assert resp.args["response_type"] == "ephemeral" and "1 turns, 1 answered" in resp.args["text"]
+    assert bot.command("/groundbot-stats") == {}  # a bare ack; the numbers follow privately
+    (stats,) = bot.api.wait_for("respond")
+    assert stats.args["response_type"] == "ephemeral" and "1 turns, 1 answered" in stats.args["text"]
+    assert '"refusal_rate": 0.0' in stats.args["text"]
+    bot.command("/groundbot-review")
+    review = bot.api.wait_for("respond", 2)[1]
+    assert review.args == {"text": "No answers are waiting for review.", "response_type": "ephemeral"}
+    assert len(bot.api.requests("chat.postMessage")) == 1  # nothing in the channel
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_non_admin_commands_are_refused_and_nothing_runs(start: Callable[..., Slack], mode: str) -> None:
     bot = start(mode)
     version = bot.app.index.version()
-    for command in ("/groundbot-reingest", "/groundbot-stats"):
+    for command in ("/groundbot-reingest", "/groundbot-stats", "/groundbot-review"):
         ack = bot.command(command, "/etc", user=USER)
         assert "only groundbot admins" in ack["text"] and command in ack["text"]
         assert ack.get("response_type", "ephemeral") == "ephemeral"

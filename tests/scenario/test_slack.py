@@ -27,13 +27,23 @@ import pytest
 import yaml
 
 from adapters.slack import SlackAdapter, SlackHTTPServer, question_text
-from adapters.slack_blocks import FEEDBACK_DOWN, FEEDBACK_UP, SECTION_TEXT_LIMIT
+from adapters.slack_blocks import (
+    FEEDBACK_DOWN,
+    FEEDBACK_UP,
+    MAX_BLOCKS,
+    SECTION_TEXT_LIMIT,
+    chunk_blocks,
+    fit,
+    render_decision,
+    section,
+    source_line,
+)
 from bot.app import App, build_app
 from bot.cli import main as cli_main
 from bot.config import load_config
 from bot.run_slack import build_adapter, slack_secrets
 from core import reasons
-from core.messages import Generation
+from core.messages import Decision, Generation, Source, Suggestion
 from tests.scenario.slack_standin import BOT_USER, TEAM, Call, SlackStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -449,6 +459,10 @@ def test_wrongly_signed_requests_get_401(start: Callable[..., Slack]) -> None:
     # the same body, rightly signed, is accepted
     assert bot.post(body, "application/json", sign(body))[0] == 200
     assert bot.replies(1)
+    # Slack's URL check when the request URL is set in the app settings
+    challenge = json.dumps({"type": "url_verification", "token": "legacy", "challenge": "c-123"})
+    status, text, _ = bot.post(challenge, "application/json", sign(challenge))
+    assert status == 200 and "c-123" in text
 
 
 @pytest.mark.parametrize("mode", ["socket"])
@@ -564,3 +578,43 @@ api_base_url = "{standin.api_url}"
     finally:
         stop_socket(handler, standin)
         adapter.close()
+
+
+# -- Block Kit limits (pure rendering) --------------------------------------------------------
+def _decision(**fields: Any) -> Decision:
+    base: dict[str, Any] = dict(
+        question="q", normalized_question="q", retrieval_query="q", answer="", refused=False, refusal_reason="",
+        refusal_message="", explanation="", status="PASS", state="replied", reasons=[], checks_passed=[],
+        checks_failed=[], scores={}, llm_called=False, sources=[], suggestions=[], uncovered_claims=[],
+        latency_ms={}, index_version="v", config_hash="h", language="en", turn_id=7)
+    return Decision(**{**base, **fields})
+
+
+def test_markup_is_escaped_and_sections_fit_after_escaping() -> None:
+    pieces = fit("a & b " * 1500)
+    assert len(pieces) > 1 and all(len(p) <= SECTION_TEXT_LIMIT for p in pieces)
+    assert all("&amp;" in p and " & " not in p for p in pieces)
+    assert fit("<!channel> <@U1> <https://x|y>") == ["&lt;!channel&gt; &lt;@U1&gt; &lt;https://x|y&gt;"]
+
+
+def test_source_links_and_suggestion_buttons_stay_within_slack_limits() -> None:
+    src = Source(2, "doc", "c", "A|B > C", "", "/x", "https://example.org/a?b=1&c=2", 0.9)
+    assert source_line(src) == "2. <https://example.org/a?b=1&amp;c=2|A¦B &gt; C>"
+    assert source_line(replace(src, url="")) == "2. A|B &gt; C (`doc`)"
+    long_text = "Which of the many documents explains the " + "very " * 30 + "long question?"
+    refusal = _decision(refused=True, refusal_reason="LOW_CONFIDENCE", refusal_message="No.", explanation="why",
+                        suggestions=[Suggestion(41, long_text), Suggestion(0, "not stored")])
+    (msg,) = render_decision(refusal)
+    (btn,) = [e for b in msg.blocks if b["type"] == "actions" for e in b["elements"]]
+    assert btn["value"] == "41" and len(btn["text"]["text"]) <= 75 and btn["text"]["text"].endswith("…")
+
+
+def test_more_than_fifty_blocks_spread_over_messages() -> None:
+    blocks = [section(f"part {i}") for i in range(2 * MAX_BLOCKS + 3)]
+    messages = chunk_blocks(blocks, "fallback")
+    assert [len(m.blocks) for m in messages] == [MAX_BLOCKS, MAX_BLOCKS, 3]
+    assert messages[0].text == "fallback" and [b for m in messages for b in m.blocks] == blocks
+    huge = _decision(answer="\n\n".join("x" * 2900 for _ in range(60)) + " [C1]")
+    parts = render_decision(huge)
+    assert len(parts) == 2 and parts[-1].blocks[-1]["block_id"] == "groundbot_feedback"
+    assert all(len(m.blocks) <= MAX_BLOCKS for m in parts)

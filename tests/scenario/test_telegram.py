@@ -27,6 +27,7 @@ from bot.cli import main as cli_main
 from bot.config import TelegramSettings
 from bot.run_telegram import build_bot, webhook_options
 from core import reasons
+from core.render import display_answer
 from tests.scenario.telegram_standin import Call, TelegramStandIn
 
 TOKEN_ENV = "GROUNDBOT_TELEGRAM_TOKEN"
@@ -88,7 +89,7 @@ async def test_answer_with_sources_typing_and_feedback(tg_app: Callable[..., App
         standin.send_text(ANSWERED, chat_id=501, user_id=777)
         [reply] = await standin.wait_sent(1)
         assert reply.params["chat_id"] == 501
-        assert reply.params["text"].startswith(app.store.turns()[0].answer)
+        assert reply.params["text"].startswith(display_answer(app.store.turns()[0].answer))
         assert "\n\nSources:\n[1] " in reply.params["text"]
         assert "parse_mode" not in reply.params  # plain text: nothing to escape, nothing to break
         typing = standin.of("sendChatAction")
@@ -350,7 +351,7 @@ async def test_one_chat_is_answered_in_order_while_others_proceed(tg_app: Callab
     replies = standin.sent(508)
     turns = [t for t in app.store.turns() if t.chat_id == "508"]
     for reply, turn in zip(replies, turns, strict=True):
-        assert reply.params["text"].startswith(turn.answer if not turn.refused else app.config.core.refusal.messages["en"])
+        assert reply.params["text"].startswith(display_answer(turn.answer) if not turn.refused else app.config.core.refusal.messages["en"])
 
 
 def test_groundbot_telegram_command_polls_answers_and_stops(tmp_path: Path, docs_index: Path,

@@ -37,7 +37,7 @@ from bench.harness import (
     temp_app,
 )
 from bench.replay_server import ReplayServer
-from bench.report import breakdown, print_suite, write_markdown
+from bench.report import breakdown, print_suite, provenance, write_markdown
 from bot.app import App
 from bot.config import Config, load_config
 
@@ -374,6 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     config = base_config(args.config)
+    code = provenance(ROOT)  # taken before the run: others may commit while it runs
+    print(code, flush=True)
     chosen = None if args.limit == ALL else args.limit
     limits = {s: (DEFAULT_LIMITS[s] if args.limit is None else chosen) for s in SUITES}
     if args.dump:
@@ -416,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     md = args.out.with_suffix(".md")
-    write_markdown(md, results, config, args, total)
+    write_markdown(md, results, config, args, total, code)
     print(f"wrote {args.out} and {md}" + (f" and {args.dump}" if args.dump else "") + f"; total {total:.0f}s")
     return 0
 

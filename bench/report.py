@@ -84,7 +84,8 @@ def provenance(root: Path) -> str:
     return f"code: commit {head}" + (f" plus uncommitted changes in {', '.join(changed)}" if changed else " (clean)")
 
 
-def markdown(results: Sequence[SuiteResult], config: Config, args: argparse.Namespace, total: float) -> str:
+def markdown(results: Sequence[SuiteResult], config: Config, args: argparse.Namespace, total: float,
+             code: str = "") -> str:
     ran = [r for r in results if not r.skipped]
     cols = [m for m in METRICS if any(m in r.metrics for r in ran)]
     cmd = " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv and sys.argv[0].endswith("grounding.py") else ""
@@ -93,7 +94,7 @@ def markdown(results: Sequence[SuiteResult], config: Config, args: argparse.Name
         "",
         f"`{' '.join(['python -m bench.grounding', cmd]).strip()}` — {dt.date.today().isoformat()}, "
         f"total {total:.0f}s; config `{_rel(config.source_path) or 'built-in defaults'}`, "
-        f"split `{args.split}`, seed {args.seed}; {provenance(Path(__file__).resolve().parents[1])}.",
+        f"split `{args.split}`, seed {args.seed}; {code or provenance(Path(__file__).resolve().parents[1])}.",
         "",
         "| suite | " + " | ".join(cols) + " | seconds |",
         "|---|" + "---:|" * (len(cols) + 1),
@@ -118,6 +119,6 @@ def markdown(results: Sequence[SuiteResult], config: Config, args: argparse.Name
 
 
 def write_markdown(path: Path, results: Sequence[SuiteResult], config: Config, args: argparse.Namespace,
-                   total: float) -> None:
+                   total: float, code: str = "") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(markdown(results, config, args, total), encoding="utf-8")
+    path.write_text(markdown(results, config, args, total, code), encoding="utf-8")

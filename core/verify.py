@@ -14,7 +14,8 @@ from core import reasons
 from core.claim_features import Sentence, claim_evidence, make_sentence
 from core.claim_model import ClaimModel, default_model
 from core.claims import Claim, split_claims, split_sentences
-from core.lexicon import STOP
+from core.compare import check_comparison
+from core.lexicon import STOP, content_terms
 from core.messages import Hit, Verification
 from core.normalize import normalize_text
 from core.settings import VerifySettings
@@ -89,6 +90,21 @@ def check_claim(
     )
 
 
+def _apply_comparison(question: str, claims: Sequence[Claim], checks: list[ClaimCheck], hits: Sequence[Hit],
+                      cited: Sequence[int]) -> None:
+    """A claim that picks the option the evidence dates contradict is not covered."""
+    sentences = [s.text for s in evidence_sentences(hits, cited)]
+    verdict = check_comparison(question, " ".join(c.text for c in claims), sentences)
+    if verdict is None or verdict.agrees:
+        return
+    picked = set(content_terms(verdict.picked))
+    note = f"evidence dates {verdict.options[0]} {verdict.years[0]}, {verdict.options[1]} {verdict.years[1]}"
+    for check in checks:
+        if picked and len(picked & set(content_terms(check.claim))) / len(picked) >= 0.5:
+            check.supported = False
+            check.missing_critical.append(note)
+
+
 def verify_answer(
     answer: str,
     question: str,
@@ -123,6 +139,7 @@ def verify_answer(
     fallback = valid_cites or list(range(1, len(hits) + 1))
     model = default_model()
     checks = [check_claim(c, list(c.citations) or fallback, question, hits, cfg, model) for c in claims]
+    _apply_comparison(question, claims, checks, hits, valid_cites or list(range(1, len(hits) + 1)))
     supported = [c for c in checks if c.supported]
     uncovered = [c for c in checks if not c.supported]
     result.supported_claims = len(supported)

@@ -51,7 +51,7 @@ def make_sentence(chunk: int, text: str) -> Sentence:
                     bool(NEGATIONS.intersection(toks)))
 
 
-def _present(token: str, tokens: set[str]) -> bool:
+def present(token: str, tokens: set[str]) -> bool:
     """A number or name is present as a whole token, or as all of its hyphenated parts (KMJ-TV)."""
     t = fold(token)
     if t in tokens:
@@ -110,7 +110,7 @@ def claim_evidence(claim: str, question: str, sentences: Sequence[Sentence], sho
     qnorm = normalize_text(question)
     asked = {fold(t) for t in words(qnorm)} | set(_NUMBER.findall(qnorm))
     # names and numbers the question itself brings are its premise; the ones the claim adds must be in evidence
-    missing = [t for t in critical if not _present(t, all_tokens) and not _present(t, asked)]
+    missing = [t for t in critical if not present(t, all_tokens) and not present(t, asked)]
     feats = {
         "sup1": sup1,
         "sup2": sup2,

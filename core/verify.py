@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core import reasons
-from core.claim_features import Sentence, claim_evidence, make_sentence
+from core.claim_features import Sentence, claim_evidence, make_sentence, present
 from core.claim_model import ClaimModel, default_model
 from core.claims import Claim, split_claims, split_sentences
 from core.compare import check_comparison
@@ -70,6 +70,22 @@ def evidence_sentences(hits: Sequence[Hit], numbers: Sequence[int]) -> list[Sent
     return out
 
 
+_POLARITY = re.compile(r"^(yes|no|بله|آری|خیر|نه)[.!]?$", re.IGNORECASE)
+
+
+def _check_polarity(claim: Claim, citations: Sequence[int], question: str, sentences: Sequence[Sentence]) -> ClaimCheck:
+    """A bare "yes"/"no" has no words of its own to support: it is checked together with its
+    question, whose names must all be in the evidence and whose terms must mostly be there."""
+    ev = claim_evidence(question, question, sentences, 0, [])
+    tokens: set[str] = set().union(*(s.tokens for s in sentences)) if sentences else set()
+    missing = [t for t in critical_tokens(question) if not present(t, tokens)]
+    coverage = ev.features["qcov"]
+    ok = bool(sentences) and not missing and coverage >= 0.5
+    return ClaimCheck(claim.text, list(citations), round(coverage, 4), [sentences[i].text for i in ev.window],
+                      sorted({sentences[i].chunk for i in ev.window}), missing, ok,
+                      {k: round(v, 4) for k, v in ev.features.items()})
+
+
 def check_claim(
     claim: Claim,
     citations: Sequence[int],
@@ -80,6 +96,8 @@ def check_claim(
 ) -> ClaimCheck:
     """Map one claim to its best evidence window and score how well it is supported."""
     sentences = evidence_sentences(hits, citations)
+    if _POLARITY.match(claim.text.strip()):
+        return _check_polarity(claim, citations, question, sentences)
     ev = claim_evidence(claim.text, question, sentences, cfg.short_answer_words, critical_tokens(claim.text))
     prob = (model or default_model()).probability(ev.features) if sentences else 0.0
     ok = bool(sentences) and prob >= cfg.min_claim_support and not ev.missing

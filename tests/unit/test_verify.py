@@ -84,3 +84,12 @@ def test_empty_answer_refused() -> None:
 
 def test_critical_tokens_numbers_and_names() -> None:
     assert critical_tokens("In 1998 Alice Smith moved to Paris.") == ["1998", "alice", "smith", "paris"]
+
+
+def test_bare_yes_no_checked_with_its_question() -> None:
+    cfg = replace(CFG, require_citations=False)
+    ev = [hit("Dicksonia is a genus of tree ferns. Hardenbergia is a genus of vines from Australia.")]
+    q = "Are Dicksonia and Hardenbergia in the same genus?"
+    assert verify_answer("no", q, ev, cfg).status != "REFUSE"
+    v = verify_answer("Yes.", "Are Dicksonia and Quoridor both genera?", ev, cfg)
+    assert v.status == "REFUSE" and v.claim_map[0]["missing"] == ["quoridor"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         "ingest_seconds": round(ingest_s, 1),
         "verify_five_claims_ms": verify,
         "targets": {"turn_p50_ms": 50, "turn_p95_ms": 150, "ingest_ratio": 0.8, "verify_ms": 20},
-        "machine": {"cpus": __import__("os").cpu_count(), "python": sys.version.split()[0]},
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -18,11 +18,12 @@ from pathlib import Path
 import numpy as np
 
 from bench.datasets import HALUEVAL_FILE, TEST_EVERY
-from core.claim_features import FEATURES, claim_evidence, make_sentence
+from core.claim_features import FEATURES, claim_evidence
 from core.claim_model import MODEL_PATH, ClaimModel
-from core.claims import split_claims, split_sentences
+from core.claims import split_claims
+from core.messages import Hit
 from core.settings import VerifySettings
-from core.verify import critical_tokens
+from core.verify import critical_tokens, evidence_sentences
 
 
 def restate(question: str, answer: str) -> str:
@@ -31,7 +32,7 @@ def restate(question: str, answer: str) -> str:
 
 
 def answer_features(answer: str, question: str, knowledge: str, short_words: int) -> list[list[float]]:
-    sentences = [make_sentence(1, s) for s in split_sentences(knowledge)]
+    sentences = evidence_sentences([Hit("k", "k", "", "", "", knowledge, 1.0)], [1])  # as the verifier sees it
     rows = []
     for claim in split_claims(answer):
         ev = claim_evidence(claim.text, question, sentences, short_words, critical_tokens(claim.text))

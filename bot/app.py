@@ -42,6 +42,12 @@ class App:
         with self._ingest_lock:
             return ingest(chosen, self.index, self.embedder, self.config.chunking, progress)
 
+    def ensure_ingested(self, progress: Progress | None = None) -> IngestSummary | None:
+        """Ingest the configured KB when the index is empty (first run); else do nothing."""
+        if self.index.count() > 0:
+            return None
+        return self.ingest(progress=progress)
+
     # -- admin commands (every platform goes through these) -------------------------
     def require_admin(self, platform: str, user_id: str) -> None:
         if not self.config.is_admin(platform, user_id):

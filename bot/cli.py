@@ -77,9 +77,9 @@ def cmd_chat(cfg: Config, args: argparse.Namespace) -> int:
     from bot.app import build_app
 
     app = build_app(cfg)
-    if app.index.count() == 0:
-        print("The knowledge base is empty; ingesting", ", ".join(cfg.kb_paths), "...", file=sys.stderr)
-        print(app.ingest(progress=_progress_bar()).line(), file=sys.stderr)
+    summary = app.ensure_ingested(progress=_progress_bar())
+    if summary is not None:
+        print("The knowledge base was empty; ingested", ", ".join(cfg.kb_paths) + ":", summary.line(), file=sys.stderr)
     ConsoleChat(app, user_id=args.user, session=args.session).run()
     return 0
 

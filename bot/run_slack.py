@@ -69,9 +69,9 @@ def cmd_slack(cfg: Config, args: argparse.Namespace) -> int:
     from bot.app import build_app
 
     app = build_app(cfg)
-    if app.index.count() == 0:
-        print("The knowledge base is empty; ingesting", ", ".join(cfg.kb_paths), "...", file=sys.stderr)
-        print(app.ingest().line(), file=sys.stderr)
+    summary = app.ensure_ingested()
+    if summary is not None:
+        print("The knowledge base was empty; ingested", ", ".join(cfg.kb_paths) + ":", summary.line(), file=sys.stderr)
     try:
         adapter = build_adapter(cfg, app, secrets)
     except Exception as exc:  # bad token, unreachable API: say so instead of a traceback

@@ -57,9 +57,9 @@ def cmd_telegram(cfg: Config, args: argparse.Namespace) -> int:
     from bot.app import build_app
 
     app = build_app(cfg)
-    if app.index.count() == 0:
-        print("The knowledge base is empty; ingesting", ", ".join(cfg.kb_paths), "...", file=sys.stderr)
-        print(app.ingest().line(), file=sys.stderr)
+    summary = app.ensure_ingested()
+    if summary is not None:
+        print("The knowledge base was empty; ingested", ", ".join(cfg.kb_paths) + ":", summary.line(), file=sys.stderr)
     bot = build_bot(cfg, app)
     mode = f"webhook on {webhook.listen}:{webhook.port}/{webhook.url_path}" if webhook else "long polling"
 

@@ -53,24 +53,23 @@ def split_message(text: str, limit: int) -> list[str]:
         return [text]
     pieces: list[str] = []
     buf = ""
-    for sep_level in ("\n\n",):
-        for para in text.split(sep_level):
-            candidate = f"{buf}{sep_level}{para}" if buf else para
-            if len(candidate) <= limit:
-                buf = candidate
-                continue
-            if buf:
-                pieces.append(buf)
-                buf = ""
-            while len(para) > limit:
-                cut = para.rfind("\n", 0, limit)
-                if cut <= 0:
-                    cut = para.rfind(" ", 0, limit)
-                if cut <= 0:
-                    cut = limit
-                pieces.append(para[:cut].rstrip())
-                para = para[cut:].lstrip()
-            buf = para
+    for para in text.split("\n\n"):
+        candidate = f"{buf}\n\n{para}" if buf else para
+        if len(candidate) <= limit:
+            buf = candidate
+            continue
+        if buf:
+            pieces.append(buf)
+            buf = ""
+        while len(para) > limit:
+            cut = para.rfind("\n", 0, limit)
+            if cut <= 0:
+                cut = para.rfind(" ", 0, limit)
+            if cut <= 0:
+                cut = limit
+            pieces.append(para[:cut].rstrip())
+            para = para[cut:].lstrip()
+        buf = para
     if buf:
         pieces.append(buf)
     return pieces

@@ -146,20 +146,15 @@ class LanceChunkIndex:
             rank = -1
             for row in rows:
                 key = (row["doc_id"], int(row["position"]))
+                sim = float(np.dot(np.asarray(row["vector"], dtype=np.float32), qv))
+                entry = fused.setdefault(key, {"row": row, "sim": sim, "fused": 0.0, "kw": None})
+                entry["sim"] = max(entry["sim"], sim)
+                if row["kind"] == "faq_qa":  # an FAQ shows its question + answer row
+                    entry["row"] = row
                 if key in seen:  # an FAQ's question row and answer row count once per ranking
-                    sim = float(np.dot(np.asarray(row["vector"], dtype=np.float32), qv))
-                    fused[key]["sim"] = max(fused[key]["sim"], sim)
-                    if row["kind"] == "faq_qa":
-                        fused[key]["row"] = row
                     continue
                 seen.add(key)
                 rank += 1
-                sim = float(np.dot(np.asarray(row["vector"], dtype=np.float32), qv))
-                entry = fused.setdefault(key, {"row": row, "sim": sim, "fused": 0.0, "kw": None})
-                if sim > entry["sim"]:
-                    entry["sim"] = sim
-                if row["kind"] == "faq_qa" or entry["row"]["kind"] == "faq":
-                    entry["row"] = row if row["kind"] == "faq_qa" else entry["row"]
                 entry["fused"] += 1.0 / (self.rrf_k + rank + 1)
                 if source_rank == "f" and entry["kw"] is None:
                     entry["kw"] = rank + 1

@@ -48,7 +48,8 @@ def load_markdown(path: Path, doc_id: str) -> Document:
     def flush() -> None:
         body = "\n".join(buf).strip()
         if body:
-            sections.append(Section(" > ".join(stack[1:] if title and stack and stack[0] == title else stack), body))
+            levels = stack[1:] if title and stack and stack[0] == title else stack
+            sections.append(Section(" > ".join(p for p in levels if p), body))
         buf.clear()
 
     for line in text.splitlines():
@@ -64,12 +65,9 @@ def load_markdown(path: Path, doc_id: str) -> Document:
             while len(stack) < level - 1:
                 stack.append("")
             stack.append(heading)
-            stack[:] = [s for s in stack]
             continue
         buf.append(line)
     flush()
-    for s in sections:
-        s.heading = " > ".join(p for p in s.heading.split(" > ") if p)
     return Document(doc_id, str(path.resolve()), title or path.stem.replace("-", " ").replace("_", " "), sections=sections)
 
 

@@ -52,6 +52,12 @@ def docs_index(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Path:
 
 
 @pytest.fixture
+def base_config() -> Config:
+    """The shipped config.toml with no secrets, to derive test configs from."""
+    return load_config(ROOT / "config.toml", environ={})
+
+
+@pytest.fixture
 def make_app(tmp_path: Path, embedder: Any, docs_index: Path) -> Callable[..., App]:
     """Build a real App in a fresh data dir holding a copy of the bundled-docs index.
 

@@ -36,10 +36,10 @@ def test_reingest_admin_only(make_app: Callable[..., Any]) -> None:
     assert "only admins can re-ingest" in denied and "only admins can see stats" in denied
 
 
-def test_warn_answers_held_for_review_when_configured(make_app: Callable[..., Any]) -> None:
+def test_warn_answers_held_for_review_when_configured(make_app: Callable[..., Any], base_config: Any) -> None:
     from dataclasses import replace
 
-    base = make_app().config
+    base = base_config
     cfg = replace(base, core=replace(base.core, verify=replace(base.core.verify, hold_warn_for_review=True,
                                                                 min_citation_density=1.0)))
     app = make_app(config=cfg)

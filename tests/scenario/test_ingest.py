@@ -146,3 +146,10 @@ def test_killed_ingest_leaves_previous_index_searchable(make_app: Callable[..., 
     assert fresh.index.version() == version and fresh.index.count() == count
     d = fresh.ask(Incoming(ConversationKey("t", "k"), "u", "How do I re-ingest documents?"))
     assert not d.refused and d.sources
+
+
+def test_first_run_ingests_the_configured_kb_once(make_app: Callable[..., Any]) -> None:
+    app = make_app(empty=True, kb_paths=(str(ROOT / "docs"),))
+    first = app.ensure_ingested()
+    assert first is not None and first.added and app.index.count() > 0
+    assert app.ensure_ingested() is None  # a filled index is left alone

@@ -23,9 +23,9 @@ def llm() -> Iterator[OpenAIStandIn]:
 
 
 @pytest.fixture
-def openai_app(make_app: Callable[..., Any], llm: OpenAIStandIn) -> Callable[..., Any]:
+def openai_app(make_app: Callable[..., Any], llm: OpenAIStandIn, base_config: Any) -> Callable[..., Any]:
     def factory(**openai_fields: Any) -> Any:
-        base = make_app().config
+        base = base_config
         cfg = replace(base, generator="openai",
                       openai=replace(base.openai, base_url=llm.base_url, **{"timeout_s": 2.0, **openai_fields}))
         return make_app(config=cfg)
@@ -102,11 +102,11 @@ def test_timeout_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> 
     assert d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.explanation
 
 
-def test_unreachable_server_refused(make_app: Callable[..., Any]) -> None:
+def test_unreachable_server_refused(make_app: Callable[..., Any], base_config: Any) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    base = make_app().config
+    base = base_config
     cfg = replace(base, generator="openai",
                   openai=replace(base.openai, base_url=f"http://127.0.0.1:{port}/v1", timeout_s=1.0, max_retries=0))
     d = make_app(config=cfg).ask(Incoming(ConversationKey("t", "x"), "u", Q))

@@ -109,19 +109,20 @@ class SquadArticle:
     title: str
     paragraphs: list[str] = field(default_factory=list)
     questions: list[SquadQuestion] = field(default_factory=list)
+    kb_parity: int = 0  # 0: even-indexed articles are the KB (reported); 1: odd ones (for tuning)
 
     @property
     def ingested(self) -> bool:
-        """Articles with an even index form the knowledge base; odd ones stay outside it."""
-        return self.index % 2 == 0
+        """Articles whose index has the KB parity form the knowledge base; the others stay outside it."""
+        return self.index % 2 == self.kb_parity
 
 
-def load_squad(path: Path) -> list[SquadArticle]:
-    """Articles of a SQuAD 2.0 JSON file (official shape)."""
+def load_squad(path: Path, kb_parity: int = 0) -> list[SquadArticle]:
+    """Articles of a SQuAD 2.0 JSON file (official shape); `kb_parity` picks which half is the KB."""
     data = json.loads(path.read_text(encoding="utf-8"))
     out: list[SquadArticle] = []
     for a_idx, art in enumerate(data["data"]):
-        article = SquadArticle(a_idx, str(art.get("title", f"article {a_idx}")).replace("_", " "))
+        article = SquadArticle(a_idx, str(art.get("title", f"article {a_idx}")).replace("_", " "), kb_parity=kb_parity)
         for p_idx, para in enumerate(art["paragraphs"]):
             article.paragraphs.append(para["context"])
             for qa in para["qas"]:

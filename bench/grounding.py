@@ -133,7 +133,7 @@ def run_halueval(path: Path, config: Config, *, embedder: Any = None, limit: int
     result.notes += [
         REPLAY_NOTE,
         f"records {span.start}:{span.stop} ({len(in_range)} in the KB), split={split} "
-        f"(test = index % {ds.TEST_EVERY} == 0), {len(asked)} questions asked per pass, in file order",
+        f"(test = index %% {ds.TEST_EVERY} == 0), {len(asked)} questions asked per pass, in file order",
     ]
     with ReplayServer({r.question: {"right": r.right_answer, "hallucinated": r.hallucinated_answer}
                        for r in asked}) as server:
@@ -190,8 +190,12 @@ def _squad_kb(app: App, articles: Sequence[ds.SquadArticle], result: SuiteResult
     doc_ids = ds.write_squad_kb(articles, kb)
     _ingest(app, kb, result)
     titles = ", ".join(a.title for a in articles if a.ingested)
-    result.notes.append(f"KB = the {sum(a.ingested for a in articles)} articles with an even index: {titles}")
+    result.notes.append(f"KB = the {sum(a.ingested for a in articles)} articles with an {_parity(articles)} index: {titles}")
     return doc_ids
+
+
+def _parity(articles: Sequence[ds.SquadArticle]) -> str:
+    return "odd" if articles and articles[0].kb_parity else "even"
 
 
 def _recall(p: PassResult) -> dict[str, float]:
@@ -203,14 +207,14 @@ def _recall(p: PassResult) -> dict[str, float]:
 
 
 def run_squad_extractive(path: Path, config: Config, *, embedder: Any = None, limit: int | None = None,
-                         seed: int = 0, dump: Dump | None = None) -> SuiteResult:
+                         seed: int = 0, dump: Dump | None = None, kb_parity: int = 0) -> SuiteResult:
     """SQuAD 2.0 with the extractive generator: answerable, unanswerable and out-of-KB questions."""
     name = "squad_extractive"
     if not path.is_file():
         return _missing(name, path)
     t0 = time.perf_counter()
     result = SuiteResult(name)
-    articles = ds.load_squad(path)
+    articles = ds.load_squad(path, kb_parity)
     groups = _squad_groups(articles, limit, seed)
     result.notes.append(f"generator=extractive; up to {limit or 'all'} questions per group, seeded shuffle (seed {seed})")
     with temp_app(replace(config, generator="extractive"), embedder=embedder, prefix=name) as app:
@@ -233,14 +237,14 @@ def run_squad_extractive(path: Path, config: Config, *, embedder: Any = None, li
 
 
 def run_squad_replay(path: Path, config: Config, *, embedder: Any = None, limit: int | None = None,
-                     seed: int = 0, dump: Dump | None = None) -> SuiteResult:
+                     seed: int = 0, dump: Dump | None = None, kb_parity: int = 0) -> SuiteResult:
     """SQuAD 2.0 gold answers replayed by a local LLM: in-KB must be replied, out-of-KB refused."""
     name = "squad_replay"
     if not path.is_file():
         return _missing(name, path)
     t0 = time.perf_counter()
     result = SuiteResult(name)
-    articles = ds.load_squad(path)
+    articles = ds.load_squad(path, kb_parity)
     groups = _squad_groups(articles, limit, seed)
     given: dict[str, str] = {}
     server = ReplayServer()
@@ -344,7 +348,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="questions per pass for every suite ('all' = no limit; default per suite: "
                         + ", ".join(f"{k}={v or 'all'}" for k, v in DEFAULT_LIMITS.items()) + ")")
     p.add_argument("--split", choices=("all", "dev", "test"), default="test",
-                   help=f"HaluEval records asked: test = index % {ds.TEST_EVERY} == 0, dev = the rest (default test)")
+                   help=f"HaluEval records asked: test = index %% {ds.TEST_EVERY} == 0, dev = the rest; SQuAD KB: "
+                        "even-indexed articles (test, all) or odd ones (dev), the others are out-of-KB (default test)")
     p.add_argument("--records", default=None, metavar="START:END",
                    help="HaluEval record range (file line numbers); its knowledge is the KB (default: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of the SQuAD/ParsiNLU question sampling (default 0)")
@@ -402,10 +407,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                    records=args.records, dump=d)
             elif name == "squad_extractive":
                 res = run_squad_extractive(args.squad, config, embedder=minilm, limit=limits[name], seed=args.seed,
-                                           dump=d)
+                                           dump=d, kb_parity=int(args.split == "dev"))
             elif name == "squad_replay":
                 res = run_squad_replay(args.squad, config, embedder=minilm, limit=limits[name], seed=args.seed,
-                                       dump=d)
+                                       dump=d, kb_parity=int(args.split == "dev"))
             else:
                 res = run_parsinlu(args.parsinlu, config, limit=limits[name], seed=args.seed, dump=d)
             results.append(res)

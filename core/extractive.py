@@ -3,6 +3,11 @@
 An FAQ match returns its stored answer verbatim; otherwise the sentences that
 share the most (idf-weighted) content words with the question are quoted, each
 with its [C#] citation, in the order they appear in the sources.
+
+Quoting is stricter than the gates: an LLM answer is checked claim by claim against
+the evidence, but a quoted sentence is evidence by construction, so the only guard
+against quoting a near miss is how close its chunk is to the question. Chunks below
+`min_quote_similarity` are never quoted.
 """
 
 from __future__ import annotations
@@ -11,10 +16,13 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from core import reasons
 from core.claims import split_sentences
 from core.lexicon import content_terms
 from core.messages import Generation, Hit
 from core.settings import ExtractiveSettings
+
+RELATIVE_FLOOR = 0.4  # a further sentence is quoted only if it scores at least this share of the best one
 
 
 class ExtractiveGenerator:
@@ -31,9 +39,18 @@ class ExtractiveGenerator:
         top = hits[0]
         if top.kind == "faq" and top.faq_answer and top.similarity >= self.cfg.faq_min_similarity:
             return Generation(text=f"{top.faq_answer.strip()} [C1]", llm_called=False, faq=True)
+        best_similarity = max(h.similarity for h in hits)
+        if best_similarity < self.cfg.min_quote_similarity:
+            return Generation(
+                text="", llm_called=False, reason=reasons.LOW_CONFIDENCE,
+                explanation=(f"No source is close enough to quote as an answer (best similarity "
+                             f"{best_similarity:.2f} < {self.cfg.min_quote_similarity:.2f})."),
+            )
         q_terms = set(content_terms(question))
         rows: list[tuple[int, int, str, set[str]]] = []
         for n, hit in enumerate(hits, start=1):
+            if hit.similarity < self.cfg.min_quote_similarity:
+                continue
             body = hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text
             for pos, sent in enumerate(split_sentences(body)):
                 rows.append((n, pos, sent, set(content_terms(sent))))
@@ -59,7 +76,7 @@ class ExtractiveGenerator:
         if not chosen:
             return Generation(text="", llm_called=False)
         best = chosen[0][0]
-        chosen = [r for r in chosen if r[0] >= best * 0.6]
+        chosen = [r for r in chosen if r[0] >= best * RELATIVE_FLOOR]
         chosen.sort(key=lambda r: (r[1], r[2]))
         text = " ".join(f"{sent.rstrip()} [C{n}]" for _, n, _, sent in chosen)
         return Generation(text=text, llm_called=False)

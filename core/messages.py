@@ -92,6 +92,8 @@ class Generation:
     confidence: float | None = None  # generation confidence from logprobs, if any
     error: str = ""  # set when the generator failed (LLM down, timeout)
     faq: bool = False
+    reason: str = ""  # when text is empty: the reason code the generator gives for not answering
+    explanation: str = ""
 
 
 @dataclass

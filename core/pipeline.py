@@ -135,8 +135,8 @@ class Pipeline:
             ctx.explanation = f"{reasons.EXPLANATIONS[reasons.LLM_UNAVAILABLE]} ({gen.error})"
             return False
         if not gen.text.strip():
-            ctx.reason = reasons.INSUFFICIENT_CONTEXT
-            ctx.explanation = "No sentence in the matching sources answers the question."
+            ctx.reason = gen.reason or reasons.INSUFFICIENT_CONTEXT
+            ctx.explanation = gen.explanation or "No sentence in the matching sources answers the question."
             return False
         floor = self.settings.verify.min_generation_confidence
         if gen.confidence is not None and gen.confidence < floor:

@@ -20,8 +20,8 @@ class RetrievalSettings:
 class GateSettings:
     """Thresholds on cosine similarity; they depend on the embedder (see config.toml)."""
 
-    min_top1_similarity: float = 0.45
-    min_mean_confidence: float = 0.35
+    min_top1_similarity: float = 0.35
+    min_mean_confidence: float = 0.25
     mean_top_n: int = 3
     offtopic_floor: float = 0.10
     chunk_floor: float = 0.25
@@ -32,9 +32,10 @@ class GateSettings:
 
 @dataclass(frozen=True)
 class ExtractiveSettings:
-    max_sentences: int = 2
+    max_sentences: int = 3
     faq_min_similarity: float = 0.72
     min_sentence_score: float = 0.15
+    min_quote_similarity: float = 0.45
 
 
 @dataclass(frozen=True)

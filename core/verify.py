@@ -110,13 +110,13 @@ def check_claim(
 
 def _apply_comparison(question: str, claims: Sequence[Claim], checks: list[ClaimCheck], hits: Sequence[Hit],
                       cited: Sequence[int]) -> None:
-    """A claim that picks the option the evidence dates contradict is not covered."""
+    """A claim that picks the option the evidence contradicts (core/compare.py) is not covered."""
     sentences = [s.text for s in evidence_sentences(hits, cited)]
     verdict = check_comparison(question, " ".join(c.text for c in claims), sentences)
     if verdict is None or verdict.agrees:
         return
     picked = set(content_terms(verdict.picked))
-    note = f"evidence dates {verdict.options[0]} {verdict.years[0]}, {verdict.options[1]} {verdict.years[1]}"
+    note = verdict.note
     for check in checks:
         if picked and len(picked & set(content_terms(check.claim))) / len(picked) >= 0.5:
             check.supported = False

@@ -1,3 +1,4 @@
+from core import reasons
 from core.extractive import ExtractiveGenerator
 from core.settings import ExtractiveSettings
 from tests.unit.fakes import hit
@@ -20,3 +21,11 @@ def test_picks_answering_sentence_with_citation() -> None:
 
 def test_nothing_relevant_gives_empty_answer() -> None:
     assert GEN.generate("zebra?", [hit("Slack answers go in threads.", 0.5)]).text == ""
+
+
+def test_never_quotes_a_chunk_below_the_quote_floor() -> None:
+    near_miss = [hit("The webhook listens on port 8443.", 0.40)]
+    g = GEN.generate("Which port does the webhook listen on?", near_miss)
+    assert g.text == "" and g.reason == reasons.LOW_CONFIDENCE and "0.40 < 0.45" in g.explanation
+    mixed = [hit("The webhook listens on port 8443.", 0.40, n=0), hit("Webhook port is set in config.", 0.6, n=1)]
+    assert GEN.generate("Which port does the webhook listen on?", mixed).text == "Webhook port is set in config. [C2]"

@@ -23,7 +23,7 @@ def test_no_hits() -> None:
 def test_order_offtopic_then_top1_then_mean_then_context() -> None:
     assert run_gates("q", [hit(LONG, 0.05)], CFG).reason == reasons.OFF_TOPIC
     assert run_gates("q", [hit(LONG, 0.3)], CFG).reason == reasons.NO_MATCHING_SOURCE
-    low_mean = [hit(LONG, 0.5), hit(LONG, 0.2), hit(LONG, 0.2)]
+    low_mean = [hit(LONG, 0.5), hit(LONG, 0.1), hit(LONG, 0.1)]
     assert run_gates("q", low_mean, CFG).reason == reasons.LOW_CONFIDENCE
     assert run_gates("q", [hit("short text", 0.9)], replace(CFG, mean_top_n=1)).reason == reasons.INSUFFICIENT_CONTEXT
 

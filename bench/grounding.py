@@ -133,7 +133,7 @@ def run_halueval(path: Path, config: Config, *, embedder: Any = None, limit: int
     result.notes += [
         REPLAY_NOTE,
         f"records {span.start}:{span.stop} ({len(in_range)} in the KB), split={split} "
-        f"(test = index %% {ds.TEST_EVERY} == 0), {len(asked)} questions asked per pass, in file order",
+        f"(test = index % {ds.TEST_EVERY} == 0), {len(asked)} questions asked per pass, in file order",
     ]
     with ReplayServer({r.question: {"right": r.right_answer, "hallucinated": r.hallucinated_answer}
                        for r in asked}) as server:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import Config
+from core.extractive import ExtractiveGenerator
 from core.gates import run_gates
 from core.messages import Hit
 from core.normalize import normalize_text
@@ -63,6 +64,9 @@ def decide(item: EvalItem, cfg: Config, generator: Any, min_top1: float, min_sup
     g = run_gates(item.question, item.hits, gates)
     if not g.passed:
         return False
+    if item.answer is None and isinstance(generator, ExtractiveGenerator):
+        # a quote is never checked beyond its chunk's similarity: the swept floor is the quote floor too
+        generator = ExtractiveGenerator(replace(generator.cfg, min_quote_similarity=min_top1))
     text = item.answer if item.answer is not None else generator.generate(item.question, g.kept).text
     if not text.strip():
         return False
@@ -150,9 +154,12 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
         mark = "  <- recommended" if p is best else ""
         print(f"{p.min_top1:9.2f} {p.min_support:11.2f} {p.pass_through:12.3f} {p.false_refusal:13.3f} "
               f"{p.balanced_accuracy:9.3f}{mark}")
-    print(f"\nrecommended: [gates] min_top1_similarity = {best.min_top1}, [verify] min_claim_support = "
+    quoted = isinstance(app.pipeline.generator, ExtractiveGenerator) and any(it.answer is None for it in items)
+    floor = f"{best.min_top1}" + (f" (and [generator] min_quote_similarity = {best.min_top1})" if quoted else "")
+    print(f"\nrecommended: [gates] min_top1_similarity = {floor}, [verify] min_claim_support = "
           f"{best.min_support} (pass-through {best.pass_through:.3f}, false refusals {best.false_refusal:.3f})")
-    current = [p for p in points if abs(p.min_top1 - cfg.core.gates.min_top1_similarity) < 1e-6
+    configured = cfg.core.extractive.min_quote_similarity if quoted else cfg.core.gates.min_top1_similarity
+    current = [p for p in points if abs(p.min_top1 - configured) < 1e-6
                and abs(p.min_support - cfg.core.verify.min_claim_support) < 1e-6]
     if current:
         c = current[0]

@@ -23,6 +23,7 @@ from core.messages import Generation, Hit
 from core.settings import ExtractiveSettings
 
 RELATIVE_FLOOR = 0.4  # a further sentence is quoted only if it scores at least this share of the best one
+RANK_PENALTY = 0.05  # per retrieval rank: of two equally matching sentences, the better-ranked chunk's wins
 
 
 class ExtractiveGenerator:
@@ -68,8 +69,7 @@ class ExtractiveGenerator:
         scored: list[tuple[float, int, int, str]] = []
         for n, pos, sent, terms in rows:
             overlap = sum(idf(t) for t in q_terms & terms) / q_weight
-            prior = hits[n - 1].similarity
-            score = overlap * (0.75 + 0.25 * prior) - 0.02 * (n - 1)
+            score = overlap - RANK_PENALTY * (n - 1)
             scored.append((score, n, pos, sent))
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
         chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]

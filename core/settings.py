@@ -34,7 +34,7 @@ class GateSettings:
 class ExtractiveSettings:
     max_sentences: int = 3
     faq_min_similarity: float = 0.72
-    min_sentence_score: float = 0.15
+    min_sentence_score: float = 0.10
     min_quote_similarity: float = 0.45
 
 

@@ -6,8 +6,8 @@ with its [C#] citation, in the order they appear in the sources.
 
 Quoting is stricter than the gates: an LLM answer is checked claim by claim against
 the evidence, but a quoted sentence is evidence by construction, so the only guard
-against quoting a near miss is how close its chunk is to the question. Chunks below
-`min_quote_similarity` are never quoted.
+against quoting a near miss is how close the sources are to the question. Unless the
+best chunk reaches `min_quote_similarity`, nothing is quoted.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from core.messages import Generation, Hit
 from core.settings import ExtractiveSettings
 
 RELATIVE_FLOOR = 0.4  # a further sentence is quoted only if it scores at least this share of the best one
-RANK_PENALTY = 0.05  # per retrieval rank: of two equally matching sentences, the better-ranked chunk's wins
+RANK_PENALTY = 0.02  # per retrieval rank: of two equally matching sentences, the better-ranked chunk's wins
 
 
 class ExtractiveGenerator:
@@ -50,8 +50,6 @@ class ExtractiveGenerator:
         q_terms = set(content_terms(question))
         rows: list[tuple[int, int, str, set[str]]] = []
         for n, hit in enumerate(hits, start=1):
-            if hit.similarity < self.cfg.min_quote_similarity:
-                continue
             body = hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text
             for pos, sent in enumerate(split_sentences(body)):
                 rows.append((n, pos, sent, set(content_terms(sent))))
@@ -69,7 +67,8 @@ class ExtractiveGenerator:
         scored: list[tuple[float, int, int, str]] = []
         for n, pos, sent, terms in rows:
             overlap = sum(idf(t) for t in q_terms & terms) / q_weight
-            score = overlap - RANK_PENALTY * (n - 1)
+            prior = hits[n - 1].similarity
+            score = overlap * (0.75 + 0.25 * prior) - RANK_PENALTY * (n - 1)
             scored.append((score, n, pos, sent))
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
         chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]

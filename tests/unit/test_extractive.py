@@ -23,9 +23,9 @@ def test_nothing_relevant_gives_empty_answer() -> None:
     assert GEN.generate("zebra?", [hit("Slack answers go in threads.", 0.5)]).text == ""
 
 
-def test_never_quotes_a_chunk_below_the_quote_floor() -> None:
+def test_quotes_only_when_the_best_chunk_reaches_the_quote_floor() -> None:
     near_miss = [hit("The webhook listens on port 8443.", 0.40)]
     g = GEN.generate("Which port does the webhook listen on?", near_miss)
     assert g.text == "" and g.reason == reasons.LOW_CONFIDENCE and "0.40 < 0.45" in g.explanation
-    mixed = [hit("The webhook listens on port 8443.", 0.40, n=0), hit("Webhook port is set in config.", 0.6, n=1)]
-    assert GEN.generate("Which port does the webhook listen on?", mixed).text == "Webhook port is set in config. [C2]"
+    close = [hit("Webhooks are configured in config.toml.", 0.6, n=0), hit("The webhook listens on port 8443.", 0.40, n=1)]
+    assert "port 8443. [C2]" in GEN.generate("Which port does the webhook listen on?", close).text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -108,3 +109,14 @@ def build_app(
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     pipeline = Pipeline(config.core, emb, index, gen, st, **kwargs)
     return App(config=config, pipeline=pipeline, store=st, index=index, embedder=emb)
+
+
+def ready_app(config: Config, progress: Progress | None = None) -> App:
+    """The App every long-running front end starts with: built, and the configured KB ingested
+    on first run (with a notice on stderr, so a new user knows what happened)."""
+    app = build_app(config)
+    summary = app.ensure_ingested(progress=progress)
+    if summary is not None:
+        print("The knowledge base was empty; ingested", ", ".join(config.kb_paths) + ":", summary.line(),
+              file=sys.stderr)
+    return app

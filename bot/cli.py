@@ -74,12 +74,9 @@ def cmd_ask(cfg: Config, args: argparse.Namespace) -> int:
 
 def cmd_chat(cfg: Config, args: argparse.Namespace) -> int:
     from adapters.console import ConsoleChat
-    from bot.app import build_app
+    from bot.app import ready_app
 
-    app = build_app(cfg)
-    summary = app.ensure_ingested(progress=_progress_bar())
-    if summary is not None:
-        print("The knowledge base was empty; ingested", ", ".join(cfg.kb_paths) + ":", summary.line(), file=sys.stderr)
+    app = ready_app(cfg, progress=_progress_bar())
     ConsoleChat(app, user_id=args.user, session=args.session).run()
     return 0
 

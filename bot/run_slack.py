@@ -66,12 +66,9 @@ def cmd_slack(cfg: Config, args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"groundbot slack: {exc}", file=sys.stderr)
         return 2
-    from bot.app import build_app
+    from bot.app import ready_app
 
-    app = build_app(cfg)
-    summary = app.ensure_ingested()
-    if summary is not None:
-        print("The knowledge base was empty; ingested", ", ".join(cfg.kb_paths) + ":", summary.line(), file=sys.stderr)
+    app = ready_app(cfg)
     try:
         adapter = build_adapter(cfg, app, secrets)
     except Exception as exc:  # bad token, unreachable API: say so instead of a traceback

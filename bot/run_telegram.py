@@ -54,12 +54,9 @@ def cmd_telegram(cfg: Config, args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"groundbot telegram: {exc}", file=sys.stderr)
         return 2
-    from bot.app import build_app
+    from bot.app import ready_app
 
-    app = build_app(cfg)
-    summary = app.ensure_ingested()
-    if summary is not None:
-        print("The knowledge base was empty; ingested", ", ".join(cfg.kb_paths) + ":", summary.line(), file=sys.stderr)
+    app = ready_app(cfg)
     bot = build_bot(cfg, app)
     mode = f"webhook on {webhook.listen}:{webhook.port}/{webhook.url_path}" if webhook else "long polling"
 

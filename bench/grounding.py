@@ -206,6 +206,13 @@ def _recall(p: PassResult) -> dict[str, float]:
             "recall_at_5": round(sum(x is not None and x < 5 for x in ranks) / len(ranks), 4)}
 
 
+def _squad_start(name: str, path: Path, kb_parity: int, limit: int | None,
+                 seed: int) -> tuple[SuiteResult, list[ds.SquadArticle], dict[str, list[ds.SquadQuestion]]]:
+    """A SQuAD suite's empty result, its articles (KB half by `kb_parity`) and its sampled question groups."""
+    articles = ds.load_squad(path, kb_parity)
+    return SuiteResult(name), articles, _squad_groups(articles, limit, seed)
+
+
 def run_squad_extractive(path: Path, config: Config, *, embedder: Any = None, limit: int | None = None,
                          seed: int = 0, dump: Dump | None = None, kb_parity: int = 0) -> SuiteResult:
     """SQuAD 2.0 with the extractive generator: answerable, unanswerable and out-of-KB questions."""
@@ -213,9 +220,7 @@ def run_squad_extractive(path: Path, config: Config, *, embedder: Any = None, li
     if not path.is_file():
         return _missing(name, path)
     t0 = time.perf_counter()
-    result = SuiteResult(name)
-    articles = ds.load_squad(path, kb_parity)
-    groups = _squad_groups(articles, limit, seed)
+    result, articles, groups = _squad_start(name, path, kb_parity, limit, seed)
     result.notes.append(f"generator=extractive; up to {limit or 'all'} questions per group, seeded shuffle (seed {seed})")
     with temp_app(replace(config, generator="extractive"), embedder=embedder, prefix=name) as app:
         doc_ids = _squad_kb(app, articles, result)
@@ -243,9 +248,7 @@ def run_squad_replay(path: Path, config: Config, *, embedder: Any = None, limit:
     if not path.is_file():
         return _missing(name, path)
     t0 = time.perf_counter()
-    result = SuiteResult(name)
-    articles = ds.load_squad(path, kb_parity)
-    groups = _squad_groups(articles, limit, seed)
+    result, articles, groups = _squad_start(name, path, kb_parity, limit, seed)
     given: dict[str, str] = {}
     server = ReplayServer()
     asked: dict[str, list[ds.SquadQuestion]] = {"answerable": [], "out_of_kb_answerable": []}

@@ -128,7 +128,7 @@ class SpanReader:
                     cands: dict[str, float] = {}
                     for s in self.torch.topk(ps[i], 10).indices.tolist():
                         for e in self.torch.topk(pe[i], 10).indices.tolist():
-                            if 0 < s <= e < s + MAX_SPAN and e > 0:
+                            if 0 < s <= e < s + MAX_SPAN:
                                 text = ev[off[s][0] : off[e][1]].strip()
                                 cands[text] = cands.get(text, 0.0) + float(ps[i, s] * pe[i, e])
                     out.append(Reading(tuple(sorted(cands.items(), key=lambda t: -t[1])[:5]),

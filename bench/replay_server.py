@@ -41,6 +41,21 @@ def question_from_messages(messages: list[dict[str, Any]]) -> str:
     return (rest[:end] if end >= 0 else rest.split("\n", 1)[0]).strip()
 
 
+
+def completion_body(completion_id: str, model: str, text: str, logprobs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An OpenAI chat.completion response carrying `text` (the shape the openai client parses)."""
+    words = len(text.split())
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                     "finish_reason": "stop", "logprobs": logprobs}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": words, "total_tokens": words},
+    }
+
+
 class ReplayServer:
     """Threaded local server; use as a context manager. `answers[question][mode] -> text`."""
 
@@ -86,15 +101,7 @@ class ReplayServer:
         text = self.lookup(body.get("messages") or [])
         with self._lock:
             n = self.requests
-        return {
-            "id": f"chatcmpl-replay-{n}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body.get("model", "replay"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop", "logprobs": None}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": len(text.split()), "total_tokens": len(text.split())},
-        }
+        return completion_body(f"chatcmpl-replay-{n}", body.get("model", "replay"), text)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         replay = self

@@ -13,6 +13,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from bench.replay_server import completion_body
+
 
 class OpenAIStandIn:
     def __init__(self) -> None:
@@ -60,15 +62,7 @@ class OpenAIStandIn:
         if item.get("prob") is not None and body.get("logprobs"):
             lp = math.log(item["prob"])
             logprobs = {"content": [{"token": t, "logprob": lp, "bytes": None, "top_logprobs": []} for t in text.split()]}
-        return {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body.get("model", "standin"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop", "logprobs": logprobs}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
+        return completion_body(f"chatcmpl-{len(self.requests)}", body.get("model", "standin"), text, logprobs)
 
     def __enter__(self) -> OpenAIStandIn:
         self.thread.start()

@@ -60,9 +60,16 @@ def _trim(option: str, from_end: bool) -> str:
     return " ".join(run) if run else option
 
 
+_BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+?)\s*,\s*(?:which|who|what)\b", re.IGNORECASE)
+
+
 def options(question: str) -> tuple[str, str] | None:
-    """The two options of an "A or B" question, as written."""
+    """The two options of an "A or B" (or "Between A and B, which ...") question, as written."""
     q = question.strip().rstrip("?").strip()
+    between = _BETWEEN.search(q)
+    if between and " or " not in q.lower():
+        left, right = _trim(between.group(1), from_end=True), _trim(between.group(2), from_end=False)
+        return (left, right) if content_terms(left) and content_terms(right) else None
     if q.lower().count(" or ") != 1:
         return None
     left, right = re.split(r"\s+or\s+", q, maxsplit=1, flags=re.IGNORECASE)
@@ -165,6 +172,8 @@ def option_passages(opts: tuple[str, str], sentences: Sequence[str]) -> tuple[se
     option named last ("It is native to ..."); a sentence naming both belongs to both.
     """
     names = [set(content_terms(o)) for o in opts]
+    if names[0] - names[1] and names[1] - names[0]:
+        names = [names[0] - names[1], names[1] - names[0]]  # "International Airport" names neither
     about: tuple[set[str], set[str]] = (set(), set())
     current: int | None = None
     for s in sentences:

@@ -11,13 +11,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core import reasons
-from core.claim_features import Sentence, claim_evidence, make_sentence, present
+from core.both import check_both
+from core.claim_features import NEGATIONS, Sentence, claim_evidence, make_sentence, present
 from core.claim_model import ClaimModel, default_model
 from core.claims import Claim, split_claims, split_sentences
 from core.compare import check_comparison
 from core.lexicon import STOP, content_terms
 from core.messages import Hit, Verification
-from core.normalize import normalize_text
+from core.names import unmatched_names
+from core.normalize import normalize_text, words
 from core.settings import VerifySettings
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -71,6 +73,38 @@ def evidence_sentences(hits: Sequence[Hit], numbers: Sequence[int]) -> list[Sent
 
 
 _POLARITY = re.compile(r"^(yes|no|بله|آری|خیر|نه)[.!]?$", re.IGNORECASE)
+_POLAR_QUESTION = re.compile(
+    r"^\W*(is|are|was|were|am|do|does|did|has|have|had|can|could|will|would|shall|should|may|might|must)\b",
+    re.IGNORECASE)
+_WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how",
+                       "چه", "چی", "کجا", "کی", "چرا", "چگونه", "چطور", "کدام", "چند"])
+
+
+def is_polar(question: str) -> bool:
+    """A yes/no question: it opens with an auxiliary ("Is ...", "Did ..."), or asks no wh-word."""
+    return bool(_POLAR_QUESTION.match(question)) or not _WH_WORDS.intersection(words(normalize_text(question)))
+
+
+def negation_unsupported(claim: str, question: str, window: Sequence[Sentence]) -> bool:
+    """A claim that negates while its evidence states no negation, in reply to a question that
+    asked for a fact rather than a yes or no ("X was not born in 1965" for "Who was born in
+    1965?"): the evidence does not say what the claim denies, and the claim answers nothing.
+    Negation words the question already holds ("No. 8", "which was never ...") do not count."""
+    asked = set(words(normalize_text(question)))
+    added = NEGATIONS.intersection(words(normalize_text(claim))) - asked
+    return bool(added) and not any(s.negated for s in window) and not is_polar(question)
+
+
+_RESTRICTIVE = frozenset(["only", "solely", "exclusively"])
+
+
+def restriction_unsupported(claim: str, question: str, sentences: Sequence[Sentence]) -> bool:
+    """"Only X" claims more than "X": the restriction must come from the evidence (or the
+    question), or the claim denies everything else on its own authority."""
+    said = _RESTRICTIVE.intersection(words(normalize_text(claim)))
+    if not said or said & set(words(normalize_text(question))):
+        return False
+    return not any(said & s.tokens for s in sentences)
 
 
 def _check_polarity(claim: Claim, citations: Sequence[int], question: str, sentences: Sequence[Sentence]) -> ClaimCheck:
@@ -100,10 +134,16 @@ def check_claim(
         return _check_polarity(claim, citations, question, sentences)
     ev = claim_evidence(claim.text, question, sentences, cfg.short_answer_words, critical_tokens(claim.text))
     prob = (model or default_model()).probability(ev.features) if sentences else 0.0
-    ok = bool(sentences) and prob >= cfg.min_claim_support and not ev.missing
+    missing = list(ev.missing)
+    if negation_unsupported(claim.text, question, [sentences[i] for i in ev.window]):
+        missing.append("a negation its evidence does not state")
+    missing.extend(unmatched_names(claim.text, question, [s.text for s in sentences]))
+    if restriction_unsupported(claim.text, question, sentences):
+        missing.append("a restriction ('only') its evidence does not state")
+    ok = bool(sentences) and prob >= cfg.min_claim_support and not missing
     return ClaimCheck(
         claim.text, list(citations), round(prob, 4), [sentences[i].text for i in ev.window],
-        sorted({sentences[i].chunk for i in ev.window}), ev.missing, ok,
+        sorted({sentences[i].chunk for i in ev.window}), missing, ok,
         {k: round(v, 4) for k, v in ev.features.items()},
     )
 
@@ -121,6 +161,19 @@ def _apply_comparison(question: str, claims: Sequence[Claim], checks: list[Claim
         if picked and len(picked & set(content_terms(check.claim))) / len(picked) >= 0.5:
             check.supported = False
             check.missing_critical.append(note)
+
+
+def _apply_both(question: str, checks: list[ClaimCheck], hits: Sequence[Hit], cited: Sequence[int]) -> None:
+    """A claim that affirms of both A and B what the evidence says of only one (core/both.py) is
+    not covered. A bare "yes" adds no words of its own; its question is checked instead."""
+    sentences = [s.text for s in evidence_sentences(hits, cited)]
+    for check in checks:
+        if _POLARITY.match(check.claim.strip()):
+            continue
+        verdict = check_both(question, check.claim, sentences)
+        if verdict is not None and not verdict.supported:
+            check.supported = False
+            check.missing_critical.append(verdict.note)
 
 
 def verify_answer(
@@ -158,6 +211,7 @@ def verify_answer(
     model = default_model()
     checks = [check_claim(c, list(c.citations) or fallback, question, hits, cfg, model) for c in claims]
     _apply_comparison(question, claims, checks, hits, valid_cites or list(range(1, len(hits) + 1)))
+    _apply_both(question, checks, hits, valid_cites or list(range(1, len(hits) + 1)))
     supported = [c for c in checks if c.supported]
     uncovered = [c for c in checks if not c.supported]
     result.supported_claims = len(supported)

@@ -60,3 +60,10 @@ def test_a_relation_between_both_options_picks_by_the_question_direction() -> No
     after = check_comparison(Q, "First for Women was started after Arthur's Magazine.", sentences)
     assert before is not None and before.picked == "First for Women" and not before.agrees
     assert after is not None and after.picked == "Arthur's Magazine" and after.agrees
+
+
+def test_between_a_and_b_questions_have_options() -> None:
+    assert options("Between the Lapageria and Satureja genus, which is the national flower of Chile?") == (
+        "Lapageria", "Satureja")
+    assert options("In between Splash and Son of Flubber, which one was directed by Ron Howard?") == (
+        "Splash", "Son of Flubber")

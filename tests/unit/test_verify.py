@@ -93,3 +93,41 @@ def test_bare_yes_no_checked_with_its_question() -> None:
     assert verify_answer("no", q, ev, cfg).status != "REFUSE"
     v = verify_answer("Yes.", "Are Dicksonia and Quoridor both genera?", ev, cfg)
     assert v.status == "REFUSE" and v.claim_map[0]["missing"] == ["quoridor"]
+
+
+BAND = [hit("Falling in Reverse is an American rock band based in Las Vegas, Nevada. "
+            "The band was formed in 2008 by Ronnie Radke.", n=1)]
+ASK = replace(CFG, require_citations=False)
+
+
+def test_a_negation_the_evidence_does_not_state_is_uncovered() -> None:
+    q = "Where is Falling in Reverse based?"
+    v = verify_answer("Falling in Reverse is not based in Nevada.", q, BAND, ASK)
+    assert v.status == "REFUSE"
+    assert "a negation its evidence does not state" in v.claim_map[0]["missing"]
+    assert verify_answer("Falling in Reverse is based in Las Vegas, Nevada.", q, BAND, ASK).status != "REFUSE"
+    # a yes/no question may be answered "no" from positive evidence
+    polar = verify_answer("No, the band was not formed by Ronnie Radke in 2008.", "Was the band formed in 2008?", BAND, ASK)
+    assert "a negation its evidence does not state" not in polar.claim_map[0]["missing"]
+    # the question's own negation word is its premise, not the claim's
+    premise = verify_answer("The band formed in 2008 was never based outside Las Vegas.",
+                            "Which band was never based outside Las Vegas?", BAND, ASK)
+    assert "a negation its evidence does not state" not in premise.claim_map[0]["missing"]
+
+
+def test_a_restriction_the_evidence_does_not_state_is_uncovered() -> None:
+    q = "Who formed Falling in Reverse?"
+    v = verify_answer("Falling in Reverse was formed only by Ronnie Radke.", q, BAND, ASK)
+    assert v.status == "REFUSE"
+    assert any("only" in m for m in v.claim_map[0]["missing"])
+    assert verify_answer("Falling in Reverse was formed by Ronnie Radke.", q, BAND, ASK).status != "REFUSE"
+
+
+def test_a_name_of_several_words_must_be_written_together_in_the_evidence() -> None:
+    ev = [hit("Stagger Lee is a play. It was developed with Southern Methodist University. "
+              "The university is in University Park, Texas.", n=1)]
+    q = "Stagger Lee was developed with the school of arts at what university?"
+    v = verify_answer("Stagger Lee was developed with the University of Texas.", q, ev, ASK)
+    assert v.status == "REFUSE" and "university of texas" in v.claim_map[0]["missing"]
+    ok = verify_answer("Stagger Lee was developed with Southern Methodist University.", q, ev, ASK)
+    assert ok.status != "REFUSE"

@@ -1,0 +1,72 @@
+"""Check "yes, both" answers to "Are A and B both X?" against what the evidence says of each.
+
+"Yes, both airports are in California" is made of words the evidence holds, if it says
+California of one airport only. An answer that affirms something of both A and B is
+supported only when the evidence says it of A and, separately, of B: the words the answer
+adds ("California"), or, when it adds none, the question's own predicate ("American
+writers").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.compare import _AUX, _trim, option_passages
+from core.lexicon import content_terms
+from core.normalize import normalize_text, words
+
+_PAIR = re.compile(r"^\W*(?:\w+\s+)?(?:both\s+)?(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+)$", re.IGNORECASE)
+_NEGATION = frozenset(["no", "not", "never", "neither", "nor", "none", "nobody", "nothing", "cannot"])
+_JOINT = frozenset(["both", "same", "each", "all"])
+SHARE = 0.5  # at least this share of the checked words must be said of each option
+
+
+@dataclass(frozen=True)
+class BothVerdict:
+    options: tuple[str, str]
+    checked: tuple[str, ...]  # the words that must be said of each option
+    supported: bool
+    note: str
+
+
+def pair(question: str) -> tuple[str, str] | None:
+    """A and B of a yes/no question about two things ("Are A and B both ...?"), cut to their names."""
+    q = question.strip().rstrip("?").strip()
+    first = q.split(" ", 1)[0].lower()
+    if first not in _AUX or normalize_text(q).count(" and ") != 1:
+        return None
+    m = _PAIR.match(q)
+    if not m:
+        return None
+    left, right = _trim(m.group(1), from_end=True), _trim(m.group(2), from_end=False)
+    if not content_terms(left) or not content_terms(right):
+        return None
+    return left, right
+
+
+def _affirms_both(claim: str) -> bool:
+    tokens = words(normalize_text(claim))
+    if not tokens or _NEGATION.intersection(tokens):
+        return False
+    return tokens[0] == "yes" or bool(_JOINT.intersection(tokens))
+
+
+def check_both(question: str, claim: str, sentences: Sequence[str]) -> BothVerdict | None:
+    """A verdict when the claim affirms something of both options of a yes/no question."""
+    opts = pair(question)
+    if opts is None or not _affirms_both(claim):
+        return None
+    names = set(content_terms(opts[0])) | set(content_terms(opts[1]))
+    asked = set(content_terms(question))
+    said = set(content_terms(claim)) - asked - names - _JOINT - {"yes"}
+    checked = said
+    if not checked:
+        return None  # nothing added: the question's own words are checked as for a bare "yes"
+    about = option_passages(opts, sentences)
+    shares = [len(checked & about[i]) / len(checked) for i in (0, 1)]
+    ok = min(shares) >= SHARE
+    note = (f"the evidence says {len(checked & about[0])}/{len(checked)} of "
+            f"'{' '.join(sorted(checked))}' of {opts[0]}, {len(checked & about[1])}/{len(checked)} of {opts[1]}")
+    return BothVerdict(opts, tuple(sorted(checked)), ok, note)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from core.lexicon import STOP
 
@@ -34,10 +35,11 @@ def tokens(text: str) -> list[str]:
     return [_fold(m.group(0)) for m in _TOKEN.finditer(unicodedata.normalize("NFC", text))]
 
 
-def segments(text: str) -> list[list[str]]:
+@lru_cache(maxsize=4096)
+def segments(text: str) -> tuple[tuple[str, ...], ...]:
     """Token lists of the text's pieces between commas, brackets and quotes: a name never
     spans them, so "University Park, Texas" does not hold "University of Texas"."""
-    return [t for piece in _BREAK.split(text) if (t := tokens(piece))]
+    return tuple(tuple(t) for piece in _BREAK.split(text) if (t := tokens(piece)))
 
 
 def _joined(gap: str, previous: str) -> bool:

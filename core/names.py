@@ -79,7 +79,7 @@ def name_runs(text: str) -> list[list[str]]:
     for r in runs:
         while r and (r[0] in STOP or r[0] in _CONNECTORS):
             r = r[1:]
-        while r and (r[-1] in STOP or r[-1] in _CONNECTORS):
+        while r and (r[-1] in STOP or r[-1] in _CONNECTORS) and r[-1] != "i":  # "World War I" keeps its I
             r = r[:-1]
         if sum(1 for t in r if t not in _CONNECTORS) >= 2:
             out.append(r)

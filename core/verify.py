@@ -80,9 +80,16 @@ _WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when",
                        "چه", "چی", "کجا", "کی", "چرا", "چگونه", "چطور", "کدام", "چند"])
 
 
+_ASKS_FOR = frozenset(["name", "list", "give", "identify", "describe", "explain", "tell", "find"])
+
+
 def is_polar(question: str) -> bool:
-    """A yes/no question: it opens with an auxiliary ("Is ...", "Did ..."), or asks no wh-word."""
-    return bool(_POLAR_QUESTION.match(question)) or not _WH_WORDS.intersection(words(normalize_text(question)))
+    """A yes/no question: it opens with an auxiliary ("Is ...", "Did ..."), or asks no wh-word
+    and is not a request for something ("Name the member of ...")."""
+    if _POLAR_QUESTION.match(question):
+        return True
+    tokens = words(normalize_text(question))
+    return not _WH_WORDS.intersection(tokens) and not (tokens[:1] and tokens[0] in _ASKS_FOR)
 
 
 def negation_unsupported(claim: str, question: str, window: Sequence[Sentence]) -> bool:

@@ -23,3 +23,9 @@ def test_unmatched_names_look_in_one_sentence_or_the_question() -> None:
     assert unmatched_names("Ask the Red Cross.", "Is the Red Cross open?", evidence) == []
     # a capitalised opener is not taken for part of the name
     assert unmatched_names("While University Park is in Texas, it is small.", "q", evidence) == []
+
+
+def test_a_roman_numeral_stays_part_of_the_name() -> None:
+    evidence = ["He was killed in French custody during World War II."]
+    assert unmatched_names("He was killed during World War I.", "q", evidence) == ["world war i"]
+    assert unmatched_names("He was killed during World War II.", "q", evidence) == []

@@ -109,6 +109,9 @@ def test_a_negation_the_evidence_does_not_state_is_uncovered() -> None:
     # a yes/no question may be answered "no" from positive evidence
     polar = verify_answer("No, the band was not formed by Ronnie Radke in 2008.", "Was the band formed in 2008?", BAND, ASK)
     assert "a negation its evidence does not state" not in polar.claim_map[0]["missing"]
+    # a request is not a yes/no question
+    named = verify_answer("Ronnie Radke did not form the band.", "Name the founder of the band.", BAND, ASK)
+    assert "a negation its evidence does not state" in named.claim_map[0]["missing"]
     # the question's own negation word is its premise, not the claim's
     premise = verify_answer("The band formed in 2008 was never based outside Las Vegas.",
                             "Which band was never based outside Las Vegas?", BAND, ASK)

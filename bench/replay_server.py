@@ -41,7 +41,6 @@ def question_from_messages(messages: list[dict[str, Any]]) -> str:
     return (rest[:end] if end >= 0 else rest.split("\n", 1)[0]).strip()
 
 
-
 def completion_body(completion_id: str, model: str, text: str, logprobs: dict[str, Any] | None = None) -> dict[str, Any]:
     """An OpenAI chat.completion response carrying `text` (the shape the openai client parses)."""
     words = len(text.split())

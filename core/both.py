@@ -2,9 +2,8 @@
 
 "Yes, both airports are in California" is made of words the evidence holds, if it says
 California of one airport only. An answer that affirms something of both A and B is
-supported only when the evidence says it of A and, separately, of B: the words the answer
-adds ("California"), or, when it adds none, the question's own predicate ("American
-writers").
+supported only when the evidence says the words it adds ("California") of A and,
+separately, of B. An answer that adds no words is left to the check of a bare "yes".
 """
 
 from __future__ import annotations
@@ -13,12 +12,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.compare import _AUX, _trim, option_passages
-from core.lexicon import content_terms
+from core.claim_features import NEGATIONS
+from core.compare import _trim, option_passages
+from core.lexicon import AUXILIARIES, content_terms
 from core.normalize import normalize_text, words
 
 _PAIR = re.compile(r"^\W*(?:\w+\s+)?(?:both\s+)?(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+)$", re.IGNORECASE)
-_NEGATION = frozenset(["no", "not", "never", "neither", "nor", "none", "nobody", "nothing", "cannot"])
 _JOINT = frozenset(["both", "same", "each", "all"])
 SHARE = 0.5  # at least this share of the checked words must be said of each option
 
@@ -35,7 +34,7 @@ def pair(question: str) -> tuple[str, str] | None:
     """A and B of a yes/no question about two things ("Are A and B both ...?"), cut to their names."""
     q = question.strip().rstrip("?").strip()
     first = q.split(" ", 1)[0].lower()
-    if first not in _AUX or normalize_text(q).count(" and ") != 1:
+    if first not in AUXILIARIES or normalize_text(q).count(" and ") != 1:
         return None
     m = _PAIR.match(q)
     if not m:
@@ -48,7 +47,7 @@ def pair(question: str) -> tuple[str, str] | None:
 
 def _affirms_both(claim: str) -> bool:
     tokens = words(normalize_text(claim))
-    if not tokens or _NEGATION.intersection(tokens):
+    if not tokens or NEGATIONS.intersection(tokens):
         return False
     return tokens[0] == "yes" or bool(_JOINT.intersection(tokens))
 
@@ -60,8 +59,7 @@ def check_both(question: str, claim: str, sentences: Sequence[str]) -> BothVerdi
         return None
     names = set(content_terms(opts[0])) | set(content_terms(opts[1]))
     asked = set(content_terms(question))
-    said = set(content_terms(claim)) - asked - names - _JOINT - {"yes"}
-    checked = said
+    checked = set(content_terms(claim)) - asked - names - _JOINT - {"yes"}
     if not checked:
         return None  # nothing added: the question's own words are checked as for a bare "yes"
     about = option_passages(opts, sentences)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.lexicon import content_terms
+from core.lexicon import AUXILIARIES, content_terms
 
 _EARLY = re.compile(r"\b(first|earlier|earliest|older|oldest|before|sooner)\b", re.IGNORECASE)
 _LATE = re.compile(r"\b(younger|youngest|later|latest|newer|newest|more recent|most recent)\b", re.IGNORECASE)
@@ -30,7 +30,6 @@ class ComparisonVerdict:
         return self.expected == self.picked
 
 
-_AUX = frozenset(["is", "was", "are", "were", "does", "did", "do", "has", "have", "had", "can", "could", "will", "would"])
 _CONNECTORS = frozenset(["of", "the", "for", "and", "de", "la", "le", "von", "van", "del", "da", "di", "y", "&", "-"])
 
 
@@ -76,7 +75,7 @@ def options(question: str) -> tuple[str, str] | None:
     right = re.split(r"[,;:?]", right)[0].strip()
     left = re.split(r"[,;:]", left)[-1].strip()
     first, _, rest = left.partition(" ")
-    if first.lower() in _AUX and rest:
+    if first.lower() in AUXILIARIES and rest:
         left = rest  # "Is A or B ...?", "Was A or B ...?"
     for word in ("first", "earlier", "older", "younger", "later"):
         left = re.sub(rf"^.*\b{word}\b\s*", "", left, flags=re.IGNORECASE) if re.search(rf"\b{word}\b", left, re.I) else left

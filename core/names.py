@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from core.claim_features import fold
 from core.lexicon import STOP
 
 GAP = 2  # other words allowed between two words of a name ("Carlos [Arturo] Bacca")
@@ -24,15 +25,9 @@ _BREAK = re.compile(r"[,;:()\[\]\"“”!?/|]")
 _ABBREVIATION = 3  # "St." and "Jr." end with a period inside a name; longer words end a sentence
 
 
-def _fold(token: str) -> str:
-    token = token.casefold().removesuffix("'s").removesuffix("’s")
-    decomposed = unicodedata.normalize("NFKD", token)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
 def tokens(text: str) -> list[str]:
     """Folded word tokens of a text, in order."""
-    return [_fold(m.group(0)) for m in _TOKEN.finditer(unicodedata.normalize("NFC", text))]
+    return [fold(m.group(0).casefold()) for m in _TOKEN.finditer(unicodedata.normalize("NFC", text))]
 
 
 @lru_cache(maxsize=4096)
@@ -66,7 +61,7 @@ def name_runs(text: str) -> list[list[str]]:
             run, pending = [], []
         if word[0].isupper():
             run.extend(pending)
-            run.append(_fold(word))
+            run.append(fold(word.casefold()))
             pending = []
         elif run and word.casefold() in _CONNECTORS:
             pending.append(word.casefold())

@@ -16,7 +16,7 @@ from core.claim_features import NEGATIONS, Sentence, claim_evidence, make_senten
 from core.claim_model import ClaimModel, default_model
 from core.claims import Claim, split_claims, split_sentences
 from core.compare import check_comparison
-from core.lexicon import STOP, content_terms
+from core.lexicon import AUXILIARIES, STOP, content_terms
 from core.messages import Hit, Verification
 from core.names import unmatched_names
 from core.normalize import normalize_text, words
@@ -73,9 +73,6 @@ def evidence_sentences(hits: Sequence[Hit], numbers: Sequence[int]) -> list[Sent
 
 
 _POLARITY = re.compile(r"^(yes|no|بله|آری|خیر|نه)[.!]?$", re.IGNORECASE)
-_POLAR_QUESTION = re.compile(
-    r"^\W*(is|are|was|were|am|do|does|did|has|have|had|can|could|will|would|shall|should|may|might|must)\b",
-    re.IGNORECASE)
 _WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how",
                        "چه", "چی", "کجا", "کی", "چرا", "چگونه", "چطور", "کدام", "چند"])
 
@@ -86,9 +83,9 @@ _ASKS_FOR = frozenset(["name", "list", "give", "identify", "describe", "explain"
 def is_polar(question: str) -> bool:
     """A yes/no question: it opens with an auxiliary ("Is ...", "Did ..."), or asks no wh-word
     and is not a request for something ("Name the member of ...")."""
-    if _POLAR_QUESTION.match(question):
-        return True
     tokens = words(normalize_text(question))
+    if tokens[:1] and tokens[0] in AUXILIARIES:
+        return True
     return not _WH_WORDS.intersection(tokens) and not (tokens[:1] and tokens[0] in _ASKS_FOR)
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import IO
 
 from core.messages import ConversationKey, Decision, Incoming
-from core.ports import Backend
+from core.ports import Backend, PathNotAllowed
 from core.render import render_text
 
 HELP = """Type a question and press Enter. Commands:
@@ -82,6 +82,8 @@ class ConsoleChat:
             try:
                 summary = self.backend.admin_reingest("console", self.user_id, paths, self._progress())
                 self.say("Re-ingest done: " + summary.line())
+            except PathNotAllowed as exc:
+                self.say(f"Re-ingest refused: {exc}")
             except PermissionError:
                 self.say("Sorry, only admins can re-ingest the knowledge base.")
         elif text == "/stats":

@@ -39,7 +39,7 @@ from adapters.slack_blocks import (
     stats_text,
 )
 from core.messages import ConversationKey, Incoming
-from core.ports import Backend
+from core.ports import Backend, PathNotAllowed
 
 log = logging.getLogger("groundbot.slack")
 
@@ -282,6 +282,9 @@ class SlackAdapter:
         report.start(f"<@{user}> started a re-ingest of {where}…")
         try:
             summary = self.backend.admin_reingest(PLATFORM, user, paths, report)
+        except PathNotAllowed as exc:
+            report.finish(f"Re-ingest refused: {exc}")
+            return
         except PermissionError:
             report.finish("Re-ingest refused: you are not a groundbot admin.")
             return

@@ -49,7 +49,7 @@ from telegram.warnings import PTBDeprecationWarning
 
 from core import reasons
 from core.messages import ConversationKey, Decision, Incoming
-from core.ports import Backend
+from core.ports import Backend, PathNotAllowed
 from core.render import render_text, split_message
 
 log = logging.getLogger(__name__)
@@ -634,6 +634,8 @@ class TelegramBot:
 
         try:
             summary = await asyncio.to_thread(self.backend.admin_reingest, PLATFORM, uid, paths, progress)
+        except PathNotAllowed as exc:
+            await status.finish(f"Re-ingest refused: {exc}")
         except PermissionError:
             await status.finish("Sorry, only groundbot admins can re-ingest the knowledge base.")
         except Exception as exc:

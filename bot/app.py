@@ -14,7 +14,7 @@ from bot.openai_generator import OpenAIGenerator
 from core.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.pipeline import Pipeline
-from core.ports import Embedder, Generator
+from core.ports import Embedder, Generator, PathNotAllowed
 from storage.chunk_index import LanceChunkIndex
 from storage.embedders import make_embedder
 from storage.ingest import IngestSummary, Progress, ingest
@@ -56,8 +56,56 @@ class App:
 
     def admin_reingest(self, platform: str, user_id: str, paths: Sequence[str] | None = None,
                        progress: Progress | None = None) -> IngestSummary:
+        """Re-ingest for an admin in chat: the configured KB, or paths inside the allowed roots."""
         self.require_admin(platform, user_id)
-        return self.ingest(paths or None, progress)
+        allowed = self.reingest_paths(paths) if paths else None
+        return self.ingest(allowed, progress)
+
+    def reingest_roots(self) -> list[Path]:
+        """Where chat re-ingest may read: kb_paths and reingest_roots, resolved."""
+        return [Path(r).resolve() for r in (*self.config.kb_paths, *self.config.reingest_roots)]
+
+    def reingest_paths(self, paths: Sequence[str]) -> list[Path]:
+        """The resolved paths, if every one lies inside an allowed root; else PathNotAllowed.
+
+        A chat account must not make the bot read arbitrary files (/etc/..., ../ escapes, a
+        symlink in the KB pointing out of it), so each path is resolved with symlinks followed
+        and checked against the roots before anything is read; one bad path refuses them all.
+        The resolved paths, not the names given, are what gets ingested. Outside the roots, a
+        missing path gets the same answer as an existing one: chat does not learn what exists
+        elsewhere on the machine.
+        """
+        roots = self.reingest_roots()
+        where = ", ".join(str(r) for r in roots) or "(none configured)"
+
+        def inside(p: Path | None) -> bool:
+            return p is not None and any(p.is_relative_to(root) for root in roots)
+
+        chosen: list[Path] = []
+        for raw in paths:
+            given = Path(raw)
+            try:
+                resolved = given.resolve(strict=True)
+            except (OSError, RuntimeError) as exc:  # missing, a symlink loop, an unreadable folder
+                try:
+                    loose: Path | None = given.resolve()
+                except (OSError, RuntimeError):
+                    loose = None
+                if not inside(loose):
+                    raise PathNotAllowed(self._outside(raw, where)) from None
+                if isinstance(exc, FileNotFoundError):
+                    raise PathNotAllowed(f"{raw} does not exist; nothing was ingested.") from None
+                raise PathNotAllowed(f"{raw} cannot be read ({type(exc).__name__}); nothing was ingested.") from None
+            if not inside(resolved):
+                raise PathNotAllowed(self._outside(raw, where))
+            chosen.append(resolved)
+        return chosen
+
+    @staticmethod
+    def _outside(raw: str, where: str) -> str:
+        return (f"{raw} is outside the folders admins may re-ingest from chat ({where}); nothing was "
+                "ingested. The operator can allow more in config.toml, [paths] reingest_roots.")
+
 
     def admin_stats(self, platform: str, user_id: str) -> dict[str, Any]:
         self.require_admin(platform, user_id)

@@ -143,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"groundbot: configuration error: {exc}", file=sys.stderr)
         return 2
+    from bot.redact import install_redaction
+
+    install_redaction(cfg.secrets)  # before anything can log a URL or header holding a token
     try:
         return int(args.func(cfg, args))
     except KeyboardInterrupt:

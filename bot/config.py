@@ -59,6 +59,7 @@ class SlackSettings:
 class Config:
     data_dir: Path = Path(".groundbot")
     kb_paths: tuple[str, ...] = ("docs",)
+    reingest_roots: tuple[str, ...] = ()
     database_url: str = ""
     embedder: str = "minilm"
     embed_batch_size: int = 64
@@ -130,6 +131,7 @@ def from_toml(data: dict[str, Any]) -> Config:
     return Config(
         data_dir=Path(paths.get("data_dir", ".groundbot")),
         kb_paths=tuple(paths.get("kb_paths", ["docs"])),
+        reingest_roots=tuple(str(r) for r in paths.get("reingest_roots", [])),
         database_url=data.get("storage", {}).get("database_url", ""),
         embedder=emb.get("name", "minilm"),
         embed_batch_size=int(emb.get("batch_size", 64)),

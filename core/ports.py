@@ -81,6 +81,15 @@ class TranscriptStore(Protocol):
 ProgressCallback = Callable[[int, int, str], None]
 
 
+class PathNotAllowed(PermissionError):
+    """A path given in chat to re-ingest is missing or outside the allowed roots; nothing was read.
+
+    Chat admins may only re-ingest what the operator allowed (kb_paths, reingest_roots), so a
+    chat account cannot turn the bot into a reader of arbitrary files. The message is meant
+    for the admin as is. It subclasses PermissionError: catch it before the not-admin case.
+    """
+
+
 class Backend(Protocol):
     """What a chat adapter may ask of the bot (bot.app.App implements it)."""
 
@@ -88,7 +97,8 @@ class Backend(Protocol):
 
     def admin_reingest(self, platform: str, user_id: str, paths: Sequence[str] | None = None,
                        progress: Callable[[str, int, int], None] | None = None) -> Any:
-        """Raises PermissionError for non-admins before anything runs; returns a summary with .line()."""
+        """Raises PermissionError for non-admins and PathNotAllowed for paths outside the allowed
+        roots, both before anything runs; returns a summary with .line()."""
         ...
 
     def admin_stats(self, platform: str, user_id: str) -> dict[str, Any]: ...

@@ -231,7 +231,7 @@ def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path) 
         data = tmp_path / f"data-{len(stops)}"
         shutil.copytree(kb_index, data / "index")
         cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_SLACK_BOT_TOKEN": BOT_TOKEN})
-        cfg = replace(cfg, data_dir=data, admins={**cfg.admins, "slack": (ADMIN,)})
+        cfg = replace(cfg, data_dir=data, admins={**cfg.admins, "slack": (ADMIN,)}, reingest_roots=(str(tmp_path),))
         app = build_app(cfg, embedder=embedder, generator=generator)
         adapter = SlackAdapter(app, bot_token=cfg.secret(cfg.slack.bot_token_env), signing_secret=SECRET,
                                api_base_url=standin.api_url, progress_interval_s=0.0)

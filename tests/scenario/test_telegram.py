@@ -140,7 +140,7 @@ async def test_refusal_offers_suggestion_buttons_and_a_press_asks_it(tg_app: Cal
 
 async def test_reingest_runs_for_admins_only(tg_app: Callable[..., App], standin: TelegramStandIn,
                                              tmp_path: Path) -> None:
-    app = tg_app()
+    app = tg_app(reingest_roots=(str(tmp_path),))
     kb = tmp_path / "extra"
     kb.mkdir()
     (kb / "lighthouse.md").write_text("# Lighthouses\n\n## What does a keeper log?\n\n"

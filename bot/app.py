@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -18,7 +19,10 @@ from core.ports import Embedder, Generator, PathNotAllowed
 from storage.chunk_index import LanceChunkIndex
 from storage.embedders import make_embedder
 from storage.ingest import IngestSummary, Progress, ingest
+from storage.spool import TurnSpool
 from storage.transcripts import SqlTranscriptStore
+
+log = logging.getLogger(__name__)
 
 
 class NotAdmin(PermissionError):
@@ -106,7 +110,6 @@ class App:
         return (f"{raw} is outside the folders admins may re-ingest from chat ({where}); nothing was "
                 "ingested. The operator can allow more in config.toml, [paths] reingest_roots.")
 
-
     def admin_stats(self, platform: str, user_id: str) -> dict[str, Any]:
         self.require_admin(platform, user_id)
         return self.stats()
@@ -120,6 +123,22 @@ class App:
 
     def is_admin(self, platform: str, user_id: str) -> bool:
         return self.config.is_admin(platform, user_id)
+
+    def doctor(self, replay: bool = False) -> dict[str, Any]:
+        """What an operator checks first: database reachable and writable, turns waiting in
+        the spool (moved in with `replay`), and the index."""
+        report: dict[str, Any] = self.store.health()
+        if replay:  # build_app already replayed what it could at start-up; count that too
+            result = self.store.replay_spool()
+            report["replayed"] = self.store.replayed_total
+            if result.error:
+                report["replay_error"] = result.error
+        report["spooled_turns"] = self.store.pending_spooled()
+        report["spool"] = str(self.config.spool_path)
+        report["index_chunks"] = self.index.count()
+        report["index_version"] = self.index.version()
+        report["embedder"] = self.embedder.name
+        return report
 
     def stats(self) -> dict[str, Any]:
         data = self.store.stats()
@@ -152,7 +171,12 @@ def build_app(
     r = config.core.retrieval
     index = LanceChunkIndex(config.index_path, emb.dim, emb.name, candidates=r.candidates, rrf_k=r.rrf_k)
     index.set_heading_embedder(emb)
-    st = store or SqlTranscriptStore(config.db_url)
+    st = store or SqlTranscriptStore(config.db_url, spool=TurnSpool(config.spool_path),
+                                     lock_budget_s=config.lock_budget_s)
+    try:  # turns spooled while the database was away go in first
+        st.replay_spool()
+    except Exception as exc:
+        log.warning("spooled turns not replayed yet: %s", str(exc).splitlines()[0][:200])
     gen = generator or make_generator(config, emb.name)
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     pipeline = Pipeline(config.core, emb, index, gen, st, **kwargs)

@@ -7,8 +7,8 @@ import json
 import logging
 import sys
 import uuid
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, BinaryIO
 
 from bot.config import Config, load_config
 from core.messages import ConversationKey, Decision, Incoming
@@ -53,23 +53,57 @@ def cmd_ingest(cfg: Config, args: argparse.Namespace) -> int:
     return 0
 
 
+def stdin_questions(stream: BinaryIO) -> Iterator[tuple[str, str]]:
+    """(question, rejection) per input line: bytes are decoded line by line, so one line
+    that is not UTF-8 is rejected on its own and never takes the rest of the batch down."""
+    for raw in stream:
+        line = raw[:-1] if raw.endswith(b"\n") else raw
+        line = line[:-1] if line.endswith(b"\r") else line
+        try:
+            yield line.decode("utf-8"), ""
+        except UnicodeDecodeError as exc:
+            yield line.decode("utf-8", errors="replace"), (
+                f"The line is not valid UTF-8 text (byte {exc.start + 1} of {len(line)}); please send it as UTF-8.")
+
+
 def cmd_ask(cfg: Config, args: argparse.Namespace) -> int:
+    """Answer one question, or one per stdin line (exactly one decision per line, in order)."""
     from bot.app import build_app
     from core.render import render_text
 
+    given = args.question_opt if args.question_opt is not None else args.question
+    if given is None or (args.question_opt is not None and args.question is not None):
+        print("groundbot ask: give one question (or '-' to read one per line from stdin)", file=sys.stderr)
+        return 2
     app = build_app(cfg)
-    questions: Iterable[str] = sys.stdin if args.question == "-" else [args.question]
-    for line in questions:
-        question = line.rstrip("\n") if args.question == "-" else line
-        if args.question == "-" and not question.strip():
-            continue
+    questions: Iterable[tuple[str, str]] = stdin_questions(sys.stdin.buffer) if given == "-" else [(given, "")]
+    unrecorded = 0
+    for question, rejection in questions:
         chat = args.chat or f"ask-{uuid.uuid4().hex[:12]}"
-        decision = app.ask(Incoming(ConversationKey("cli", chat), args.user, question))
+        decision = app.ask(Incoming(ConversationKey("cli", chat), args.user, question, rejection=rejection))
         if args.json:
             print(json.dumps(decision_json(decision), ensure_ascii=False), flush=True)
         else:
             print(render_text(decision), flush=True)
-    return 0
+        if not decision.recorded:
+            unrecorded += 1
+            print(f"groundbot: turn {decision.turn_uid} was NOT recorded: neither the transcript database nor "
+                  f"the spool ({cfg.spool_path}) could be written", file=sys.stderr)
+    return 3 if unrecorded else 0
+
+
+def cmd_doctor(cfg: Config, args: argparse.Namespace) -> int:
+    """Check the transcript database, the spool and the index; `--replay` moves spooled turns in."""
+    from bot.app import build_app
+
+    app = build_app(cfg)
+    report = app.doctor(replay=args.replay)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+    else:
+        for key, value in report.items():
+            print(f"{key}: {value}")
+    return 0 if report["database_writable"] and report["spooled_turns"] == 0 else 1
 
 
 def cmd_chat(cfg: Config, args: argparse.Namespace) -> int:
@@ -100,8 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--session", default="console", help="conversation id; the same id continues a conversation")
     s.set_defaults(func=cmd_chat)
 
-    s = sub.add_parser("ask", help="ask one question ('-' reads one question per line from stdin)")
-    s.add_argument("question")
+    s = sub.add_parser("ask", help="ask one question ('-' reads one question per line from stdin)",
+                       epilog="A question that starts with a dash goes after '--': groundbot ask -- '-rf means what?'; "
+                              "or use -q/--question.")
+    s.add_argument("question", nargs="?", help="the question, or '-' to read one per line from stdin")
+    s.add_argument("-q", "--question", dest="question_opt", metavar="TEXT",
+                   help="the question (may start with a dash: -q='-rf')")
     s.add_argument("--json", action="store_true", help="print the decision record as JSON (one object per line)")
     s.add_argument("--user", default="cli")
     s.add_argument("--chat", default="", help="conversation id to continue (default: a fresh one per question)")
@@ -114,6 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("stats", help="turns, answer and refusal rates, latency, index size")
     s.set_defaults(func=cmd_stats)
+
+    s = sub.add_parser("doctor", help="check the database, the turn spool and the index")
+    s.add_argument("--replay", action="store_true", help="move spooled turns into the transcript database")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_doctor)
 
     _register_optional(sub)
     return p

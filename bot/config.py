@@ -61,6 +61,7 @@ class Config:
     kb_paths: tuple[str, ...] = ("docs",)
     reingest_roots: tuple[str, ...] = ()
     database_url: str = ""
+    lock_budget_s: float = 10.0
     embedder: str = "minilm"
     embed_batch_size: int = 64
     chunking: ChunkSettings = field(default_factory=ChunkSettings)
@@ -80,6 +81,11 @@ class Config:
     @property
     def index_path(self) -> Path:
         return self.data_dir / "index"
+
+    @property
+    def spool_path(self) -> Path:
+        """Turns the transcript database could not take wait here (see storage/spool.py)."""
+        return self.data_dir / "spool" / "turns.jsonl"
 
     def secret(self, env_name: str) -> str:
         """The secret named by an `*_env` setting, as read from the environment at load time."""
@@ -133,6 +139,7 @@ def from_toml(data: dict[str, Any]) -> Config:
         kb_paths=tuple(paths.get("kb_paths", ["docs"])),
         reingest_roots=tuple(str(r) for r in paths.get("reingest_roots", [])),
         database_url=data.get("storage", {}).get("database_url", ""),
+        lock_budget_s=float(data.get("storage", {}).get("lock_budget_s", 10.0)),
         embedder=emb.get("name", "minilm"),
         embed_batch_size=int(emb.get("batch_size", 64)),
         chunking=chunking,

@@ -27,6 +27,7 @@ class Incoming:
     text: str
     team_id: str = ""
     suggestion_id: int | None = None  # set when the user picked an offered suggestion
+    rejection: str = ""  # set by an adapter that could not read the message (e.g. not valid UTF-8): why
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,9 @@ class Decision:
     turn_id: int | None = None
     claim_map: list[dict[str, Any]] = field(default_factory=list)
     draft: str = ""  # the held answer of a turn waiting in the review queue
+    turn_uid: str = ""  # the turn's own id, known before any database has seen it
+    history: str = ""  # "loaded", "none" (a new conversation) or "unavailable" (the turn ran without it)
+    recorded: str = ""  # "database", "spool" (replayed into the database later) or "" (not recorded)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view (`groundbot ask --json`, transcripts, `/why`)."""
@@ -170,12 +174,15 @@ class Decision:
             "config_hash": self.config_hash,
             "language": self.language,
             "draft": self.draft,
+            "turn_uid": self.turn_uid,
+            "history": self.history,
+            "recorded": self.recorded,
         }
 
     def decision_key(self) -> dict[str, Any]:
         """The parts that must be identical for the same question, index and config."""
         d = self.to_dict()
-        for k in ("turn_id", "latency_ms", "suggestions"):
+        for k in ("turn_id", "latency_ms", "suggestions", "turn_uid", "recorded"):
             d.pop(k)
         d["suggestion_texts"] = [s.text for s in self.suggestions]
         return d

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import unicodedata
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -46,6 +47,7 @@ class TurnContext:
     explanation: str = ""
     latency: dict[str, float] = field(default_factory=dict)
     index_version: str = ""
+    history: str = ""  # "loaded", "none" or "unavailable"
 
 
 def clean_input(text: str) -> str:
@@ -77,6 +79,8 @@ class Pipeline:
     # -- input -----------------------------------------------------------------
     def _validate(self, msg: Incoming) -> tuple[str, str]:
         """Return (question, rejection explanation)."""
+        if msg.rejection:
+            return clean_input(msg.text)[: self.settings.retrieval.max_question_chars], msg.rejection
         text = msg.text
         if msg.suggestion_id is not None:
             picked = self.store.suggestion_text(msg.suggestion_id)
@@ -176,11 +180,14 @@ class Pipeline:
         question, rejection = self._validate(msg)
         ctx = TurnContext(msg=msg, question=question, language="fa" if has_persian(question) else "en")
         turn = Turn("idle")
-        try:
+        try:  # the store retries a busy database within its budget; past it, answer without history
             ctx.conversation = self.store.load_conversation(msg.key, self.settings.retrieval.history_turns)
             turn = Turn(ctx.conversation.state)
-        except Exception as exc:  # a busy or broken database must not crash the turn
-            log.warning("could not load conversation %s: %s", msg.key.as_str(), exc)
+            ctx.history = "loaded" if ctx.conversation.history else "none"
+        except Exception as exc:
+            ctx.history = "unavailable"
+            log.warning("conversation %s: history unavailable, answering without it (%s)", msg.key.as_str(),
+                        str(exc).splitlines()[0][:200])
         turn.fire("pick" if msg.suggestion_id is not None else "ask")
         final = self._run(ctx, turn, rejection)
         ctx.latency["total"] = (self.clock() - t_start) * 1000
@@ -318,17 +325,19 @@ class Pipeline:
             language=lang,
             claim_map=v.claim_map if v else [],
             draft=gen.text if gen and turn.state == "pending_review" else "",
+            turn_uid=uuid.uuid4().hex,
+            history=ctx.history,
         )
 
     def _record(self, msg: Incoming, decision: Decision, turn: Turn) -> None:
-        """Persist the decision; a failing store is logged, never raised at the user."""
-        for attempt in range(3):
-            try:
-                turn_id, stored = self.store.record_turn(msg.key, msg.user_id, msg.team_id, decision, turn.state)
-                decision.turn_id = turn_id
-                decision.suggestions = stored
-                return
-            except Exception as exc:
-                log.warning("recording turn failed (attempt %d): %s", attempt + 1, exc)
-                time.sleep(0.05 * (attempt + 1))
-        decision.suggestions = []
+        """Persist the decision (the store retries, and spools what the database cannot take);
+        `decision.recorded` says where it went, and stays empty only if it went nowhere."""
+        try:
+            turn_id, stored = self.store.record_turn(msg.key, msg.user_id, msg.team_id, decision, turn.state)
+        except Exception as exc:
+            log.error("turn %s was NOT recorded: %s", decision.turn_uid, str(exc).splitlines()[0][:300])
+            decision.suggestions = []
+            return
+        decision.turn_id = turn_id
+        decision.suggestions = stored
+        decision.recorded = "database" if turn_id is not None else "spool"

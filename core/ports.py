@@ -67,8 +67,11 @@ class TranscriptStore(Protocol):
         team_id: str,
         decision: Decision,
         new_state: str,
-    ) -> tuple[int, list[Suggestion]]:
-        """Store the turn and its suggestions atomically; return turn id and suggestion ids."""
+    ) -> tuple[int | None, list[Suggestion]]:
+        """Store the turn and its suggestions atomically; return turn id and suggestion ids.
+
+        A store that keeps the turn somewhere durable other than its database (a spool it
+        replays later) returns no turn id; it raises only when the turn is recorded nowhere."""
         ...
 
     def suggestion_text(self, suggestion_id: int) -> str | None: ...

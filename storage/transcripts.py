@@ -8,15 +8,24 @@ several workers share the file. `database_url` may name PostgreSQL instead.
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
-from sqlalchemy import event
+from sqlalchemy import event, inspect
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Field, Session, SQLModel, create_engine, func, select
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from core.messages import ConversationKey, Decision, Suggestion
 from core.ports import ConversationState
+from storage.spool import ReplayResult, SpoolError, TurnSpool
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def _now() -> datetime:
@@ -38,6 +47,7 @@ class Conversation(SQLModel, table=True):
 class TurnRecord(SQLModel, table=True):
     __tablename__ = "turn"
     id: int | None = Field(default=None, primary_key=True)
+    uid: str | None = Field(default=None, unique=True, index=True)  # the turn's own id, set before any database sees it
     conversation_id: int = Field(index=True, foreign_key="conversation.id")
     platform: str = Field(index=True)
     chat_id: str
@@ -84,31 +94,60 @@ class Feedback(SQLModel, table=True):
     created_at: datetime = Field(default_factory=_now)
 
 
-def _sqlite_immediate(engine: Engine) -> None:
-    """WAL + BEGIN IMMEDIATE for pysqlite (which otherwise defers and upgrades locks late)."""
+def _sqlite_pragmas(engine: Engine, busy_timeout_s: float, *, immediate: bool) -> None:
+    """WAL, a busy timeout, and (for the writing engine) BEGIN IMMEDIATE, which pysqlite would
+    otherwise defer and upgrade late, losing read-modify-write updates between workers."""
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA busy_timeout=10000")
+        cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, busy_timeout_s: float = 10.0, *, immediate: bool = True) -> Engine:
+    """An engine for `url`; SQLite gets WAL and a busy timeout of `busy_timeout_s`."""
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
-        _sqlite_immediate(engine)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s})
+        _sqlite_pragmas(engine, busy_timeout_s, immediate=immediate)
     else:
         engine = create_engine(url, pool_pre_ping=True)
-    SQLModel.metadata.create_all(engine)
     return engine
+
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest Alembic revision. A database made before migrations
+    existed (tables, no version) is stamped at the initial revision first."""
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        tables = set(inspect(conn).get_table_names())
+        cfg.attributes["connection"] = conn
+        if "turn" in tables and "alembic_version" not in tables:
+            command.stamp(cfg, "0001")
+        command.upgrade(cfg, "head")
+
+
+def _transient(exc: BaseException) -> bool:
+    """Worth retrying: a busy or locked database, a dropped connection. Not: read-only, full."""
+    if not isinstance(exc, OperationalError):
+        return False
+    text = str(exc).lower()
+    return not any(s in text for s in ("readonly", "read-only", "disk is full", "disk i/o", "no such table"))
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -121,18 +160,70 @@ def _percentile(values: list[float], q: float) -> float:
     return values[lo] + (values[hi] - values[lo]) * (pos - lo)
 
 
-class SqlTranscriptStore:
-    """TranscriptStore port over SQLModel (SQLite or PostgreSQL)."""
+def _turn_row(conversation_id: int, key: ConversationKey, entry: dict[str, Any], d: dict[str, Any]) -> TurnRecord:
+    """The turn table row of one decision record (`Decision.to_dict()` shape)."""
+    created = entry.get("created_at")
+    return TurnRecord(
+        uid=entry.get("uid") or None, conversation_id=conversation_id, platform=key.platform, chat_id=key.chat_id,
+        thread_id=key.thread_id, team_id=entry["team_id"], user_id=entry["user_id"],
+        created_at=datetime.fromisoformat(created) if created else _now(),
+        question=d["question"], normalized_question=d["normalized_question"], retrieval_query=d["retrieval_query"],
+        answer=d["answer"], refused=d["refused"], refusal_reason=d["refusal_reason"], status=d["status"],
+        state=d["state"], reasons=json.dumps(d["reasons"]), checks_passed=json.dumps(d["checks_passed"]),
+        checks_failed=json.dumps(d["checks_failed"]), scores=json.dumps(d["scores"]), llm_called=d["llm_called"],
+        sources=json.dumps(d["sources"], ensure_ascii=False),
+        uncovered_claims=json.dumps(d["uncovered_claims"], ensure_ascii=False),
+        latency_ms=json.dumps(d["latency_ms"]), latency_total_ms=d["latency_ms"].get("total", 0.0),
+        index_version=d["index_version"], config_hash=d["config_hash"], language=d["language"],
+        record=json.dumps(d, ensure_ascii=False),
+    )
 
-    def __init__(self, url: str) -> None:
+
+class SqlTranscriptStore:
+    """TranscriptStore port over SQLModel (SQLite or PostgreSQL), with a local spool.
+
+    A busy database is retried for up to `lock_budget_s` per operation (here, not in core);
+    a turn the database still cannot take goes to the spool and is replayed before the next
+    turn that reaches the database, at start-up, and by `groundbot doctor --replay`.
+    """
+
+    def __init__(self, url: str, *, spool: TurnSpool | None = None, lock_budget_s: float = 10.0) -> None:
         self.url = url
-        self.engine = make_engine(url)
+        self.spool = spool
+        self.lock_budget_s = lock_budget_s
+        self.engine = make_engine(url, lock_budget_s)
+        # reads never take the write lock, so a long write elsewhere does not cost history (WAL)
+        self.read_engine = make_engine(url, lock_budget_s, immediate=False) if url.startswith("sqlite") else self.engine
+        self._schema_ready = False
+        self.replayed_total = 0  # spooled turns this process moved into the database
+        try:
+            self._ensure_schema()
+        except Exception as exc:  # a locked, read-only or unreachable database must not stop the bot
+            log.warning("transcript database not ready (%s); turns go to the spool until it is",
+                        str(exc).splitlines()[0][:200])
+
+    def _ensure_schema(self) -> None:
+        if not self._schema_ready:
+            self._retry(lambda: migrate(self.engine))
+            self._schema_ready = True
+
+    def _retry(self, fn: Callable[[], T]) -> T:
+        """Run `fn`, retrying transient database errors within the lock budget."""
+        for attempt in Retrying(retry=retry_if_exception(_transient), stop=stop_after_delay(self.lock_budget_s),
+                                wait=wait_exponential(multiplier=0.05, max=1.0), reraise=True):
+            with attempt:
+                return fn()
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _conversation(self, session: Session, key: ConversationKey) -> Conversation | None:
         return session.exec(select(Conversation).where(Conversation.key == key.as_str())).first()
 
     def load_conversation(self, key: ConversationKey, history_turns: int) -> ConversationState:
-        with Session(self.engine) as session:
+        """State and recent history; raises if the database cannot be read within the budget."""
+        return self._retry(lambda: self._load(key, history_turns))
+
+    def _load(self, key: ConversationKey, history_turns: int) -> ConversationState:
+        with Session(self.read_engine) as session:
             conv = self._conversation(session, key)
             if conv is None:
                 return ConversationState(key=key, state="idle", history=[])
@@ -144,42 +235,104 @@ class SqlTranscriptStore:
             return ConversationState(key=key, state=conv.state, history=history)
 
     def record_turn(self, key: ConversationKey, user_id: str, team_id: str, decision: Decision,
-                    new_state: str) -> tuple[int, list[Suggestion]]:
+                    new_state: str) -> tuple[int | None, list[Suggestion]]:
+        """Store the turn (id, suggestion ids); if the database cannot take it, spool it and
+        return no id. Raises only when the turn could be recorded nowhere."""
+        entry: dict[str, Any] = {"uid": decision.turn_uid, "key": [key.platform, key.chat_id, key.thread_id], "user_id": user_id,
+                 "team_id": team_id, "new_state": new_state, "created_at": _now().isoformat(),
+                 "record": decision.to_dict() | {"recorded": "database"}}
+        try:
+            self.replay_spool()
+            self._ensure_schema()
+            return self._retry(lambda: self._insert(entry))
+        except Exception as exc:
+            if self.spool is None:
+                raise
+            why = str(exc).splitlines()[0][:200]
+            entry["record"] = entry["record"] | {"recorded": "spool"}
+            try:
+                self.spool.append(entry)
+            except SpoolError as spool_exc:
+                raise SpoolError(f"{spool_exc}; the database failed too ({why})") from exc
+            log.warning("transcript database could not record turn %s (%s); spooled to %s",
+                        decision.turn_uid, why, self.spool.path)
+            return None, [Suggestion(0, s.text) for s in decision.suggestions]
+
+    def replay_spool(self) -> ReplayResult:
+        """Move spooled turns into the database, oldest first; a no-op when the spool is empty."""
+        if self.spool is None or not self.spool.has_pending():
+            return ReplayResult(0, 0)
+
+        def write(entry: dict[str, Any]) -> None:
+            self._ensure_schema()
+            self._retry(lambda: self._insert(entry))
+
+        result = self.spool.replay(write)
+        self.replayed_total += result.replayed
+        if result.replayed:
+            log.warning("replayed %d spooled turn(s) into the transcript database; %d still waiting",
+                        result.replayed, result.remaining)
+        return result
+
+    def pending_spooled(self) -> int:
+        return self.spool.pending() if self.spool else 0
+
+    def health(self) -> dict[str, Any]:
+        """Can the database be read, and written (a row inserted and rolled back)?"""
+        out: dict[str, Any] = {"database_readable": False, "database_writable": False, "database_error": ""}
+        try:
+            with Session(self.read_engine) as session:
+                session.exec(select(func.count()).select_from(TurnRecord)).one()
+            out["database_readable"] = True
+            self._ensure_schema()
+            with Session(self.engine) as session:
+                session.add(Conversation(key=f"doctor:{_now().isoformat()}", platform="doctor", chat_id="-"))
+                session.flush()
+                session.rollback()
+            out["database_writable"] = True
+        except Exception as exc:
+            out["database_error"] = str(exc).splitlines()[0][:300]
+        return out
+
+    def _insert(self, entry: dict[str, Any]) -> tuple[int, list[Suggestion]]:
+        """One turn in one transaction; a uid already stored (a replay after a crash) is a no-op."""
+        d: dict[str, Any] = entry["record"]
+        platform, chat_id, thread_id = entry["key"]
+        key = ConversationKey(platform, chat_id, thread_id)
         with Session(self.engine) as session:
+            if entry.get("uid"):
+                existing = session.exec(select(TurnRecord).where(TurnRecord.uid == entry["uid"])).first()
+                if existing is not None and existing.id is not None:
+                    rows = session.exec(select(SuggestionRow).where(SuggestionRow.turn_id == existing.id)
+                                        .order_by(SuggestionRow.id)).all()  # type: ignore[arg-type]
+                    return existing.id, [Suggestion(r.id or 0, r.text) for r in rows]
             conv = self._conversation(session, key)
             if conv is None:
-                conv = Conversation(key=key.as_str(), platform=key.platform, chat_id=key.chat_id,
-                                    thread_id=key.thread_id, team_id=team_id)
-            conv.state = new_state
+                conv = Conversation(key=key.as_str(), platform=platform, chat_id=chat_id, thread_id=thread_id,
+                                    team_id=entry["team_id"])
+            conv.state = entry["new_state"]
             conv.updated_at = _now()
             session.add(conv)
             session.flush()
             assert conv.id is not None
-            d = decision.to_dict()
-            turn = TurnRecord(
-                conversation_id=conv.id, platform=key.platform, chat_id=key.chat_id, thread_id=key.thread_id,
-                team_id=team_id, user_id=user_id, question=decision.question,
-                normalized_question=decision.normalized_question, retrieval_query=decision.retrieval_query,
-                answer=decision.answer, refused=decision.refused, refusal_reason=decision.refusal_reason,
-                status=decision.status, state=decision.state, reasons=json.dumps(decision.reasons),
-                checks_passed=json.dumps(decision.checks_passed), checks_failed=json.dumps(decision.checks_failed),
-                scores=json.dumps(decision.scores), llm_called=decision.llm_called,
-                sources=json.dumps(d["sources"], ensure_ascii=False),
-                uncovered_claims=json.dumps(decision.uncovered_claims, ensure_ascii=False),
-                latency_ms=json.dumps(decision.latency_ms), latency_total_ms=decision.latency_ms.get("total", 0.0),
-                index_version=decision.index_version, config_hash=decision.config_hash,
-                language=decision.language, record=json.dumps(d, ensure_ascii=False),
-            )
+            turn = _turn_row(conv.id, key, entry, d)
             session.add(turn)
-            session.flush()
+            try:
+                session.flush()
+            except IntegrityError:  # the same uid committed by another worker meanwhile
+                session.rollback()
+                raise
             assert turn.id is not None
             stored: list[Suggestion] = []
-            for s in decision.suggestions:
-                row = SuggestionRow(turn_id=turn.id, text=s.text)
+            for s in d.get("suggestions", []):
+                row = SuggestionRow(turn_id=turn.id, text=s["text"])
                 session.add(row)
                 session.flush()
                 assert row.id is not None
-                stored.append(Suggestion(row.id, s.text))
+                stored.append(Suggestion(row.id, s["text"]))
+            turn.record = json.dumps(d | {"turn_id": turn.id, "suggestions": [{"id": x.id, "text": x.text} for x in stored]},
+                                     ensure_ascii=False)
+            session.add(turn)
             session.commit()
             return turn.id, stored
 

@@ -36,7 +36,7 @@ class OpenAIStandIn:
                     time.sleep(item["delay"])
                 status = int(item.get("status", 200))
                 payload = standin._completion(body, item) if status == 200 else {"error": {"message": "boom"}}
-                data = json.dumps(payload).encode()
+                data = item["raw"] if item.get("raw") is not None else json.dumps(payload).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -53,8 +53,11 @@ class OpenAIStandIn:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def enqueue(self, text: str = "", *, prob: float | None = None, status: int = 200, delay: float = 0.0) -> None:
-        self.queue.append({"text": text, "prob": prob, "status": status, "delay": delay})
+    def enqueue(self, text: str = "", *, prob: float | None = None, status: int = 200, delay: float = 0.0,
+                raw: bytes | None = None, finish_reason: str = "stop") -> None:
+        """Queue the next response: `raw` sends those bytes as the body instead of a completion."""
+        self.queue.append({"text": text, "prob": prob, "status": status, "delay": delay, "raw": raw,
+                           "finish_reason": finish_reason})
 
     def _completion(self, body: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
         text = item["text"]
@@ -62,7 +65,9 @@ class OpenAIStandIn:
         if item.get("prob") is not None and body.get("logprobs"):
             lp = math.log(item["prob"])
             logprobs = {"content": [{"token": t, "logprob": lp, "bytes": None, "top_logprobs": []} for t in text.split()]}
-        return completion_body(f"chatcmpl-{len(self.requests)}", body.get("model", "standin"), text, logprobs)
+        out = completion_body(f"chatcmpl-{len(self.requests)}", body.get("model", "standin"), text, logprobs)
+        out["choices"][0]["finish_reason"] = item.get("finish_reason", "stop")
+        return out
 
     def __enter__(self) -> OpenAIStandIn:
         self.thread.start()

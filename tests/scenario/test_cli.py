@@ -31,8 +31,9 @@ def test_ask_json_answers_refuses_and_is_deterministic(data_dir: Path) -> None:
     out = groundbot("ask", "-", "--json", stdin=questions, data_dir=data_dir)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out.stdout.splitlines()]
-    assert len(rows) == 3  # the blank line is skipped
-    answer, mars, again = rows
+    assert len(rows) == 4  # one decision per input line, so output line n answers input line n
+    answer, mars, blank, again = rows
+    assert blank["refused"] and blank["refusal_reason"] == "INPUT_REJECTED" and blank["recorded"] == "database"
     for key in ("answer", "refused", "refusal_reason", "status", "reasons", "sources", "suggestions", "scores",
                 "llm_called", "latency_ms"):
         assert key in answer

@@ -111,3 +111,34 @@ def test_unreachable_server_refused(make_app: Callable[..., Any], base_config: A
                   openai=replace(base.openai, base_url=f"http://127.0.0.1:{port}/v1", timeout_s=1.0, max_retries=0))
     d = make_app(config=cfg).ask(Incoming(ConversationKey("t", "x"), "u", Q))
     assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE
+
+
+def test_hanging_endpoint_refused_within_one_deadline(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    """timeout_s bounds the whole generation, retry included (not timeout_s per attempt)."""
+    app = openai_app(timeout_s=1.0, max_retries=1)
+    llm.enqueue("late [C1]", delay=4.0)
+    llm.enqueue("late [C1]", delay=4.0)
+    d = ask(app, Q)
+    assert d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.explanation and d.llm_called
+    assert d.latency_ms["generate"] < 1000 * (1.0 + 0.5)
+    assert app.store.turns()[-1].llm_called
+
+
+@pytest.mark.parametrize(("raw", "finish", "why"), [
+    (b"this is not json", "stop", "malformed response"),
+    (b'{"id": "x", "object": "chat.completion", "choices": []}', "stop", "malformed response"),
+    (None, "length", "truncated response"),
+])
+def test_malformed_or_truncated_response_is_one_warning_and_recorded_as_sent(
+        openai_app: Callable[..., Any], llm: OpenAIStandIn, caplog: pytest.LogCaptureFixture,
+        raw: bytes | None, finish: str, why: str) -> None:
+    app = openai_app(max_retries=1)
+    llm.enqueue("Run groundbot ingest again with the same paths [C1].", raw=raw, finish_reason=finish)
+    with caplog.at_level("DEBUG"):
+        d = ask(app, Q)
+    assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE and why in d.explanation
+    assert d.llm_called and app.store.turns()[-1].llm_called and len(llm.requests) == 1
+    mine = [r for r in caplog.records if r.name.startswith(("bot.", "core."))]
+    assert not any(r.exc_info for r in mine) and not any(r.levelname == "ERROR" for r in mine)
+    assert any(why in r.getMessage() or "malformed" in r.getMessage() or "cut off" in r.getMessage()
+               for r in mine if r.levelname == "WARNING")

@@ -93,7 +93,7 @@ class MemoryStore:
         return ConversationState(key, self.states.get(key.as_str(), "idle"), history)
 
     def record_turn(self, key: ConversationKey, user_id: str, team_id: str, decision: Decision,
-                    new_state: str) -> tuple[int, list[Suggestion]]:
+                    new_state: str) -> tuple[int | None, list[Suggestion]]:
         if self.fail_next:
             self.fail_next -= 1
             raise RuntimeError("database is locked")

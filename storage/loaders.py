@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -19,6 +20,8 @@ FAQ_SUFFIXES = {".csv", ".jsonl", ".yaml", ".yml"}
 SUFFIXES = DOC_SUFFIXES | FAQ_SUFFIXES
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+
+log = logging.getLogger(__name__)
 
 
 class LoadError(Exception):
@@ -217,7 +220,11 @@ def load_file(path: Path, doc_id: str) -> Document:
 
 
 def discover(root: Path) -> Iterator[tuple[Path, str]]:
-    """Files under `root` that groundbot can ingest, with their doc ids, sorted."""
+    """Files under `root` that groundbot can ingest, with their doc ids, sorted.
+
+    A symlink inside the folder that leads out of it is skipped (with a warning): ingesting a
+    folder never reads files elsewhere on the machine, which is what lets chat admins re-ingest
+    a folder safely. To ingest such a file, name its real path."""
     root = root.resolve()
     if root.is_file():
         yield root, root.name
@@ -227,4 +234,7 @@ def discover(root: Path) -> Iterator[tuple[Path, str]]:
         if any(part.startswith(".") for part in rel.parts):
             continue
         if path.is_file() and path.suffix.lower() in SUFFIXES:
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                log.warning("skipped %s: a symlink to %s, outside %s", path, path.resolve(), root)
+                continue
             yield path, f"{root.name}/{rel.as_posix()}"

@@ -82,6 +82,17 @@ def test_app_refuses_paths_outside_the_roots_before_reading(make_app: Callable[.
     assert app.admin_reingest("console", "local", [str(kb.extra)]).added == ["extra/parking.md"]
 
 
+def test_reingesting_the_kb_folder_skips_a_symlinked_file_that_leads_out(make_app: Callable[..., App], kb: Kb) -> None:
+    """kb/host.txt -> /etc/hostname sits inside an allowed folder; re-ingesting the folder must
+    not read it (folder walks never leave the folder)."""
+    app = _reingest_app(make_app, kb)
+    summary = app.admin_reingest("console", "local", [str(kb.root)])
+    assert summary.added == ["kb/lighthouse.md"]
+    hostname = Path("/etc/hostname").read_text().strip()
+    if hostname:
+        assert all(hostname not in h.text for h in app.index.search(hostname, app.embedder.embed_queries([hostname])[0], 5))
+
+
 def test_operator_cli_ingest_is_not_restricted(make_app: Callable[..., App], kb: Kb, tmp_path: Path) -> None:
     """The operator at the shell owns the machine: App.ingest (groundbot ingest PATH) reads any path."""
     app = _reingest_app(make_app, kb)

@@ -13,12 +13,15 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from websockets.sync.server import ServerConnection, serve
+
+from tests.scenario.waits import WAIT_S
 
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"
@@ -142,19 +145,26 @@ class SlackStandIn:
         with self._cond:
             return [c for c in self.calls if c.method == method]
 
-    def wait_for(self, method: str, count: int = 1, timeout: float = 10.0) -> list[Call]:
-        """Block until `method` was called at least `count` times; return those calls."""
+    def wait_until(self, check: Callable[[], Any], timeout: float = WAIT_S, what: str = "") -> Any:
+        """Block until `check()` returns something truthy (re-run after every recorded request) and
+        return it; `timeout` is only the bound after which it counts as never happening."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                found = [c for c in self.calls if c.method == method]
-                if len(found) >= count:
-                    return found
+                result = check()
+                if result:
+                    return result
                 left = deadline - time.monotonic()
                 if left <= 0:
                     seen = [c.method for c in self.calls]
-                    raise AssertionError(f"{method} called {len(found)} times, expected {count}; calls: {seen}")
+                    raise AssertionError(f"timed out waiting for {what or check}; calls: {seen}")
                 self._cond.wait(left)
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = WAIT_S) -> list[Call]:
+        """Block until `method` was called at least `count` times; return those calls."""
+        found = self.wait_until(lambda: len(calls := [c for c in self.calls if c.method == method]) >= count and calls,
+                                timeout, f"{count} call(s) of {method}")
+        return list(found)
 
     # -- Socket Mode ------------------------------------------------------------------
     def _ws_session(self, conn: ServerConnection) -> None:
@@ -177,7 +187,7 @@ class SlackStandIn:
                     self._sockets.remove(conn)
 
     def send_envelope(self, kind: str, payload: dict[str, Any], *, retry_attempt: int = 0,
-                      timeout: float = 10.0) -> str:
+                      timeout: float = WAIT_S) -> str:
         """Push one Socket Mode envelope to the connected client; returns its envelope id."""
         envelope_id = f"env-{next(self._ts)}"
         deadline = time.monotonic() + timeout
@@ -193,7 +203,7 @@ class SlackStandIn:
                               "retry_attempt": retry_attempt, "retry_reason": "timeout" if retry_attempt else ""}))
         return envelope_id
 
-    def wait_ack(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
+    def wait_ack(self, envelope_id: str, timeout: float = WAIT_S) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         with self._cond:
             while envelope_id not in self.acks:

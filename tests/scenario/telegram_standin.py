@@ -18,6 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.scenario.waits import WAIT_S
+
 # parameters PTB sends JSON-encoded in its form bodies; everything else stays a string
 _JSON_PARAMS = {"chat_id", "message_id", "reply_markup", "reply_parameters", "link_preview_options", "offset",
                 "limit", "timeout", "allowed_updates", "message_thread_id", "drop_pending_updates",
@@ -146,8 +148,9 @@ class TelegramStandIn:
         """Successful sendMessage calls, optionally to one chat."""
         return [c for c in self.of("sendMessage") if chat_id is None or c.params["chat_id"] == chat_id]
 
-    async def wait_for(self, check: Callable[[], Any], timeout: float = 10.0) -> Any:
-        """Wait until `check()` returns something truthy (it is re-run after every request)."""
+    async def wait_for(self, check: Callable[[], Any], timeout: float = WAIT_S) -> Any:
+        """Wait until `check()` returns something truthy (it is re-run after every request);
+        `timeout` is only the bound after which the awaited request counts as never coming."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             self._changed.clear()
@@ -160,7 +163,7 @@ class TelegramStandIn:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
-    async def wait_sent(self, count: int, chat_id: int | None = None, timeout: float = 10.0) -> list[Call]:
+    async def wait_sent(self, count: int, chat_id: int | None = None, timeout: float = WAIT_S) -> list[Call]:
         """Wait until at least `count` messages were sent (to `chat_id`); returns them all."""
         return list(await self.wait_for(lambda: (s := self.sent(chat_id)) and len(s) >= count and s, timeout))
 

@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ from bot.run_slack import build_adapter, slack_secrets
 from core import reasons
 from core.messages import Decision, Generation, Source, Suggestion
 from tests.scenario.slack_standin import BOT_USER, TEAM, Call, SlackStandIn
+from tests.scenario.waits import WAIT_S
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT_TOKEN = "xoxb-standin-bot"
@@ -113,6 +115,43 @@ def sign(body: str, *, secret: str = SECRET, timestamp: int | None = None) -> di
     return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
 
 
+class InFlight:
+    """Counts the listener runs of one adapter, so a test can wait until it has finished handling.
+
+    bolt hands every listener to the adapter's executor before it acks (the Socket Mode ack and
+    the HTTP response both come after that hand-off), so once a test has its ack, `idle()`
+    covers the work that request started.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, executor: Executor) -> None:
+        self._cond = threading.Condition()
+        self._running = 0
+        submit = executor.submit
+
+        def counted(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+            with self._cond:
+                self._running += 1
+            try:
+                future = submit(fn, *args, **kwargs)
+            except BaseException:
+                self._done()
+                raise
+            future.add_done_callback(lambda _: self._done())
+            return future
+
+        monkeypatch.setattr(executor, "submit", counted)
+
+    def _done(self) -> None:
+        with self._cond:
+            self._running -= 1
+            self._cond.notify_all()
+
+    def idle(self, timeout: float = WAIT_S) -> None:
+        """Block until no listener of the adapter is running or queued."""
+        with self._cond:
+            assert self._cond.wait_for(lambda: self._running == 0, timeout), f"{self._running} listener(s) still running"
+
+
 @dataclass
 class Slack:
     """One running bot: groundbot App + adapter, reached over Socket Mode or HTTP."""
@@ -122,6 +161,7 @@ class Slack:
     app: App
     adapter: SlackAdapter
     http: SlackHTTPServer | None
+    inflight: InFlight | None = None
     _ids: Any = None
 
     def __post_init__(self) -> None:
@@ -135,7 +175,7 @@ class Slack:
                                      method="POST", headers={"Content-Type": content_type, **(headers or {})})
         t0 = time.monotonic()
         try:
-            with urllib.request.urlopen(req, timeout=10) as resp:
+            with urllib.request.urlopen(req, timeout=WAIT_S) as resp:
                 return resp.status, resp.read().decode(), time.monotonic() - t0
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode(), time.monotonic() - t0
@@ -199,13 +239,18 @@ class Slack:
         return self.deliver("interactive", payload)[0]
 
     def replies(self, count: int = 1) -> list[Call]:
-        """Wait for `count` chat.postMessage calls that succeeded."""
-        deadline = time.monotonic() + 10
-        while True:
-            ok = [c for c in self.api.wait_for("chat.postMessage", count) if c.result.get("ok")]
-            if len(ok) >= count or time.monotonic() > deadline:
-                return ok
-            time.sleep(0.02)
+        """Wait for `count` chat.postMessage calls that succeeded; returns all that did."""
+
+        def ok() -> list[Call]:
+            return [c for c in self.api.requests("chat.postMessage") if c.result.get("ok")]
+
+        return list(self.api.wait_until(lambda: len(found := ok()) >= count and found,
+                                        what=f"{count} successful chat.postMessage call(s)"))
+
+    def settle(self) -> None:
+        """Wait until the bot has finished handling everything delivered so far (acked or answered)."""
+        assert self.inflight is not None
+        self.inflight.idle()
 
 
 def stop_socket(handler: Any, standin: SlackStandIn) -> None:
@@ -214,16 +259,20 @@ def stop_socket(handler: Any, standin: SlackStandIn) -> None:
     client = handler.client
     client.auto_reconnect_enabled = False
     standin.drop_sockets()
-    deadline = time.monotonic() + 3
+    # Let the client's receive thread see the close and drop its socket first: closing while it
+    # does so races inside slack-sdk (AttributeError on a None socket). slack-sdk signals nothing
+    # after that drop (its close listeners run before it), so watch the state it leaves.
+    deadline = time.monotonic() + WAIT_S
     while client.is_connected() and time.monotonic() < deadline:
-        time.sleep(0.01)  # let the client see the close first (slack-sdk's disconnect() races)
+        time.sleep(0.01)
     client.closed = True
     client.message_queue.put(None)
     handler.close()
 
 
 @pytest.fixture
-def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path) -> Iterator[Callable[..., Slack]]:
+def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Slack]]:
     """start(mode, generator=None) -> a running Slack bot over `mode` ("socket" or "http")."""
     stops: list[Callable[[], None]] = []
 
@@ -235,6 +284,7 @@ def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path) 
         app = build_app(cfg, embedder=embedder, generator=generator)
         adapter = SlackAdapter(app, bot_token=cfg.secret(cfg.slack.bot_token_env), signing_secret=SECRET,
                                api_base_url=standin.api_url, progress_interval_s=0.0)
+        inflight = InFlight(monkeypatch, adapter.executor)
         http = None
         if mode == "socket":
             handler = adapter.socket_mode(APP_TOKEN)
@@ -246,7 +296,7 @@ def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path) 
             threading.Thread(target=http.serve_forever, daemon=True).start()
             stops.append(http.shutdown)
         stops.append(adapter.close)
-        return Slack(mode, standin, app, adapter, http)
+        return Slack(mode, standin, app, adapter, http, inflight)
 
     yield factory
     for stop in stops:
@@ -302,7 +352,7 @@ def test_direct_message_is_a_question(start: Callable[..., Slack], mode: str) ->
     # the bot's own messages in the DM are not questions
     bot.event({"type": "message", "channel_type": "im", "channel": "D0ALICE", "user": BOT_USER, "bot_id": "BBOT",
                "text": "an answer", "ts": "1712.000300", "event_ts": "1712.000300"})
-    time.sleep(0.3)
+    bot.settle()
     assert len(bot.api.requests("chat.postMessage")) == 1 and len(bot.app.store.turns()) == 1
 
 
@@ -379,7 +429,7 @@ def test_redelivered_event_is_handled_once(start: Callable[..., Slack], mode: st
     bot.mention("How do I get a library card?", ts="1716.000100", event_id="EvOTHER001")
     bot.mention("When does the library open?", ts="1716.000900")  # a marker that processing went on
     bot.replies(2)
-    time.sleep(0.3)
+    bot.settle()
     posted = bot.api.requests("chat.postMessage")
     assert [c.args["thread_ts"] for c in posted] == ["1716.000100", "1716.000900"]
     assert [t.question for t in bot.app.store.turns()] == ["How do I get a library card?", "When does the library open?"]
@@ -399,10 +449,8 @@ def test_admin_reingest_reports_progress_and_summary(start: Callable[..., Slack]
     assert "Re-ingesting" in ack["text"] and str(extra) in ack["text"]
     started = bot.api.wait_for("chat.postMessage")[0]
     assert started.args["channel"] == CHANNEL and f"<@{ADMIN}>" in started.args["text"]
-    deadline = time.monotonic() + 20
-    while not any("done" in c.args.get("text", "") for c in bot.api.requests("chat.update")):
-        assert time.monotonic() < deadline, "no re-ingest summary"
-        time.sleep(0.05)
+    bot.api.wait_until(lambda: any("done" in c.args.get("text", "") for c in bot.api.requests("chat.update")),
+                       what="the re-ingest summary")
     updates = bot.api.requests("chat.update")
     assert all(u.args["ts"] == started.result["ts"] and u.args["channel"] == CHANNEL for u in updates)
     assert len(updates) >= 2  # progress, then the summary
@@ -436,7 +484,7 @@ def test_non_admin_commands_are_refused_and_nothing_runs(start: Callable[..., Sl
         ack = bot.command(command, "/etc", user=USER)
         assert "only groundbot admins" in ack["text"] and command in ack["text"]
         assert ack.get("response_type", "ephemeral") == "ephemeral"
-    time.sleep(0.3)
+    bot.settle()
     assert [c.method for c in bot.api.calls if c.method not in ("auth.test", "apps.connections.open")] == []
     assert bot.app.index.version() == version and bot.app.store.turns() == []
 
@@ -453,7 +501,7 @@ def test_wrongly_signed_requests_get_401(start: Callable[..., Slack]) -> None:
     assert [r[0] for r in (forged, stale, unsigned, tampered)] == [401, 401, 401, 401]
     cmd = urlencode({"command": "/groundbot-reingest", "user_id": ADMIN, "channel_id": CHANNEL, "text": ""})
     assert bot.post(cmd, "application/x-www-form-urlencoded", sign(cmd, secret="nope"))[0] == 401
-    time.sleep(0.3)
+    bot.settle()
     assert [c.method for c in bot.api.calls] == ["auth.test"]
     assert bot.app.store.turns() == []
     # the same body, rightly signed, is accepted
@@ -519,7 +567,7 @@ def test_ack_comes_before_the_work(start: Callable[..., Slack]) -> None:
         name = "slow"
 
         def generate(self, question: str, hits: Any) -> Generation:
-            release.wait(5)
+            release.wait(WAIT_S)
             return Generation(text="", llm_called=False)
 
     bot = start("http", generator=SlowGenerator())

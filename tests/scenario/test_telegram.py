@@ -29,6 +29,7 @@ from bot.run_telegram import build_bot, webhook_options
 from core import reasons
 from core.render import display_answer
 from tests.scenario.telegram_standin import Call, TelegramStandIn
+from tests.scenario.waits import WAIT_S
 
 TOKEN_ENV = "GROUNDBOT_TELEGRAM_TOKEN"
 SECRET_ENV = "GROUNDBOT_TELEGRAM_WEBHOOK_SECRET"
@@ -360,7 +361,7 @@ def test_groundbot_telegram_command_polls_answers_and_stops(tmp_path: Path, docs
     """`groundbot telegram` end to end: config file + environment -> App -> polling -> reply -> Ctrl-C."""
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
-    standin = asyncio.run_coroutine_threadsafe(TelegramStandIn().start(), loop).result(5)
+    standin = asyncio.run_coroutine_threadsafe(TelegramStandIn().start(), loop).result(WAIT_S)
     data = tmp_path / "data"
     shutil.copytree(docs_index, data / "index")
     config = tmp_path / "config.toml"
@@ -369,18 +370,20 @@ def test_groundbot_telegram_command_polls_answers_and_stops(tmp_path: Path, docs
     loop.call_soon_threadsafe(lambda: standin.send_text(ANSWERED, chat_id=510))
 
     def interrupt_after_reply() -> None:
-        deadline = time.monotonic() + 30
-        while not standin.sent(510) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        os.kill(os.getpid(), signal.SIGINT)
+        try:
+            asyncio.run_coroutine_threadsafe(standin.wait_sent(1, chat_id=510), loop).result()
+        except AssertionError:
+            pass  # no reply within WAIT_S: the assertions below fail
+        finally:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C either way
 
     watcher = threading.Thread(target=interrupt_after_reply, daemon=True)
     watcher.start()
     try:
         assert cli_main(["--config", str(config), "telegram"]) == 0
     finally:
-        watcher.join(5)
-        asyncio.run_coroutine_threadsafe(standin.stop(), loop).result(5)
+        watcher.join(WAIT_S)
+        asyncio.run_coroutine_threadsafe(standin.stop(), loop).result(WAIT_S)
         loop.call_soon_threadsafe(loop.stop)
     assert f"as @{standin.username} (long polling)" in capsys.readouterr().err
     [reply] = standin.sent(510)

@@ -206,3 +206,71 @@ def write_parsinlu_kb(records: Sequence[ParsRecord], folder: Path) -> dict[int, 
             by_passage[key] = f"{folder.name}/{name}"
         doc_ids[r.index] = by_passage[key]
     return doc_ids
+
+
+def topic_groups(records: Sequence[ParsRecord]) -> dict[int, int]:
+    """Record index -> topic group: passages whose titles share a content word are one topic
+    (ParsiNLU has several passages on "milk", "water" or "Persian-speaking countries"), so a
+    question is never called out-of-KB while a passage on its topic is in the KB."""
+    from core.lexicon import content_terms
+
+    parent = list(range(len(records)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for r in records:
+        title = re.sub(r"[_+\-()]|index\.php\?page=|mavara", " ", r.title)
+        key = r.passage.strip()
+        for term in set(content_terms(title)) | {f"passage:{hash(key)}"}:
+            if term in owner:
+                parent[find(r.index)] = find(owner[term])
+            else:
+                owner[term] = r.index
+    roots: dict[int, int] = {}
+    return {r.index: roots.setdefault(find(r.index), len(roots)) for r in records}
+
+
+def persian_split(records: Sequence[ParsRecord], kb_parity: int) -> tuple[list[ParsRecord], list[ParsRecord]]:
+    """(in-KB records, out-of-KB records): topic groups of parity `kb_parity` are the KB."""
+    groups = topic_groups(records)
+    inside = [r for r in records if groups[r.index] % 2 == kb_parity]
+    outside = [r for r in records if groups[r.index] % 2 != kb_parity]
+    return inside, outside
+
+
+def without_answer(record: ParsRecord) -> str | None:
+    """The passage with every sentence that holds a gold answer removed (an in-KB question whose
+    answer the KB does not hold), or None when nothing of the passage would remain."""
+    from core.claims import split_sentences
+    from core.normalize import normalize_text
+
+    golds = [normalize_text(a) for a in record.answers if a.strip()]
+    kept = [s for s in split_sentences(record.passage) if not any(g and g in normalize_text(s) for g in golds)]
+    if not kept or len(kept) == len(split_sentences(record.passage)):
+        return None
+    return " ".join(kept)
+
+
+def write_persian_kb(records: Sequence[ParsRecord], folder: Path, *, drop_answers: bool = False) -> dict[int, str]:
+    """One Markdown file per record's passage (title heading + passage, or the passage without
+    its answer sentences); record index -> doc id. Records whose passage cannot lose its answer
+    and keep text are left out when `drop_answers`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    doc_ids: dict[int, str] = {}
+    seen: dict[str, str] = {}
+    for r in records:
+        body = without_answer(r) if drop_answers else r.passage.strip()
+        if body is None:
+            continue
+        if body not in seen:
+            name = f"{len(seen):03d}.md"
+            head = f"# {r.title}\n\n" if r.title else ""
+            (folder / name).write_text(f"{head}{body}\n", encoding="utf-8")
+            seen[body] = f"{folder.name}/{name}"
+        doc_ids[r.index] = seen[body]
+    return doc_ids

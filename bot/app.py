@@ -6,7 +6,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from core.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.pipeline import Pipeline
 from core.ports import Embedder, Generator, PathNotAllowed
+from core.profiles import apply_profile, load_profile
 from storage.chunk_index import LanceChunkIndex
 from storage.embedders import make_embedder
 from storage.ingest import IngestSummary, Progress, ingest
@@ -147,6 +148,12 @@ class App:
         return data
 
 
+def with_embedder_profile(config: Config, embedder_name: str) -> Config:
+    """The config with the similarity thresholds of the embedder's calibrated profile, except
+    those config.toml sets explicitly (see core/profiles.py)."""
+    return replace(config, core=apply_profile(config.core, load_profile(embedder_name), config.threshold_overrides))
+
+
 def make_generator(config: Config, embedder_name: str) -> Generator:
     if config.generator == "extractive":
         return ExtractiveGenerator(config.core.extractive)
@@ -168,6 +175,7 @@ def build_app(
     """Wire storage, embedder, generator and pipeline from one Config."""
     config.data_dir.mkdir(parents=True, exist_ok=True)
     emb: Any = embedder or make_embedder(config.embedder, config.embed_batch_size)
+    config = with_embedder_profile(config, emb.name)
     r = config.core.retrieval
     index = LanceChunkIndex(config.index_path, emb.dim, emb.name, candidates=r.candidates, rrf_k=r.rrf_k)
     index.set_heading_embedder(emb)

@@ -20,6 +20,7 @@ from core.extractive import ExtractiveGenerator
 from core.gates import run_gates
 from core.messages import Hit
 from core.normalize import normalize_text
+from core.profiles import Profile, load_profile
 from core.verify import verify_answer
 
 
@@ -119,6 +120,28 @@ def plot(points: list[Point], best: Point, out: Path) -> None:
     plt.close(fig)
 
 
+def derive_profile(embedder: str, items: list[EvalItem], floor: float, quoted: bool, source: str) -> Profile:
+    """A full threshold profile from one measured point: the recommended floor (the quote floor
+    for extractive answers, else the top-1 gate), and the other thresholds carried over from
+    minilm's profile by a linear map of the similarity scale anchored at two measured points
+    (minilm's floor -> `floor`; minilm's off-topic floor -> the 5th percentile of the top-1
+    similarity of the questions that should be refused)."""
+    base = load_profile("minilm")
+    assert base is not None
+    section, key = ("extractive", "min_quote_similarity") if quoted else ("gates", "min_top1_similarity")
+    anchor = base.values[section][key]
+    refuse = sorted(max((h.similarity for h in it.hits), default=0.0) for it in items if not it.expect_answer)
+    low = refuse[int(0.05 * (len(refuse) - 1))] if refuse else floor - 0.25
+    scale = max(0.05, floor - low) / (anchor - base.values["gates"]["offtopic_floor"])
+
+    def mapped(x: float) -> float:
+        return round(min(0.99, max(0.0, floor + (x - anchor) * scale)), 3)
+
+    values = {name: {k: mapped(v) for k, v in keys.items()} for name, keys in base.values.items()}
+    values[section][key] = round(floor, 3)
+    return Profile(embedder, values, source)
+
+
 def frange(spec: str) -> list[float]:
     lo, hi, step = (float(x) for x in spec.split(":"))
     out, v = [], lo
@@ -137,6 +160,7 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
         return 2
     rows = load_eval(path)
     app = build_app(cfg)
+    cfg = app.config  # with the embedder's profile applied
     if app.index.count() == 0:
         print("groundbot calibrate: the index is empty; run `groundbot ingest` first", file=sys.stderr)
         return 2
@@ -171,6 +195,12 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps([p.__dict__ | {"balanced_accuracy": p.balanced_accuracy}
                                                for p in points], indent=1))
+    if args.write_profile:
+        profile = derive_profile(app.embedder.name, items, best.min_top1, quoted,
+                                 f"groundbot calibrate {path.name} ({len(items)} questions)")
+        Path(args.write_profile).write_text(profile.to_json(), encoding="utf-8")
+        print(f"profile for {app.embedder.name} written to {args.write_profile} (copy it to "
+              f"core/profiles/{app.embedder.name}.json, or set the thresholds in config.toml)")
     return 0
 
 
@@ -182,4 +212,6 @@ def register(sub: Any) -> None:
     s.add_argument("--max-false-refusal", type=float, default=0.10, help="false-refusal budget for the recommendation")
     s.add_argument("--plot", default="calibration.png", help="where to write the PNG plot")
     s.add_argument("--json", default="", help="also write every point as JSON")
+    s.add_argument("--write-profile", default="", metavar="FILE",
+                   help="write a threshold profile for the index's embedder (JSON, core/profiles format)")
     s.set_defaults(func=cmd_calibrate)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from core.profiles import THRESHOLD_KEYS
 from core.settings import (
     CoreSettings,
     ExtractiveSettings,
@@ -71,6 +72,8 @@ class Config:
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
     slack: SlackSettings = field(default_factory=SlackSettings)
     admins: dict[str, tuple[str, ...]] = field(default_factory=lambda: {"console": ("local",), "telegram": (), "slack": ()})
+    # similarity thresholds config.toml sets explicitly; they override the embedder's profile
+    threshold_overrides: dict[str, dict[str, float]] = field(default_factory=dict)
     secrets: dict[str, str] = field(default_factory=dict, repr=False)
     source_path: str = ""
 
@@ -133,6 +136,10 @@ def from_toml(data: dict[str, Any]) -> Config:
         refusal=refusal,
     )
     admins = {k: tuple(str(u) for u in v) for k, v in data.get("admins", {}).items()}
+    toml_section = {"gates": "gates", "extractive": "generator", "refusal": "refusal"}
+    overrides = {section: {k: float(data[toml_section[section]][k]) for k in keys
+                           if k in data.get(toml_section[section], {})}
+                 for section, keys in THRESHOLD_KEYS.items()}
     emb = data.get("embedder", {})
     return Config(
         data_dir=Path(paths.get("data_dir", ".groundbot")),
@@ -149,6 +156,7 @@ def from_toml(data: dict[str, Any]) -> Config:
         telegram=_section(TelegramSettings, data.get("telegram", {}), "telegram"),
         slack=_section(SlackSettings, data.get("slack", {}), "slack"),
         admins={"console": ("local",), "telegram": (), "slack": (), **admins},
+        threshold_overrides={k: v for k, v in overrides.items() if v},
     )
 
 

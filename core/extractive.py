@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from core import reasons
 from core.claims import split_sentences
+from core.fuzzy import faq_match
 from core.lexicon import content_terms
 from core.messages import Generation, Hit
 from core.settings import ExtractiveSettings
@@ -37,9 +38,10 @@ class ExtractiveGenerator:
     def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
         if not hits:
             return Generation(text="", llm_called=False)
-        top = hits[0]
-        if top.kind == "faq" and top.faq_answer and top.similarity >= self.cfg.faq_min_similarity:
-            return Generation(text=f"{top.faq_answer.strip()} [C1]", llm_called=False, faq=True)
+        faq = self._faq(question, hits)
+        if faq is not None:
+            n, hit = faq
+            return Generation(text=f"{hit.faq_answer.strip()} [C{n}]", llm_called=False, faq=True)
         best_similarity = max(h.similarity for h in hits)
         if best_similarity < self.cfg.min_quote_similarity:
             return Generation(
@@ -79,3 +81,15 @@ class ExtractiveGenerator:
         chosen.sort(key=lambda r: (r[1], r[2]))
         text = " ".join(f"{sent.rstrip()} [C{n}]" for _, n, _, sent in chosen)
         return Generation(text=text, llm_called=False)
+
+    def _faq(self, question: str, hits: Sequence[Hit]) -> tuple[int, Hit] | None:
+        """The FAQ entry that answers verbatim: the best hit when it is close enough, or any FAQ
+        hit whose question has every content word of the user's and vice versa, spelling
+        variants allowed (a misspelt or Arabic-lettered question embeds further away)."""
+        top = hits[0]
+        if top.kind == "faq" and top.faq_answer and top.similarity >= self.cfg.faq_min_similarity:
+            return 1, top
+        for n, hit in enumerate(hits, start=1):
+            if hit.kind == "faq" and hit.faq_answer and faq_match(question, hit.faq_question) >= 1.0:
+                return n, hit
+        return None

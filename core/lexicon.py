@@ -13,9 +13,17 @@ from core.normalize import normalize_text, words
 STOP_EN = frozenset(
     ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "into", "onto", "about", "over", "under", "between", "through", "during", "before", "after", "above", "below", "up", "down", "out", "off", "again", "further", "once", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "have", "has", "had", "having", "i", "me", "my", "we", "our", "you", "your", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their", "what", "which", "who", "whom", "whose", "this", "that", "these", "those", "there", "here", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than", "too", "very", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "s", "t", "just", "don", "now", "also", "one", "ones", "get", "got", "let", "make", "please", "tell", "know", "want", "like", "would", "us", "via", "per", "yes", "okay", "ok", "hi", "hello", "thanks", "thank", "answer"]
 )
-STOP_FA = frozenset(
-    ["و", "در", "به", "از", "که", "این", "را", "با", "است", "برای", "آن", "یک", "تا", "می", "بر", "هم", "نیز", "شود", "شد", "های", "ها", "کرد", "کند", "بود", "باشد", "او", "ما", "شما", "ایشان", "آنها", "اینها", "چه", "چی", "چرا", "کجا", "کی", "چگونه", "چطور", "آیا", "هر", "یا", "اما", "ولی", "پس", "اگر", "ای", "خود", "دارد", "داشت", "شده", "بوده", "کنید", "کنم", "کردن", "کرده", "است؟", "نمی", "هست", "نیست", "بی", "سر", "روی", "زیر", "جز"]
-)
+# Persian function words, question words and the commonest light verbs: in a question they
+# say nothing about the topic, so they must not count as shared content. (Words written with a
+# zero-width non-joiner are listed split, as normalize_text splits them.)
+_FA_STOP_WORDS = """و در به از که این را با است برای آن یک تا می بر هم نیز شود شد های ها کرد کند بود باشد او ما شما
+    ایشان آنها اینها چه چی چرا کجا کی چگونه چطور آیا هر یا اما ولی پس اگر ای خود دارد داشت شده بوده کنید
+    کنم کردن کرده است؟ نمی هست نیست بی سر روی زیر جز کدام کدامیک چند چندم چیست کیست کجاست چقدر چگونگی
+    کسی چیزی نام اسم هستند بودند اند ام ایم اید شوند شدند کنند کردند دارند
+    داشتند باشند بودن شدن داشتن گرفت گرفته توان تواند توانند میتوان میشود میکند بین پیش بعد قبل طی
+    توسط مورد درباره حدود همه همین همان دیگر دیگری بسیار خیلی چنین چون زیرا وقتی هنگام نظر مانند مثل
+    ولی لیکن یعنی البته فقط تنها حتی هنوز اکنون حال امروز ی یکی ترین تر"""
+STOP_FA = frozenset(_FA_STOP_WORDS.split())
 STOP = STOP_EN | STOP_FA
 # Verbs that open a yes/no question ("Is ...", "Did ...") or an "Is A or B ...?" choice.
 AUXILIARIES = frozenset(["is", "are", "was", "were", "am", "do", "does", "did", "has", "have", "had", "can", "could",

@@ -19,8 +19,9 @@ from core import reasons
 from core.condense import condense
 from core.conversation import Turn
 from core.gates import GateResult, run_gates
+from core.language import language_of, prefer_language
 from core.messages import Decision, Generation, Hit, Incoming, Source, Suggestion, Verification
-from core.normalize import has_persian, normalize_text
+from core.normalize import normalize_text
 from core.ports import ChunkIndex, ConversationState, Embedder, Generator, TranscriptStore
 from core.settings import CoreSettings
 from core.suggest import suggest
@@ -122,7 +123,8 @@ class Pipeline:
         assert best is not None
         ctx.retrieval_query = queries[best[1]]
         ctx.query_vector = vectors[best[1]]
-        ctx.hits = best[2]
+        # a mixed-language KB answers from sources in the question's language where there are any
+        ctx.hits = prefer_language(best[2], ctx.language, lambda h: h.text)
 
     def _gate(self, ctx: TurnContext) -> bool:
         ctx.gate = run_gates(ctx.retrieval_query, ctx.hits, self.settings.gates)
@@ -166,7 +168,7 @@ class Pipeline:
         except Exception as exc:  # last line of defence: the user gets a refusal, the turn is recorded
             log.exception("turn failed")
             ctx = TurnContext(msg=msg, question=clean_input(msg.text)[: self.settings.retrieval.max_question_chars],
-                              language="fa" if has_persian(msg.text) else "en")
+                              language=language_of(msg.text))
             ctx.reason = reasons.NO_MATCHING_SOURCE
             ctx.explanation = f"groundbot could not process the question ({type(exc).__name__}); it was recorded."
             turn = Turn("idle")
@@ -178,7 +180,7 @@ class Pipeline:
 
     def _handle(self, msg: Incoming, t_start: float) -> Decision:
         question, rejection = self._validate(msg)
-        ctx = TurnContext(msg=msg, question=question, language="fa" if has_persian(question) else "en")
+        ctx = TurnContext(msg=msg, question=question, language=language_of(question))
         turn = Turn("idle")
         try:  # the store retries a busy database within its budget; past it, answer without history
             ctx.conversation = self.store.load_conversation(msg.key, self.settings.retrieval.history_turns)
@@ -256,6 +258,7 @@ class Pipeline:
             candidates = self.index.suggestion_candidates()
         except Exception:
             return []
+        candidates = prefer_language(candidates, ctx.language, lambda c: c[0])
         return suggest(ctx.question, vec, candidates, cfg.suggestion_floor, cfg.max_suggestions)
 
     def _decision(self, ctx: TurnContext, turn: Turn, status: str, with_suggestions: bool = True) -> Decision:

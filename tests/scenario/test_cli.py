@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from core.profiles import parse_profile
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -89,9 +91,13 @@ def test_calibrate_prints_tradeoff_and_writes_plot(data_dir: Path, tmp_path: Pat
     ]
     eval_file.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     png = tmp_path / "curve.png"
+    profile = tmp_path / "profile.json"
     out = groundbot("calibrate", str(eval_file), "--plot", str(png), "--top1", "0.3:0.5:0.1",
-                    "--support", "0.4:0.6:0.2", data_dir=data_dir)
+                    "--support", "0.4:0.6:0.2", "--write-profile", str(profile), data_dir=data_dir)
     assert out.returncode == 0, out.stderr
+    written = parse_profile(json.loads(profile.read_text()), str(profile))
+    assert written.embedder == "minilm" and set(written.values) == {"gates", "extractive", "refusal"}
+    assert f"min_quote_similarity = {written.values['extractive']['min_quote_similarity']}" in out.stdout
     assert "recommended: [gates] min_top1_similarity" in out.stdout
     assert "pass-through 0.000" in out.stdout  # the wrong number (5 minutes) is never answered
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

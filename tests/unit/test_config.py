@@ -38,3 +38,23 @@ def test_unknown_setting_is_an_error(tmp_path: Path) -> None:
     bad.write_text("[gates]\nmin_top_similarity = 0.4\n")
     with pytest.raises(ValueError, match="min_top_similarity"):
         load_config(bad, environ={})
+
+
+def test_config_toml_names_every_setting_of_the_schema() -> None:
+    """Every field of core's settings appears in config.toml (set, or commented out when it comes
+    from the embedder's profile), each under its own section header."""
+    from dataclasses import fields as dc_fields
+
+    from core.settings import GateSettings, RefusalSettings, RetrievalSettings, VerifySettings
+
+    text = (ROOT / "config.toml").read_text()
+    for section, cls in (("[retrieval]", RetrievalSettings), ("[gates]", GateSettings), ("[verify]", VerifySettings),
+                         ("[refusal]", RefusalSettings)):
+        assert section in text.splitlines(), section
+        body = text.split(section + "\n", 1)[1].split("\n[", 1)[0]
+        for f in dc_fields(cls):
+            if f.name not in ("messages", "review_messages"):
+                assert f"{f.name} =" in body, f"{section} {f.name}"
+    for section in ("[paths]", "[storage]", "[embedder]", "[ingest]", "[generator]", "[openai]", "[admins]",
+                    "[telegram]", "[slack]"):
+        assert section in text.splitlines(), section

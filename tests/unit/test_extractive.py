@@ -29,3 +29,12 @@ def test_quotes_only_when_the_best_chunk_reaches_the_quote_floor() -> None:
     assert g.text == "" and g.reason == reasons.LOW_CONFIDENCE and "0.40 < 0.45" in g.explanation
     close = [hit("Webhooks are configured in config.toml.", 0.6, n=0), hit("The webhook listens on port 8443.", 0.40, n=1)]
     assert "port 8443. [C2]" in GEN.generate("Which port does the webhook listen on?", close).text
+
+
+def test_faq_matched_despite_spelling_variants_but_not_another_question() -> None:
+    doc = hit("Opening hours are posted at the entrance.", 0.6, n=0)
+    faq = hit("ساعت کاری دفتر چیست؟", 0.55, n=1, kind="faq", faq_answer="از ۸ تا ۱۶.")
+    g = GEN.generate("ساعات كاري دفتر چيست", [doc, faq])  # Arabic letters, one letter more
+    assert g.faq and g.text == "از ۸ تا ۱۶. [C2]"
+    other = hit("How do I reset my token?", 0.6, kind="faq", faq_answer="Run groundbot reset.")
+    assert not GEN.generate("How do I reset my password?", [other]).faq

@@ -18,8 +18,6 @@ from storage.documents import Document, FaqPair, Section
 DOC_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".html", ".htm", ".pdf"}
 FAQ_SUFFIXES = {".csv", ".jsonl", ".yaml", ".yml"}
 SUFFIXES = DOC_SUFFIXES | FAQ_SUFFIXES
-_MD_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 
 log = logging.getLogger(__name__)
 
@@ -29,48 +27,88 @@ class LoadError(Exception):
 
 
 def read_text(path: Path) -> str:
+    """The file's text: UTF-8 (or a BOM's encoding), else the encoding charset-normalizer
+    detects (a cp1252 or latin-1 file is not UTF-16, whatever a blind decode says)."""
     data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16")
     if b"\x00" in data[:4096]:
         raise LoadError("binary file")
-    for enc in ("utf-8-sig", "utf-16"):
-        try:
-            return data.decode(enc)
-        except UnicodeDecodeError:
-            continue
-    return data.decode("latin-1")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data))
+    if not matches:
+        raise LoadError("not a text file (no text encoding fits)")
+    # short texts fit several legacy code pages about equally; ties go to the commonest ones
+    close = {m.encoding: m for m in matches if m.chaos <= matches[0].chaos + 0.1}
+    chosen = next((close[e] for e in _COMMON_LEGACY if e in close), matches[0])
+    return str(chosen)
 
 
-def load_markdown(path: Path, doc_id: str) -> Document:
-    text = read_text(path)
-    title = ""
+_COMMON_LEGACY = ("cp1252", "cp1256", "cp1251")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _front_matter(text: str) -> tuple[str, str]:
+    """(YAML front matter's title or "", the text without the front matter)."""
+    m = _FRONT_MATTER.match(text)
+    if not m:
+        return "", text
+    try:
+        meta = yaml.safe_load(m.group(1))
+    except yaml.YAMLError:
+        meta = None
+    title = str(meta.get("title", "")) if isinstance(meta, dict) else ""
+    return title, text[m.end():]
+
+
+def markdown_sections(text: str) -> tuple[str, list[Section]]:
+    """(title, sections) of Markdown, with headings as markdown-it reads them (ATX and setext,
+    never inside code), HTML blocks reduced to their text, and front matter dropped."""
+    from markdown_it import MarkdownIt
+
+    meta_title, text = _front_matter(text)
+    lines = text.splitlines()
+    tokens = MarkdownIt("commonmark").parse(text)
+    headings: list[tuple[int, int, int, str]] = []  # first line, end line, level, text
+    html_lines: set[int] = set()
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map:
+            inline = tokens[i + 1]
+            headings.append((tok.map[0], tok.map[1], int(tok.tag[1]), inline.content.strip()))
+        elif tok.type == "html_block" and tok.map:
+            html_lines.update(range(tok.map[0], tok.map[1]))
+    title = meta_title
     stack: list[str] = []
     sections: list[Section] = []
-    buf: list[str] = []
-    in_fence = False
 
-    def flush() -> None:
-        body = "\n".join(buf).strip()
+    def add(start: int, end: int) -> None:
+        body = "\n".join(_TAG.sub("", lines[j]) if j in html_lines else lines[j] for j in range(start, end)).strip()
         if body:
             levels = stack[1:] if title and stack and stack[0] == title else stack
             sections.append(Section(" > ".join(p for p in levels if p), body))
-        buf.clear()
 
-    for line in text.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        m = None if in_fence else _MD_HEADING.match(line)
-        if m:
-            flush()
-            level, heading = len(m.group(1)), m.group(2).strip()
-            if level == 1 and not title:
-                title = heading
-            del stack[level - 1 :]
-            while len(stack) < level - 1:
-                stack.append("")
-            stack.append(heading)
-            continue
-        buf.append(line)
-    flush()
+    cursor = 0
+    for first, end, level, heading in headings:
+        add(cursor, first)
+        cursor = end
+        if level == 1 and not title:
+            title = heading
+        del stack[level - 1 :]
+        while len(stack) < level - 1:
+            stack.append("")
+        stack.append(heading)
+    add(cursor, len(lines))
+    return title, sections
+
+
+def load_markdown(path: Path, doc_id: str) -> Document:
+    title, sections = markdown_sections(read_text(path))
     return Document(doc_id, str(path.resolve()), title or path.stem.replace("-", " ").replace("_", " "), sections=sections)
 
 
@@ -151,13 +189,36 @@ class _HtmlText(HTMLParser):
         self._buf.append(data)
 
 
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
 def load_html(path: Path, doc_id: str) -> Document:
+    """A saved web page: its headings give the sections, and only the paragraphs trafilatura
+    counts as the page's main content are kept (navigation, cookie banners, asides, footers
+    and related-article lists are dropped). The title is the article's (without the site name
+    a <title> often adds), the canonical URL the page head's.
+    A page trafilatura finds no main content in is kept whole, chrome tags skipped."""
+    import trafilatura
+
+    html = read_text(path)
     parser = _HtmlText()
-    parser.feed(read_text(path))
+    parser.feed(html)
     parser.close()
     parser._flush()
-    title = " ".join(parser.title.split()) or path.stem
-    return Document(doc_id, str(path.resolve()), title, url=parser.url, sections=parser.sections)
+    sections = parser.sections
+    main = trafilatura.extract(html, output_format="txt", include_comments=False, include_tables=True)
+    if main and main.strip():
+        content = _squash(main)
+        kept: list[Section] = []
+        for sec in sections:
+            paragraphs = [p for p in re.split(r"\n\s*\n", sec.text) if _squash(p) and _squash(p) in content]
+            if paragraphs:
+                kept.append(Section(sec.heading, "\n\n".join(p.strip() for p in paragraphs)))
+        sections = kept or sections
+    meta = trafilatura.extract_metadata(html)
+    title = " ".join(((meta.title if meta else None) or parser.title).split()) or path.stem
+    return Document(doc_id, str(path.resolve()), title, url=parser.url, sections=sections)
 
 
 def load_pdf(path: Path, doc_id: str) -> Document:

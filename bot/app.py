@@ -15,7 +15,7 @@ from bot.openai_generator import OpenAIGenerator
 from core.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.pipeline import Pipeline
-from core.ports import Embedder, Generator, PathNotAllowed
+from core.ports import AnswerJudge, Embedder, Generator, PathNotAllowed
 from core.profiles import apply_profile, load_profile
 from storage.chunk_index import LanceChunkIndex
 from storage.embedders import make_embedder
@@ -154,9 +154,19 @@ def with_embedder_profile(config: Config, embedder_name: str) -> Config:
     return replace(config, core=apply_profile(config.core, load_profile(embedder_name), config.threshold_overrides))
 
 
-def make_generator(config: Config, embedder_name: str) -> Generator:
+def make_judge(config: Config, embedder_name: str) -> AnswerJudge | None:
+    """The answerability judge of [judge] (storage/answer_judge.py), or None when it is disabled.
+    Its model is English: it judges quotes for the minilm embedder's knowledge bases only."""
+    if not config.core.judge.enabled or embedder_name != "minilm":
+        return None
+    from storage.answer_judge import OnnxAnswerJudge
+
+    return OnnxAnswerJudge()
+
+
+def make_generator(config: Config, embedder_name: str, judge: AnswerJudge | None = None) -> Generator:
     if config.generator == "extractive":
-        return ExtractiveGenerator(config.core.extractive)
+        return ExtractiveGenerator(config.core.extractive, judge, config.core.judge)
     if config.generator == "openai":
         o = config.openai
         return OpenAIGenerator.from_settings(o.base_url, o.model, config.secret(o.api_key_env), o.timeout_s,
@@ -171,6 +181,7 @@ def build_app(
     embedder: Embedder | None = None,
     store: SqlTranscriptStore | None = None,
     clock: Callable[[], float] | None = None,
+    judge: AnswerJudge | None = None,
 ) -> App:
     """Wire storage, embedder, generator and pipeline from one Config."""
     config.data_dir.mkdir(parents=True, exist_ok=True)
@@ -185,7 +196,7 @@ def build_app(
         st.replay_spool()
     except Exception as exc:
         log.warning("spooled turns not replayed yet: %s", str(exc).splitlines()[0][:200])
-    gen = generator or make_generator(config, emb.name)
+    gen = generator or make_generator(config, emb.name, judge or make_judge(config, emb.name))
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     pipeline = Pipeline(config.core, emb, index, gen, st, **kwargs)
     return App(config=config, pipeline=pipeline, store=st, index=index, embedder=emb)

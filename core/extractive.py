@@ -5,9 +5,13 @@ share the most (idf-weighted) content words with the question are quoted, each
 with its [C#] citation, in the order they appear in the sources.
 
 Quoting is stricter than the gates: an LLM answer is checked claim by claim against
-the evidence, but a quoted sentence is evidence by construction, so the only guard
-against quoting a near miss is how close the sources are to the question. Unless the
-best chunk reaches `min_quote_similarity`, nothing is quoted.
+the evidence, but a quoted sentence is evidence by construction, so the guards against
+quoting a near miss are how close the sources are to the question (unless the best chunk
+reaches `min_quote_similarity`, nothing is quoted) and, when one is wired in, the
+answerability judge (core.ports.AnswerJudge): it reads the best few lexical candidates
+with their chunk's title, and only the sentences it accepts are quoted, the most probable
+first. When it accepts none, the question is refused with NOT_ANSWERED_BY_SOURCES: the
+sources are about the question but do not answer it.
 """
 
 from __future__ import annotations
@@ -15,16 +19,25 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from core import reasons
 from core.claims import split_sentences
 from core.fuzzy import faq_match
 from core.lexicon import content_terms
 from core.messages import Generation, Hit
-from core.settings import ExtractiveSettings
+from core.ports import AnswerJudge
+from core.settings import ExtractiveSettings, JudgeSettings
 
 RELATIVE_FLOOR = 0.4  # a further sentence is quoted only if it scores at least this share of the best one
 RANK_PENALTY = 0.02  # per retrieval rank: of two equally matching sentences, the better-ranked chunk's wins
+
+
+def judge_passage(title: str, heading: str, sentence: str) -> str:
+    """What the answerability judge reads for one candidate: its chunk's title and heading as
+    context, then the sentence (the training script builds its pairs with this too)."""
+    context = " / ".join(dict.fromkeys(t.strip() for t in (title, heading) if t and t.strip()))
+    return f"{context}: {sentence}" if context else sentence
 
 
 class ExtractiveGenerator:
@@ -32,8 +45,11 @@ class ExtractiveGenerator:
 
     name = "extractive"
 
-    def __init__(self, cfg: ExtractiveSettings) -> None:
+    def __init__(self, cfg: ExtractiveSettings, judge: AnswerJudge | None = None,
+                 judge_cfg: JudgeSettings | None = None) -> None:
         self.cfg = cfg
+        self.judge = judge
+        self.judge_cfg = judge_cfg or JudgeSettings()
 
     def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
         if not hits:
@@ -73,14 +89,14 @@ class ExtractiveGenerator:
             score = overlap * (0.75 + 0.25 * prior) - RANK_PENALTY * (n - 1)
             scored.append((score, n, pos, sent))
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
+        if self.judge is not None and self.judge_cfg.enabled:
+            return self._judged(question, hits, scored)
         chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]
         if not chosen:
             return Generation(text="", llm_called=False)
         best = chosen[0][0]
         chosen = [r for r in chosen if r[0] >= best * RELATIVE_FLOOR]
-        chosen.sort(key=lambda r: (r[1], r[2]))
-        text = " ".join(f"{sent.rstrip()} [C{n}]" for _, n, _, sent in chosen)
-        return Generation(text=text, llm_called=False)
+        return _quote(chosen)
 
     def _faq(self, question: str, hits: Sequence[Hit]) -> tuple[int, Hit] | None:
         """The FAQ entry that answers verbatim: the best hit when it is close enough, or any FAQ
@@ -93,3 +109,36 @@ class ExtractiveGenerator:
             if hit.kind == "faq" and hit.faq_answer and faq_match(question, hit.faq_question) >= 1.0:
                 return n, hit
         return None
+
+    def _judged(self, question: str, hits: Sequence[Hit], scored: list[tuple[float, int, int, str]]) -> Generation:
+        """Quote the candidates the judge accepts, the most probable first (up to max_sentences)."""
+        assert self.judge is not None
+        candidates = [r for r in scored[: self.judge_cfg.candidates] if r[0] >= self.cfg.min_sentence_score]
+        if not candidates:
+            return Generation(text="", llm_called=False)
+        passages = [judge_passage(hits[n - 1].title, hits[n - 1].heading, sent) for _, n, _, sent in candidates]
+        probs = self.judge.score(question, passages)
+        chosen = accepted(candidates, probs, self.judge_cfg.min_answer_probability, self.cfg.max_sentences)
+        best = max(probs, default=0.0)
+        if not chosen:
+            return Generation(
+                text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES, answer_probability=best,
+                explanation=(f"The closest sentences do not answer the question (best answer probability "
+                             f"{best:.2f} < {self.judge_cfg.min_answer_probability:.2f})."),
+            )
+        return replace(_quote(chosen), answer_probability=best)
+
+
+Candidate = tuple[float, int, int, str]  # lexical score, chunk number (1-based), sentence position, sentence
+
+
+def accepted(candidates: Sequence[Candidate], probs: Sequence[float], floor: float, limit: int) -> list[Candidate]:
+    """The candidates the judge gives at least `floor`, most probable first, at most `limit`."""
+    ranked = sorted(zip(probs, range(len(candidates)), strict=True), key=lambda t: (-t[0], t[1]))
+    return [candidates[i] for p, i in ranked if p >= floor][:limit]
+
+
+def _quote(chosen: Sequence[Candidate]) -> Generation:
+    """The chosen sentences in source order, each with its [C#] citation."""
+    ordered = sorted(chosen, key=lambda r: (r[1], r[2]))
+    return Generation(text=" ".join(f"{sent.rstrip()} [C{n}]" for _, n, _, sent in ordered), llm_called=False)

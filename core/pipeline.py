@@ -280,6 +280,7 @@ class Pipeline:
                 "total_claims": v.total_claims if v else None,
                 "uncovered_claims": len(v.uncovered_claims) if v else None,
                 "generation_confidence": gen.confidence if gen else None,
+                "answer_probability": gen.answer_probability if gen else None,
             }
         )
         cited: set[int] = set()

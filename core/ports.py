@@ -46,6 +46,13 @@ class Generator(Protocol):
     def generate(self, question: str, hits: Sequence[Hit]) -> Generation: ...
 
 
+class AnswerJudge(Protocol):
+    """The answerability judge: for each passage (a candidate sentence with its title as context),
+    the probability (0..1) that it answers the question. storage/answer_judge.py implements it."""
+
+    def score(self, question: str, passages: Sequence[str]) -> list[float]: ...
+
+
 @dataclass
 class ConversationState:
     """What core needs to know about a conversation between turns."""

@@ -11,6 +11,7 @@ UNSUPPORTED_CLAIMS = "UNSUPPORTED_CLAIMS"
 LLM_UNAVAILABLE = "LLM_UNAVAILABLE"
 INPUT_REJECTED = "INPUT_REJECTED"
 NEEDS_REVIEW = "NEEDS_REVIEW"
+NOT_ANSWERED_BY_SOURCES = "NOT_ANSWERED_BY_SOURCES"
 
 ALL = (
     NO_MATCHING_SOURCE,
@@ -24,6 +25,7 @@ ALL = (
     LLM_UNAVAILABLE,
     INPUT_REJECTED,
     NEEDS_REVIEW,
+    NOT_ANSWERED_BY_SOURCES,
 )
 
 EXPLANATIONS = {
@@ -38,4 +40,5 @@ EXPLANATIONS = {
     LLM_UNAVAILABLE: "The language model could not be reached or failed.",
     INPUT_REJECTED: "The message could not be processed as a question.",
     NEEDS_REVIEW: "The answer is held for review by an admin before it is shown.",
+    NOT_ANSWERED_BY_SOURCES: "The matching passages are about the question, but none of their sentences answers it.",
 }

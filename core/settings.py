@@ -39,6 +39,15 @@ class ExtractiveSettings:
 
 
 @dataclass(frozen=True)
+class JudgeSettings:
+    """The answerability judge (core.ports.AnswerJudge): does a candidate sentence answer the question?"""
+
+    enabled: bool = False
+    min_answer_probability: float = 0.5
+    candidates: int = 4  # best lexical candidates per question the judge reads
+
+
+@dataclass(frozen=True)
 class VerifySettings:
     require_citations: bool = True
     min_claim_support: float = 0.7
@@ -73,6 +82,7 @@ class CoreSettings:
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     gates: GateSettings = field(default_factory=GateSettings)
     extractive: ExtractiveSettings = field(default_factory=ExtractiveSettings)
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
     verify: VerifySettings = field(default_factory=VerifySettings)
     refusal: RefusalSettings = field(default_factory=RefusalSettings)
 

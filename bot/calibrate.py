@@ -190,8 +190,11 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
         print(f"current config: pass-through {c.pass_through:.3f}, false refusals {c.false_refusal:.3f}")
     out = Path(args.plot)
     out.parent.mkdir(parents=True, exist_ok=True)
-    plot(points, best, out)
-    print(f"plot written to {out}")
+    try:
+        plot(points, best, out)
+        print(f"plot written to {out}")
+    except ImportError:
+        print("plot skipped: matplotlib is not installed (pip install 'groundbot[plot]')")
     if args.json:
         Path(args.json).write_text(json.dumps([p.__dict__ | {"balanced_accuracy": p.balanced_accuracy}
                                                for p in points], indent=1))

@@ -7,35 +7,63 @@ stored state, so any worker can take the next message of any conversation.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from transitions import Machine
 
-STATES = [
-    "idle",
-    "retrieving",
-    "gating",
-    "generating",
-    "verifying",
-    "replied",
-    "refused",
-    "awaiting_refinement",
-    "pending_review",
-]
-RESTING = ("idle", "replied", "refused", "awaiting_refinement", "pending_review")
 
+class State(StrEnum):
+    """Where a conversation's turn is; the resting ones are persisted between turns."""
+
+    IDLE = "idle"
+    RETRIEVING = "retrieving"
+    GATING = "gating"
+    GENERATING = "generating"
+    VERIFYING = "verifying"
+    REPLIED = "replied"
+    REFUSED = "refused"
+    AWAITING_REFINEMENT = "awaiting_refinement"
+    PENDING_REVIEW = "pending_review"
+
+
+class Trigger(StrEnum):
+    """What moves a turn from one state to the next."""
+
+    ASK = "ask"
+    PICK = "pick"
+    RETRIEVED = "retrieved"
+    GATE_PASS = "gate_pass"
+    GATE_FAIL = "gate_fail"
+    GENERATED = "generated"
+    ACCEPT = "accept"
+    REJECT = "reject"
+    HOLD = "hold"
+    OFFER = "offer"
+    ABORT = "abort"
+
+
+STATES = [str(s) for s in State]
+RESTING = (State.IDLE, State.REPLIED, State.REFUSED, State.AWAITING_REFINEMENT, State.PENDING_REVIEW)
+_RESTING = [str(s) for s in RESTING]
+
+_MOVES: list[tuple[Trigger, Any, State]] = [
+    (Trigger.ASK, _RESTING, State.RETRIEVING),
+    (Trigger.PICK, _RESTING, State.RETRIEVING),
+    (Trigger.RETRIEVED, State.RETRIEVING, State.GATING),
+    (Trigger.GATE_PASS, State.GATING, State.GENERATING),
+    (Trigger.GATE_FAIL, State.GATING, State.REFUSED),
+    (Trigger.GENERATED, State.GENERATING, State.VERIFYING),
+    (Trigger.ACCEPT, State.VERIFYING, State.REPLIED),
+    (Trigger.REJECT, [State.VERIFYING, State.GENERATING], State.REFUSED),
+    (Trigger.HOLD, State.VERIFYING, State.PENDING_REVIEW),
+    (Trigger.OFFER, State.REFUSED, State.AWAITING_REFINEMENT),
+    (Trigger.ABORT, "*", State.REFUSED),
+]
+# transitions reads an Enum state by its *name*: the machine is given the plain strings
 TRANSITIONS: list[dict[str, Any]] = [
-    {"trigger": "ask", "source": list(RESTING), "dest": "retrieving"},
-    {"trigger": "pick", "source": list(RESTING), "dest": "retrieving"},
-    {"trigger": "retrieved", "source": "retrieving", "dest": "gating"},
-    {"trigger": "gate_pass", "source": "gating", "dest": "generating"},
-    {"trigger": "gate_fail", "source": "gating", "dest": "refused"},
-    {"trigger": "generated", "source": "generating", "dest": "verifying"},
-    {"trigger": "accept", "source": "verifying", "dest": "replied"},
-    {"trigger": "reject", "source": ["verifying", "generating"], "dest": "refused"},
-    {"trigger": "hold", "source": "verifying", "dest": "pending_review"},
-    {"trigger": "offer", "source": "refused", "dest": "awaiting_refinement"},
-    {"trigger": "abort", "source": "*", "dest": "refused"},
+    {"trigger": str(t), "source": [str(x) for x in src] if isinstance(src, list) else str(src), "dest": str(dst)}
+    for t, src, dst in _MOVES
 ]
 
 
@@ -45,7 +73,7 @@ class Turn:
     state: str
 
     def __init__(self, initial: str) -> None:
-        start = initial if initial in RESTING else "idle"
+        start = str(initial) if initial in RESTING else str(State.IDLE)
         self.trail: list[str] = [start]
         self.machine = Machine(
             model=self,
@@ -61,4 +89,4 @@ class Turn:
 
     def fire(self, trigger: str) -> None:
         """Run a trigger by name (raises MachineError on an illegal move)."""
-        self.trigger(trigger)  # type: ignore[attr-defined]
+        self.trigger(str(trigger))  # type: ignore[attr-defined]

@@ -1,7 +1,9 @@
 """One turn, end to end: retrieve -> gate -> generate -> verify -> reply or refuse.
 
-Every stage shares one shape (it reads and extends a `TurnContext`), and every
-turn ends in exactly one decision record written to the transcript store.
+The state machine drives the turn: every working state has one stage, every stage has one
+shape (it reads and extends the `TurnContext` and returns an `Outcome`: the trigger that moves
+the machine on, and why), and the turn loops until the machine rests. Every turn ends in
+exactly one decision record (core/record.py) written to the transcript store.
 """
 
 from __future__ import annotations
@@ -9,20 +11,19 @@ from __future__ import annotations
 import logging
 import time
 import unicodedata
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
-
-import numpy as np
+from dataclasses import dataclass
 
 from core import reasons
 from core.condense import condense
-from core.conversation import Turn
-from core.gates import GateResult, run_gates
+from core.conversation import State, Trigger, Turn
+from core.gates import run_gates
 from core.language import language_of, prefer_language
-from core.messages import Decision, Generation, Hit, Incoming, Source, Suggestion, Verification
+from core.messages import Decision, Hit, Incoming
 from core.normalize import normalize_text
-from core.ports import ChunkIndex, ConversationState, Embedder, Generator, TranscriptStore
+from core.ports import ChunkIndex, Embedder, Generator, TranscriptStore
+from core.reasons import Status
+from core.record import TurnContext, build_decision
 from core.settings import CoreSettings
 from core.suggest import suggest
 from core.verify import verify_answer
@@ -30,25 +31,16 @@ from core.verify import verify_answer
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class TurnContext:
-    """Everything a turn has learned so far; stages add to it."""
+@dataclass(frozen=True)
+class Outcome:
+    """What a stage decided: the trigger that moves the turn on, and why (for a refusal)."""
 
-    msg: Incoming
-    question: str
-    language: str
-    conversation: ConversationState | None = None
-    retrieval_query: str = ""
-    query_vector: np.ndarray | None = None
-    hits: list[Hit] = field(default_factory=list)
-    gate: GateResult | None = None
-    generation: Generation | None = None
-    verification: Verification | None = None
+    trigger: Trigger
     reason: str = ""
     explanation: str = ""
-    latency: dict[str, float] = field(default_factory=dict)
-    index_version: str = ""
-    history: str = ""  # "loaded", "none" or "unavailable"
+
+
+Stage = Callable[[TurnContext], Outcome]
 
 
 def clean_input(text: str) -> str:
@@ -76,6 +68,13 @@ class Pipeline:
         self.store = store
         self.clock = clock
         self.config_hash = settings.config_hash() + ":" + generator.name + ":" + embedder.name
+        # the stage each working state runs (its latency key, the stage); resting states run none
+        self.stages: dict[str, tuple[str, Stage]] = {
+            State.RETRIEVING: ("retrieve", self._retrieve),
+            State.GATING: ("gate", self._gate),
+            State.GENERATING: ("generate", self._generate),
+            State.VERIFYING: ("verify", self._verify),
+        }
 
     # -- input -----------------------------------------------------------------
     def _validate(self, msg: Incoming) -> tuple[str, str]:
@@ -101,63 +100,68 @@ class Pipeline:
             return question, "The message has no words to search for; please type a question."
         return question, ""
 
-    # -- stages ----------------------------------------------------------------
-    def _retrieve(self, ctx: TurnContext) -> None:
+    # -- stages: each reads the turn context and says how the turn moves on ------
+    def _retrieve(self, ctx: TurnContext) -> Outcome:
         """Search with the question; a possible follow-up is also searched condensed with
         the earlier questions, and whichever finds the closer evidence wins."""
         cfg = self.settings.retrieval
         history = ctx.conversation.history if ctx.conversation else []
-        ctx.index_version = self.index.version()
-        queries = [ctx.question]
-        condensed = condense(ctx.question, history, cfg.history_turns)
-        if condensed != ctx.question:
-            queries.append(condensed)
-        norms = [normalize_text(q) for q in queries]
-        vectors = self.embedder.embed_queries(norms)
-        best: tuple[float, int, list[Hit]] | None = None
-        for i, (norm, vec) in enumerate(zip(norms, vectors, strict=True)):
-            hits = self.index.search(norm, vec, cfg.top_k)
-            top1 = max((h.similarity for h in hits), default=0.0)
-            if best is None or top1 > best[0]:
-                best = (top1, i, hits)
+        try:
+            ctx.index_version = self.index.version()
+            queries = [ctx.question]
+            condensed = condense(ctx.question, history, cfg.history_turns)
+            if condensed != ctx.question:
+                queries.append(condensed)
+            norms = [normalize_text(q) for q in queries]
+            vectors = self.embedder.embed_queries(norms)
+            best: tuple[float, int, list[Hit]] | None = None
+            for i, (norm, vec) in enumerate(zip(norms, vectors, strict=True)):
+                hits = self.index.search(norm, vec, cfg.top_k)
+                top1 = max((h.similarity for h in hits), default=0.0)
+                if best is None or top1 > best[0]:
+                    best = (top1, i, hits)
+        except Exception as exc:
+            log.exception("retrieval failed")
+            return Outcome(Trigger.ABORT, reasons.NO_MATCHING_SOURCE,
+                           f"The knowledge base could not be searched ({type(exc).__name__}).")
         assert best is not None
         ctx.retrieval_query = queries[best[1]]
         ctx.query_vector = vectors[best[1]]
         # a mixed-language KB answers from sources in the question's language where there are any
         ctx.hits = prefer_language(best[2], ctx.language, lambda h: h.text)
+        return Outcome(Trigger.RETRIEVED)
 
-    def _gate(self, ctx: TurnContext) -> bool:
+    def _gate(self, ctx: TurnContext) -> Outcome:
         ctx.gate = run_gates(ctx.retrieval_query, ctx.hits, self.settings.gates)
-        if not ctx.gate.passed:
-            ctx.reason = ctx.gate.reason
-        return ctx.gate.passed
+        return Outcome(Trigger.GATE_PASS) if ctx.gate.passed else Outcome(Trigger.GATE_FAIL, ctx.gate.reason)
 
-    def _generate(self, ctx: TurnContext) -> bool:
+    def _generate(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None
-        ctx.generation = self.generator.generate(ctx.question, ctx.gate.kept)
-        gen = ctx.generation
+        try:
+            ctx.generation = gen = self.generator.generate(ctx.question, ctx.gate.kept)
+        except Exception as exc:  # a generator bug or network error is a refusal, not a crash
+            log.exception("generation failed")
+            return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE,
+                           f"{reasons.EXPLANATIONS[reasons.LLM_UNAVAILABLE]} ({type(exc).__name__})")
         if gen.error:
-            ctx.reason = reasons.LLM_UNAVAILABLE
-            ctx.explanation = f"{reasons.EXPLANATIONS[reasons.LLM_UNAVAILABLE]} ({gen.error})"
-            return False
+            return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE,
+                           f"{reasons.EXPLANATIONS[reasons.LLM_UNAVAILABLE]} ({gen.error})")
         if not gen.text.strip():
-            ctx.reason = gen.reason or reasons.INSUFFICIENT_CONTEXT
-            ctx.explanation = gen.explanation or "No sentence in the matching sources answers the question."
-            return False
+            return Outcome(Trigger.REJECT, gen.reason or reasons.INSUFFICIENT_CONTEXT,
+                           gen.explanation or "No sentence in the matching sources answers the question.")
         floor = self.settings.verify.min_generation_confidence
         if gen.confidence is not None and gen.confidence < floor:
-            ctx.reason = reasons.LOW_GENERATION_CONFIDENCE
-            return False
-        return True
+            return Outcome(Trigger.REJECT, reasons.LOW_GENERATION_CONFIDENCE)
+        return Outcome(Trigger.GENERATED)
 
-    def _verify(self, ctx: TurnContext) -> str:
+    def _verify(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None and ctx.generation is not None
-        ctx.verification = verify_answer(
-            ctx.generation.text, ctx.question, ctx.gate.kept, self.settings.verify
-        )
-        if ctx.verification.status == "REFUSE":
-            ctx.reason = ctx.verification.reasons[0]
-        return ctx.verification.status
+        ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, self.settings.verify)
+        if v.status == Status.REFUSE:
+            return Outcome(Trigger.REJECT, v.reasons[0])
+        if v.status == Status.WARN and self.settings.verify.hold_warn_for_review:
+            return Outcome(Trigger.HOLD, reasons.NEEDS_REVIEW)
+        return Outcome(Trigger.ACCEPT)
 
     # -- the turn --------------------------------------------------------------
     def handle(self, msg: Incoming) -> Decision:
@@ -171,78 +175,58 @@ class Pipeline:
                               language=language_of(msg.text))
             ctx.reason = reasons.NO_MATCHING_SOURCE
             ctx.explanation = f"groundbot could not process the question ({type(exc).__name__}); it was recorded."
-            turn = Turn("idle")
-            turn.fire("abort")
+            turn = Turn(State.IDLE)
+            turn.fire(Trigger.ABORT)
             ctx.latency["total"] = (self.clock() - t_start) * 1000
-            decision = self._decision(ctx, turn, "REFUSE", with_suggestions=False)
-            self._record(msg, decision, turn)
-            return decision
+            return self._finish(ctx, turn, with_suggestions=False)
 
     def _handle(self, msg: Incoming, t_start: float) -> Decision:
         question, rejection = self._validate(msg)
         ctx = TurnContext(msg=msg, question=question, language=language_of(question))
-        turn = Turn("idle")
-        try:  # the store retries a busy database within its budget; past it, answer without history
-            ctx.conversation = self.store.load_conversation(msg.key, self.settings.retrieval.history_turns)
-            turn = Turn(ctx.conversation.state)
-            ctx.history = "loaded" if ctx.conversation.history else "none"
-        except Exception as exc:
-            ctx.history = "unavailable"
-            log.warning("conversation %s: history unavailable, answering without it (%s)", msg.key.as_str(),
-                        str(exc).splitlines()[0][:200])
-        turn.fire("pick" if msg.suggestion_id is not None else "ask")
-        final = self._run(ctx, turn, rejection)
-        ctx.latency["total"] = (self.clock() - t_start) * 1000
-        decision = self._decision(ctx, turn, final)
-        self._record(msg, decision, turn)
-        return decision
-
-    def _timed(self, ctx: TurnContext, stage: str, fn: Callable[[TurnContext], object]) -> object:
-        t0 = self.clock()
-        try:
-            return fn(ctx)
-        finally:
-            ctx.latency[stage] = round((self.clock() - t0) * 1000, 3)
-
-    def _run(self, ctx: TurnContext, turn: Turn, rejection: str) -> str:
-        """Drive the machine through the stages; returns the final status."""
+        turn = self._load(ctx)
+        turn.fire(Trigger.PICK if msg.suggestion_id is not None else Trigger.ASK)
         if rejection:
             ctx.reason, ctx.explanation = reasons.INPUT_REJECTED, rejection
-            turn.fire("abort")
-            return "REFUSE"
+            turn.fire(Trigger.ABORT)
+        while turn.state in self.stages:  # the machine drives: run the current state's stage
+            name, stage = self.stages[turn.state]
+            t0 = self.clock()
+            try:
+                outcome = stage(ctx)
+            finally:
+                ctx.latency[name] = round((self.clock() - t0) * 1000, 3)
+            if outcome.reason:
+                ctx.reason = outcome.reason
+            if outcome.explanation:
+                ctx.explanation = outcome.explanation
+            turn.fire(outcome.trigger)
+        ctx.latency["total"] = (self.clock() - t_start) * 1000
+        return self._finish(ctx, turn)
+
+    def _load(self, ctx: TurnContext) -> Turn:
+        """The conversation's stored state and history; the store retries a busy database
+        within its budget, and past it the turn runs without history (and says so)."""
         try:
-            self._timed(ctx, "retrieve", self._retrieve)
+            ctx.conversation = self.store.load_conversation(ctx.msg.key, self.settings.retrieval.history_turns)
         except Exception as exc:
-            log.exception("retrieval failed")
-            ctx.reason = reasons.NO_MATCHING_SOURCE
-            ctx.explanation = f"The knowledge base could not be searched ({type(exc).__name__})."
-            turn.fire("abort")
-            return "REFUSE"
-        turn.fire("retrieved")
-        if not self._timed(ctx, "gate", self._gate):
-            turn.fire("gate_fail")
-            return "REFUSE"
-        turn.fire("gate_pass")
-        try:
-            ok = self._timed(ctx, "generate", self._generate)
-        except Exception as exc:  # a generator bug or network error is a refusal, not a crash
-            log.exception("generation failed")
-            ctx.reason = reasons.LLM_UNAVAILABLE
-            ctx.explanation = f"{reasons.EXPLANATIONS[reasons.LLM_UNAVAILABLE]} ({type(exc).__name__})"
-            ok = False
-        if not ok:
-            turn.fire("reject")
-            return "REFUSE"
-        turn.fire("generated")
-        status = str(self._timed(ctx, "verify", self._verify))
-        if status == "REFUSE":
-            turn.fire("reject")
-        elif status == "WARN" and self.settings.verify.hold_warn_for_review:
-            ctx.reason = reasons.NEEDS_REVIEW
-            turn.fire("hold")
-        else:
-            turn.fire("accept")
-        return status
+            ctx.history = "unavailable"
+            log.warning("conversation %s: history unavailable, answering without it (%s)", ctx.msg.key.as_str(),
+                        str(exc).splitlines()[0][:200])
+            return Turn(State.IDLE)
+        ctx.history = "loaded" if ctx.conversation.history else "none"
+        return Turn(ctx.conversation.state)
+
+    def _finish(self, ctx: TurnContext, turn: Turn, with_suggestions: bool = True) -> Decision:
+        """Offer suggestions with a refusal, then build and record the decision."""
+        suggestions: list[str] = []
+        if turn.state == State.REFUSED and with_suggestions:
+            suggestions = self._suggestions(ctx)
+            if suggestions:
+                turn.fire(Trigger.OFFER)
+        status = ctx.verification.status if ctx.verification else Status.REFUSE
+        decision = build_decision(ctx, turn.state, str(status), suggestions, self.config_hash, self.settings.refusal)
+        self._record(ctx.msg, decision, turn)
+        return decision
 
     def _suggestions(self, ctx: TurnContext) -> list[str]:
         cfg = self.settings.refusal
@@ -260,78 +244,6 @@ class Pipeline:
             return []
         candidates = prefer_language(candidates, ctx.language, lambda c: c[0])
         return suggest(ctx.question, vec, candidates, cfg.suggestion_floor, cfg.max_suggestions)
-
-    def _decision(self, ctx: TurnContext, turn: Turn, status: str, with_suggestions: bool = True) -> Decision:
-        cfg = self.settings
-        refused = turn.state in ("refused", "pending_review")
-        lang = ctx.language
-        suggestions: list[str] = []
-        if turn.state == "refused" and with_suggestions:
-            suggestions = self._suggestions(ctx)
-            if suggestions:
-                turn.fire("offer")
-        v, g, gen = ctx.verification, ctx.gate, ctx.generation
-        scores: dict[str, float | int | None] = dict(g.scores) if g else {}
-        scores.update(
-            {
-                "grounding_score": v.grounding_score if v else None,
-                "citation_density": v.citation_density if v else None,
-                "supported_claims": v.supported_claims if v else None,
-                "total_claims": v.total_claims if v else None,
-                "uncovered_claims": len(v.uncovered_claims) if v else None,
-                "generation_confidence": gen.confidence if gen else None,
-                "answer_probability": gen.answer_probability if gen else None,
-            }
-        )
-        cited: set[int] = set()
-        if v and not refused:
-            for row in v.claim_map:
-                cited.update(row["citations"])
-        kept = g.kept if g else []
-        sources = [
-            Source(n, h.doc_id, h.chunk_id, h.title, h.heading, h.source, h.url, h.similarity)
-            for n, h in enumerate(kept, start=1)
-            if n in cited
-        ]
-        all_reasons: list[str] = []
-        if ctx.reason:
-            all_reasons.append(ctx.reason)
-        if v:
-            all_reasons.extend(r for r in v.reasons if r not in all_reasons)
-        refusal_msgs = cfg.refusal.review_messages if turn.state == "pending_review" else cfg.refusal.messages
-        refusal_message = (refusal_msgs.get(lang) or refusal_msgs.get("en", "")) if refused else ""
-        explanation = ctx.explanation or (reasons.EXPLANATIONS.get(ctx.reason, "") if refused else "")
-        checks_passed = (g.checks_passed if g else []) + (v.checks_passed if v else [])
-        checks_failed = (g.checks_failed if g else []) + (v.checks_failed if v else [])
-        answer = gen.text if gen and not refused else ""
-        return Decision(
-            question=ctx.question,
-            normalized_question=normalize_text(ctx.question),
-            retrieval_query=ctx.retrieval_query,
-            answer=answer,
-            refused=refused,
-            refusal_reason=ctx.reason if refused else "",
-            refusal_message=refusal_message,
-            explanation=explanation,
-            status="REFUSE" if turn.state == "refused" else status,
-            state=turn.state,
-            reasons=all_reasons,
-            checks_passed=checks_passed,
-            checks_failed=checks_failed,
-            scores=scores,
-            llm_called=bool(gen and gen.llm_called),
-            sources=sources,
-            suggestions=[Suggestion(0, s) for s in suggestions],
-            uncovered_claims=v.uncovered_claims if v else [],
-            latency_ms={k: round(val, 3) for k, val in ctx.latency.items()},
-            index_version=ctx.index_version,
-            config_hash=self.config_hash,
-            language=lang,
-            claim_map=v.claim_map if v else [],
-            draft=gen.text if gen and turn.state == "pending_review" else "",
-            turn_uid=uuid.uuid4().hex,
-            history=ctx.history,
-        )
 
     def _record(self, msg: Incoming, decision: Decision, turn: Turn) -> None:
         """Persist the decision (the store retries, and spools what the database cannot take);

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from core import reasons
+from core.conversation import State
 from core.messages import ConversationKey, Incoming
 from core.pipeline import Pipeline
 from core.settings import CoreSettings, GateSettings
@@ -139,7 +140,7 @@ def test_unexpected_crash_is_a_recorded_refusal(parts) -> None:  # type: ignore[
     def boom(*_a: object) -> str:
         raise KeyError("broken state")
 
-    p._run = boom  # type: ignore[method-assign]
+    p.stages[State.GATING] = ("gate", boom)  # a stage that crashes instead of deciding
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
     assert d.refused and "KeyError" in d.explanation and d.turn_id == 1
     assert store.turns[0][2] is d

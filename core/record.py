@@ -1,0 +1,110 @@
+"""The decision record of one turn, built in one place from what the turn learned.
+
+Every turn ends in exactly one record (answer or refusal, reasons, checks, every score,
+sources, latency, index version and config hash): users see part of it, `/why` and `ask
+--json` show all of it, and the transcript store keeps it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core import reasons
+from core.conversation import State
+from core.gates import GateResult
+from core.messages import Decision, Generation, Hit, Incoming, Source, Suggestion, Verification
+from core.normalize import normalize_text
+from core.ports import ConversationState
+from core.settings import RefusalSettings
+
+
+@dataclass
+class TurnContext:
+    """Everything a turn has learned so far; stages add to it."""
+
+    msg: Incoming
+    question: str
+    language: str
+    conversation: ConversationState | None = None
+    retrieval_query: str = ""
+    query_vector: np.ndarray | None = None
+    hits: list[Hit] = field(default_factory=list)
+    gate: GateResult | None = None
+    generation: Generation | None = None
+    verification: Verification | None = None
+    reason: str = ""
+    explanation: str = ""
+    latency: dict[str, float] = field(default_factory=dict)
+    index_version: str = ""
+    history: str = ""  # "loaded", "none" or "unavailable"
+
+
+def _scores(ctx: TurnContext) -> dict[str, float | int | None]:
+    v, g, gen = ctx.verification, ctx.gate, ctx.generation
+    scores: dict[str, float | int | None] = dict(g.scores) if g else {}
+    scores.update({
+        "grounding_score": v.grounding_score if v else None,
+        "citation_density": v.citation_density if v else None,
+        "supported_claims": v.supported_claims if v else None,
+        "total_claims": v.total_claims if v else None,
+        "uncovered_claims": len(v.uncovered_claims) if v else None,
+        "generation_confidence": gen.confidence if gen else None,
+        "answer_probability": gen.answer_probability if gen else None,
+    })
+    return scores
+
+
+def _sources(ctx: TurnContext, refused: bool) -> list[Source]:
+    """The kept chunks the verified answer cites (none for a refusal)."""
+    v, g = ctx.verification, ctx.gate
+    cited: set[int] = set()
+    if v and not refused:
+        for row in v.claim_map:
+            cited.update(row["citations"])
+    kept = g.kept if g else []
+    return [Source(n, h.doc_id, h.chunk_id, h.title, h.heading, h.source, h.url, h.similarity)
+            for n, h in enumerate(kept, start=1) if n in cited]
+
+
+def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[str], config_hash: str,
+                   refusal: RefusalSettings) -> Decision:
+    """The record of a turn that rests in `state` (replied, refused, awaiting_refinement,
+    pending_review) with verification status `status`."""
+    held = state == State.PENDING_REVIEW
+    refused = state in (State.REFUSED, State.AWAITING_REFINEMENT, State.PENDING_REVIEW)
+    v, g, gen = ctx.verification, ctx.gate, ctx.generation
+    all_reasons: list[str] = [ctx.reason] if ctx.reason else []
+    if v:
+        all_reasons.extend(r for r in v.reasons if r not in all_reasons)
+    messages = refusal.review_messages if held else refusal.messages
+    return Decision(
+        question=ctx.question,
+        normalized_question=normalize_text(ctx.question),
+        retrieval_query=ctx.retrieval_query,
+        answer=gen.text if gen and not refused else "",
+        refused=refused,
+        refusal_reason=ctx.reason if refused else "",
+        refusal_message=(messages.get(ctx.language) or messages.get("en", "")) if refused else "",
+        explanation=ctx.explanation or (reasons.EXPLANATIONS.get(ctx.reason, "") if refused else ""),
+        status=str(reasons.Status.REFUSE) if refused and not held else status,
+        state=str(state),
+        reasons=all_reasons,
+        checks_passed=(g.checks_passed if g else []) + (v.checks_passed if v else []),
+        checks_failed=(g.checks_failed if g else []) + (v.checks_failed if v else []),
+        scores=_scores(ctx),
+        llm_called=bool(gen and gen.llm_called),
+        sources=_sources(ctx, refused),
+        suggestions=[Suggestion(0, s) for s in suggestions],
+        uncovered_claims=v.uncovered_claims if v else [],
+        latency_ms={k: round(val, 3) for k, val in ctx.latency.items()},
+        index_version=ctx.index_version,
+        config_hash=config_hash,
+        language=ctx.language,
+        claim_map=v.claim_map if v else [],
+        draft=gen.text if gen and held else "",
+        turn_uid=uuid.uuid4().hex,
+        history=ctx.history,
+    )

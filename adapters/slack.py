@@ -12,21 +12,27 @@ from __future__ import annotations
 import logging
 import re
 import shlex
+import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, Protocol
 
+import uvicorn
 from slack_bolt import App as BoltApp
-from slack_bolt import BoltRequest, BoltResponse
+from slack_bolt import BoltResponse
 from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.adapter.starlette.handler import to_bolt_request, to_starlette_response
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
 
 from adapters.slack_blocks import (
     FEEDBACK_DOWN,
@@ -51,6 +57,12 @@ WORKING_REACTION = "eyes"
 DEFAULT_REFUSAL = "I can't answer that from the knowledge base I have."
 INTERNAL_ERROR = "groundbot hit an internal error while answering; the error has been logged for the admins."
 MAX_HTTP_BODY = 1_000_000  # Slack payloads are a few KB; anything this big is not from Slack
+
+
+class OnceKeys(Protocol):
+    """Says whether a key (event id, message ts, button press) is offered for the first time."""
+
+    def first(self, key: str) -> bool: ...
 
 
 class OnceFilter:
@@ -117,14 +129,15 @@ class SlackAdapter:
 
     def __init__(self, backend: Backend, *, bot_token: str, signing_secret: str = "", api_base_url: str = "",
                  refusal_message: str = DEFAULT_REFUSAL, rate_limit_retries: int = 3,
-                 progress_interval_s: float = 1.0, client_timeout_s: float = 30.0, workers: int = 8) -> None:
+                 progress_interval_s: float = 1.0, client_timeout_s: float = 30.0, workers: int = 8,
+                 once: OnceKeys | None = None) -> None:
         if not bot_token:
             raise ValueError("a Slack bot token (xoxb-...) is required")
         self.backend = backend
         self.signing_secret = signing_secret
         self.refusal_message = refusal_message
         self.progress_interval_s = progress_interval_s
-        self.once = OnceFilter()
+        self.once: OnceKeys = once or OnceFilter()  # `groundbot serve` passes rows shared by every worker
         retry = [ConnectionErrorRetryHandler(), RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries)]
         client_args: dict[str, Any] = {"base_url": api_base_url} if api_base_url else {}
         self.client = WebClient(token=bot_token, timeout=int(client_timeout_s), retry_handlers=retry, **client_args)
@@ -355,66 +368,56 @@ class _ProgressReport:
             return False
 
 
-class SlackHTTPServer:
-    """A threaded HTTP endpoint for the Events API, slash commands and interactivity.
+def events_endpoint(app: BoltApp) -> Callable[[Request], Awaitable[Response]]:
+    """A Starlette endpoint for the Events API, slash commands and interactivity.
 
-    It only converts HTTP to bolt's neutral BoltRequest and back; bolt verifies the
-    signature (401 otherwise), acks, and dispatches. Put TLS in front (a reverse proxy).
+    bolt's own Starlette adapter converts the request and the response; bolt verifies the
+    signature (401 otherwise), acks and dispatches. Dispatch runs on a worker thread because
+    the middleware may touch a database and the listener hand-off must not stall the event loop.
+    """
+
+    async def endpoint(request: Request) -> Response:
+        body = await request.body()
+        if len(body) > MAX_HTTP_BODY:
+            return PlainTextResponse("too large", status_code=413)
+        response = await run_in_threadpool(app.dispatch, to_bolt_request(request, body))
+        return to_starlette_response(response)
+
+    return endpoint
+
+
+class SlackHTTPServer:
+    """The Events API endpoint on uvicorn (`groundbot slack --http`); put TLS in front.
+
+    `groundbot serve` mounts the same endpoint next to its other routes; this class serves it
+    alone, with `GET /healthz`. The port is bound at construction, so port 0 gives a free one.
     """
 
     def __init__(self, app: BoltApp, host: str, port: int, path: str) -> None:
-        self.app = app
+        async def healthz(request: Request) -> Response:
+            return PlainTextResponse("ok")
+
+        asgi = Starlette(routes=[Route(path, events_endpoint(app), methods=["POST"]),
+                                 Route("/healthz", healthz, methods=["GET"])])
         self.path = path
-
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                log.debug("http: " + format, *args)
-
-            def do_GET(self) -> None:
-                if urlsplit(self.path).path == "/healthz":
-                    self._reply(200, b"ok", {"Content-Type": ["text/plain"]})
-                else:
-                    self._reply(404, b"not found", {})
-
-            def do_POST(self) -> None:
-                url = urlsplit(self.path)
-                if url.path != outer.path:
-                    self._reply(404, b"not found", {})
-                    return
-                length = _int(self.headers.get("Content-Length")) or 0
-                if length > MAX_HTTP_BODY:
-                    self._reply(413, b"too large", {})
-                    return
-                body = self.rfile.read(length).decode("utf-8", errors="replace")
-                headers: dict[str, str | Sequence[str]] = {k.lower(): v for k, v in self.headers.items()}
-                resp = outer.app.dispatch(BoltRequest(body=body, query=url.query, headers=headers))
-                self._reply(resp.status, (resp.body or "").encode(), resp.headers)
-
-            def _reply(self, status: int, data: bytes, headers: dict[str, Sequence[str]]) -> None:
-                try:
-                    self.send_response(status)
-                    for name, values in headers.items():
-                        if name.lower() != "content-length":
-                            for v in values:
-                                self.send_header(name, v)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        self.server.daemon_threads = True
+        self.socket = socket.create_server((host, port), reuse_port=False)
+        self.server = uvicorn.Server(uvicorn.Config(asgi, log_level="warning", lifespan="off",
+                                                    timeout_graceful_shutdown=30))
+        self._done = threading.Event()
 
     @property
     def port(self) -> int:
-        return int(self.server.server_address[1])
+        return int(self.socket.getsockname()[1])
 
     def serve_forever(self) -> None:
-        self.server.serve_forever()
+        try:
+            self.server.run(sockets=[self.socket])
+        finally:
+            self._done.set()
 
-    def shutdown(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def shutdown(self, timeout: float = 60.0) -> None:
+        """Stop taking requests, finish those in flight, close the socket."""
+        self.server.should_exit = True
+        if self.server.started or not self._done.is_set():
+            self._done.wait(timeout if self.server.started else 0.5)
+        self.socket.close()

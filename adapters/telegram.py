@@ -20,7 +20,7 @@ import warnings
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from telegram import (
@@ -242,6 +242,20 @@ def _retry_after_s(exc: RetryAfter) -> float:
     return value.total_seconds() if isinstance(value, dtm.timedelta) else float(value)
 
 
+class RateLimit(Protocol):
+    """Per-user question limit: 0 when the user may ask now (counted), else seconds to wait."""
+
+    def wait_s(self, user_id: str) -> float: ...
+
+
+class ThreadLookup(Protocol):
+    """Which conversation thread a bot message belongs to."""
+
+    def remember(self, chat_id: int, message_id: int, thread: str) -> None: ...
+
+    def get(self, chat_id: int, message_id: int) -> str | None: ...
+
+
 class UserRateLimit:
     """A sliding one-minute window per user, so one user cannot flood the pipeline."""
 
@@ -358,11 +372,13 @@ class TelegramBot:
     """Routes Telegram updates to the backend; owns the one python-telegram-bot Application."""
 
     def __init__(self, backend: Backend, options: TelegramOptions, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, rate_limit: RateLimit | None = None,
+                 threads: ThreadLookup | None = None) -> None:
         self.backend = backend
         self.options = options
-        self.rate_limit = UserRateLimit(options.rate_limit_per_minute, clock)
-        self.threads = ThreadMap()
+        # in memory by default; `groundbot serve` passes database rows every worker shares
+        self.rate_limit: RateLimit = rate_limit or UserRateLimit(options.rate_limit_per_minute, clock)
+        self.threads: ThreadLookup = threads or ThreadMap()
         self.chats = ChatLocks()
         self.application = self._build_application()
 

@@ -1,4 +1,4 @@
-"""The `groundbot` command line: chat, ask, ingest, stats, calibrate, telegram, slack."""
+"""The `groundbot` command line: chat, ask, ingest, stats, calibrate, telegram, slack, serve."""
 
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ def _register_optional(sub: Any) -> None:
     """Commands that live in their own modules (platform runners, calibration)."""
     import importlib
 
-    for module in ("bot.calibrate", "bot.run_telegram", "bot.run_slack"):
+    for module in ("bot.calibrate", "bot.run_telegram", "bot.run_slack", "bot.serve"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

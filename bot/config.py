@@ -57,6 +57,19 @@ class SlackSettings:
 
 
 @dataclass(frozen=True)
+class ServeSettings:
+    """`groundbot serve`: one HTTP port for Slack, the Telegram webhook, /api/ask and operations."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    workers: int = 1
+    api_token_env: str = "GROUNDBOT_API_TOKEN"
+    slack_path: str = "/slack/events"
+    telegram_path: str = "/telegram"
+    conversation_lease_s: float = 60.0
+
+
+@dataclass(frozen=True)
 class Config:
     data_dir: Path = Path(".groundbot")
     kb_paths: tuple[str, ...] = ("docs",)
@@ -71,6 +84,7 @@ class Config:
     openai: OpenAISettings = field(default_factory=OpenAISettings)
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
     slack: SlackSettings = field(default_factory=SlackSettings)
+    serve: ServeSettings = field(default_factory=ServeSettings)
     admins: dict[str, tuple[str, ...]] = field(default_factory=lambda: {"console": ("local",), "telegram": (), "slack": ()})
     # similarity thresholds config.toml sets explicitly; they override the embedder's profile
     threshold_overrides: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -109,7 +123,7 @@ def _section(cls: Any, raw: dict[str, Any], where: str) -> Any:
 
 def _env_names(cfg: Config) -> list[str]:
     return [cfg.openai.api_key_env, cfg.telegram.token_env, cfg.telegram.webhook_secret_env,
-            cfg.slack.bot_token_env, cfg.slack.app_token_env, cfg.slack.signing_secret_env]
+            cfg.slack.bot_token_env, cfg.slack.app_token_env, cfg.slack.signing_secret_env, cfg.serve.api_token_env]
 
 
 def from_toml(data: dict[str, Any]) -> Config:
@@ -155,6 +169,7 @@ def from_toml(data: dict[str, Any]) -> Config:
         openai=_section(OpenAISettings, data.get("openai", {}), "openai"),
         telegram=_section(TelegramSettings, data.get("telegram", {}), "telegram"),
         slack=_section(SlackSettings, data.get("slack", {}), "slack"),
+        serve=_section(ServeSettings, data.get("serve", {}), "serve"),
         admins={"console": ("local",), "telegram": (), "slack": (), **admins},
         threshold_overrides={k: v for k, v in overrides.items() if v},
     )
@@ -180,3 +195,9 @@ def load_config(path: str | Path | None = None, *, data_dir: str | Path | None =
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     return replace(cfg, secrets=secrets, source_path=str(chosen or ""))
+
+
+def use_prometheus_multiprocess(directory: str) -> None:
+    """Point prometheus_client's multiprocess mode at `directory` for worker processes started
+    after this call; the library reads this variable itself, so it is set here, once."""
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory

@@ -375,6 +375,12 @@ class SqlTranscriptStore:
             conv = self._conversation(session, key)
             return conv.state if conv else None
 
+    def review_queue_depth(self) -> int:
+        """Turns held for an admin's review (a gauge in /metrics)."""
+        with Session(self.read_engine) as session:
+            return int(session.exec(select(func.count()).select_from(TurnRecord)
+                                    .where(TurnRecord.state == "pending_review")).one())
+
     def pending_review(self, limit: int = 20) -> list[dict[str, Any]]:
         with Session(self.engine) as session:
             rows = session.exec(

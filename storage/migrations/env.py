@@ -11,6 +11,7 @@ from alembic import context
 from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
+import storage.shared_state  # noqa: F401  (registers the shared-state tables)
 import storage.transcripts  # noqa: F401  (registers the tables on SQLModel.metadata)
 
 config = context.config

@@ -1,0 +1,84 @@
+"""Prometheus metrics of `groundbot serve`: what an operator graphs and alerts on.
+
+Each served App gets its own registry (tests run several in one process). With several worker
+processes, prometheus_client's multiprocess mode sums the workers' counters at scrape time: the
+supervisor gives every worker the same `metrics_dir` (see bot/serve.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from core import reasons
+from core.messages import Decision
+
+STAGE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class _QueueDepth(Collector):
+    """Review-queue depth, read from the database at scrape time (it is shared by all workers)."""
+
+    def __init__(self, depth: Callable[[], int | None]) -> None:
+        self.depth = depth
+
+    def collect(self) -> list[GaugeMetricFamily]:
+        value = self.depth()
+        if value is None:
+            return []
+        return [GaugeMetricFamily("groundbot_review_queue_depth", "Turns waiting for an admin's review", value=value)]
+
+
+class Metrics:
+    """Counters and histograms of turns, LLM failures, feedback and ingest runs."""
+
+    def __init__(self, multiprocess_dir: Path | None = None) -> None:
+        self.multiprocess_dir = multiprocess_dir
+        self._queue: _QueueDepth | None = None
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.turns = Counter("groundbot_turns", "Turns answered or refused, by outcome and reason code",
+                             ["outcome", "reason"], registry=r)
+        self.stage_seconds = Histogram("groundbot_stage_seconds", "Latency of each stage of a turn", ["stage"],
+                                       buckets=STAGE_BUCKETS, registry=r)
+        self.llm_errors = Counter("groundbot_llm_errors", "LLM calls that failed, by kind (timeout or error)",
+                                  ["kind"], registry=r)
+        self.feedback = Counter("groundbot_feedback", "Thumbs up and down stored", ["value"], registry=r)
+        self.ingest_runs = Counter("groundbot_ingest_runs", "Re-ingests run from chat, by result", ["result"], registry=r)
+        self.deliveries_skipped = Counter("groundbot_duplicate_deliveries", "Platform re-deliveries not answered again",
+                                          ["platform"], registry=r)
+        self.ready = Gauge("groundbot_ready", "1 once the database, the index and the model are ready", registry=r,
+                           multiprocess_mode="max")
+
+    def watch_review_queue(self, depth: Callable[[], int | None]) -> None:
+        self._queue = _QueueDepth(depth)
+        self.registry.register(self._queue)
+
+    def observe(self, decision: Decision) -> None:
+        """Count one finished turn."""
+        if decision.refused:
+            outcome, reason = "refused", decision.refusal_reason or "UNKNOWN"
+        else:
+            outcome, reason = ("pending_review" if decision.state == "pending_review" else "answered"), ""
+        self.turns.labels(outcome, reason).inc()
+        for stage, ms in decision.latency_ms.items():
+            self.stage_seconds.labels(stage).observe(max(0.0, float(ms)) / 1000.0)
+        if reasons.LLM_UNAVAILABLE in decision.reasons or decision.refusal_reason == reasons.LLM_UNAVAILABLE:
+            kind = "timeout" if "timeout" in decision.explanation.lower() else "error"
+            self.llm_errors.labels(kind).inc()
+
+    def exposition(self) -> bytes:
+        """The text format for GET /metrics (all workers' values in multiprocess mode)."""
+        if self.multiprocess_dir is None:
+            return generate_latest(self.registry)
+        from prometheus_client import multiprocess
+
+        merged = CollectorRegistry()
+        multiprocess.MultiProcessCollector(merged, path=str(self.multiprocess_dir))
+        if self._queue is not None:  # read from the database at scrape time, not summed
+            merged.register(self._queue)
+        return generate_latest(merged)

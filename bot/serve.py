@@ -1,0 +1,352 @@
+"""`groundbot serve`: one ASGI application (Starlette on uvicorn) for everything that arrives over
+HTTP, run as N identical worker processes sharing one database.
+
+Routes: `GET /healthz` (the process is alive), `GET /readyz` (503 until the database answers,
+the index is open and the model is loaded), `GET /metrics` (Prometheus), `POST /api/ask` (the
+`ask --json` decision for a web widget or another service; a bearer token when one is
+configured), the Slack Events API endpoint (slack-bolt's own Starlette adapter, signatures
+checked by bolt) and the Telegram webhook (Telegram's secret token checked). The App is built
+in the background so /healthz answers at once; each worker builds its own. On SIGTERM uvicorn
+stops accepting, waits for requests in flight, and the shutdown hook lets Slack and Telegram
+work already acknowledged finish before the process exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import sys
+import threading
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from bot.app import App
+from bot.config import Config
+from bot.metrics import Metrics
+from bot.shared_backend import SharedBackend, SharedOnce, SharedRateLimit, SharedThreads
+from core.messages import ConversationKey, Incoming
+
+log = logging.getLogger("groundbot.serve")
+
+MAX_QUESTION_CHARS = 4000
+MAX_BODY_BYTES = 1_000_000
+TELEGRAM_SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
+@dataclass
+class Service:
+    """One worker's state: the App once built, and the platform front ends hung on it."""
+
+    config: Config
+    app_factory: Callable[[], App]
+    metrics: Metrics
+    app: App | None = None
+    backend: SharedBackend | None = None
+    slack: Any = None  # adapters.slack.SlackAdapter when Slack is configured
+    slack_endpoint: Any = None  # bolt's Starlette adapter over the adapter's bolt App
+    telegram: Any = None  # adapters.telegram.TelegramBot when the webhook is configured
+    telegram_secret: str = ""
+    error: str = ""
+    _built: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def ready(self) -> bool:
+        return self.backend is not None
+
+    def build(self) -> None:
+        """Load the model, open the index and the database, wire the front ends (in a thread)."""
+        from storage.shared_state import SharedState
+
+        try:
+            app = self.app_factory()
+            state = SharedState(app.store.engine, lease_s=self.config.serve.conversation_lease_s)
+            backend = SharedBackend(app, state, self.metrics)
+            self.metrics.watch_review_queue(lambda: _or_none(app.store.review_queue_depth))
+            self._slack(backend, state)
+            self._telegram(backend, state)
+            self.app = app
+            self.backend = backend
+            self.metrics.ready.set(1)
+        except Exception as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+            log.exception("groundbot serve could not start")
+        finally:
+            self._built.set()
+
+    def _slack(self, backend: SharedBackend, state: Any) -> None:
+        cfg = self.config
+        token, signing = cfg.secret(cfg.slack.bot_token_env), cfg.secret(cfg.slack.signing_secret_env)
+        if not token or not signing:
+            return
+        from adapters.slack import events_endpoint
+        from bot.run_slack import SlackSecrets, build_adapter
+
+        self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing))
+        self.slack.once = SharedOnce(state, self.metrics, "slack")
+        self.slack_endpoint = events_endpoint(self.slack.app)
+
+    def _telegram(self, backend: SharedBackend, state: Any) -> None:
+        cfg = self.config
+        secret = cfg.secret(cfg.telegram.webhook_secret_env)
+        if not cfg.secret(cfg.telegram.token_env) or not secret:
+            return
+        from adapters.telegram import TelegramBot
+        from bot.run_telegram import telegram_options
+
+        options = telegram_options(cfg)
+        self.telegram = TelegramBot(backend, options, threads=SharedThreads(state),
+                                    rate_limit=SharedRateLimit(state, options.rate_limit_per_minute))
+        self.telegram_secret = secret
+
+    async def start_platforms(self) -> None:
+        """Start Telegram's update processing (and register the webhook when a URL is configured)."""
+        if self.telegram is None:
+            return
+        application = self.telegram.application
+        await application.initialize()
+        await application.start()
+        url = self.config.telegram.webhook_url
+        if url:
+            from adapters.telegram import ALLOWED_UPDATES
+
+            await self.telegram.bot.set_webhook(url, secret_token=self.telegram_secret,
+                                                allowed_updates=ALLOWED_UPDATES)
+
+    async def stop(self) -> None:
+        """Finish work already acknowledged: queued Telegram updates, Slack answers in progress."""
+        if self.telegram is not None and self.telegram.application.running:
+            await self.telegram.stop()
+        if self.slack is not None:
+            await run_in_threadpool(self.slack.close)
+
+
+def _or_none(fn: Callable[[], int]) -> int | None:
+    try:
+        return fn()
+    except Exception:  # a scrape must not fail because the database is away
+        return None
+
+
+def _unavailable(service: Service) -> JSONResponse:
+    return JSONResponse({"ready": False, "error": service.error or "starting"}, status_code=503,
+                        headers={"Retry-After": "5"})
+
+
+def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
+               metrics_dir: Path | None = None) -> Starlette:
+    """The ASGI application of one worker. `app_factory` builds the App (default: ready_app)."""
+    from bot.app import ready_app
+
+    metrics = Metrics(metrics_dir)
+    service = Service(config, app_factory or (lambda: ready_app(config)), metrics)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async def start() -> None:
+            await asyncio.to_thread(service.build)
+            if service.ready:
+                try:
+                    await service.start_platforms()
+                except Exception as exc:
+                    service.error = f"Telegram: {type(exc).__name__}: {exc}"
+                    log.exception("Telegram webhook processing could not start")
+
+        task = asyncio.create_task(start())
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):
+                await task
+            await service.stop()
+
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(request: Request) -> Response:
+        if not service.ready or service.app is None:
+            return _unavailable(service)
+        report = await run_in_threadpool(_readiness, service.app)
+        return JSONResponse(report, status_code=200 if report["ready"] else 503)
+
+    async def metrics_route(request: Request) -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST
+
+        body = await run_in_threadpool(metrics.exposition)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+    async def api_ask(request: Request) -> Response:
+        token = config.secret(config.serve.api_token_env)
+        given = request.headers.get("authorization", "")
+        if token and not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
+                                headers={"WWW-Authenticate": "Bearer"})
+        parsed = _ask_request(await request.body())
+        if isinstance(parsed, str):
+            return JSONResponse({"error": parsed}, status_code=400)
+        if service.backend is None:
+            return _unavailable(service)
+        from bot.cli import decision_json
+
+        decision = await run_in_threadpool(service.backend.ask, parsed)
+        return JSONResponse(decision_json(decision))
+
+    async def slack_events(request: Request) -> Response:
+        if service.slack_endpoint is None:
+            return _unavailable(service) if not service.ready else PlainTextResponse("Slack is not configured", 404)
+        response: Response = await service.slack_endpoint(request)
+        return response
+
+    async def telegram_webhook(request: Request) -> Response:
+        if service.telegram is None:
+            return _unavailable(service) if not service.ready else PlainTextResponse("Telegram is not configured", 404)
+        given = request.headers.get(TELEGRAM_SECRET_HEADER, "")
+        if not hmac.compare_digest(given.encode(), service.telegram_secret.encode()):
+            return PlainTextResponse("forbidden", 403)
+        return await _telegram_update(service, await request.body())
+
+    routes = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics_route, methods=["GET"]),
+        Route("/api/ask", api_ask, methods=["POST"]),
+        Route(config.serve.slack_path, slack_events, methods=["POST"]),
+        Route(config.serve.telegram_path, telegram_webhook, methods=["POST"]),
+    ]
+    asgi = Starlette(routes=routes, lifespan=lifespan)
+    asgi.state.service = service
+    return asgi
+
+
+def _readiness(app: App) -> dict[str, Any]:
+    health = app.store.health()
+    try:
+        chunks, index_error = app.index.count(), ""
+    except Exception as exc:
+        chunks, index_error = -1, str(exc).splitlines()[0][:200]
+    ready = bool(health["database_readable"]) and chunks >= 0
+    return {"ready": ready, "database_readable": health["database_readable"],
+            "database_error": health["database_error"], "index_chunks": chunks, "index_error": index_error,
+            "embedder": app.embedder.name}
+
+
+def _ask_request(body: bytes) -> Incoming | str:
+    """The question of a POST /api/ask body, or what is wrong with the body."""
+    if len(body) > MAX_BODY_BYTES:
+        return "body too large"
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return "the body must be a JSON object"
+    if not isinstance(data, dict):
+        return "the body must be a JSON object"
+    question, conversation, user = data.get("question"), data.get("conversation"), data.get("user")
+    if not isinstance(question, str) or not question.strip():
+        return "'question' must be a non-empty string"
+    if len(question) > MAX_QUESTION_CHARS:
+        return f"'question' is longer than {MAX_QUESTION_CHARS} characters"
+    for name, value in (("conversation", conversation), ("user", user)):
+        if value is not None and (not isinstance(value, str) or len(value) > 200):
+            return f"'{name}' must be a string of at most 200 characters"
+    chat = conversation or f"api-{uuid.uuid4().hex[:12]}"
+    return Incoming(ConversationKey("api", chat), user or "api", question)
+
+
+async def _telegram_update(service: Service, body: bytes) -> Response:
+    """Record the update id once (any worker); queue the update for python-telegram-bot."""
+    from telegram import Update
+
+    try:
+        data = json.loads(body)
+        update_id = int(data["update_id"])
+    except (ValueError, KeyError, TypeError):
+        return PlainTextResponse("not a Telegram update", 400)
+    assert service.telegram is not None
+    bot_id = service.telegram.options.token.split(":", 1)[0]
+    first = await run_in_threadpool(service.backend.state.first_delivery,  # type: ignore[union-attr]
+                                    f"telegram:{bot_id}:update:{update_id}")
+    if not first:
+        service.metrics.deliveries_skipped.labels("telegram").inc()
+        return Response(status_code=200)
+    update = Update.de_json(data, service.telegram.bot)
+    await service.telegram.application.update_queue.put(update)
+    return Response(status_code=200)
+
+
+# -- the command ------------------------------------------------------------------------
+class WorkerApp:
+    """A picklable ASGI app for uvicorn's worker processes: each builds its own Starlette app."""
+
+    def __init__(self, config: Config, metrics_dir: Path | None) -> None:
+        self.config = config
+        self.metrics_dir = metrics_dir
+        self._asgi: Starlette | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "metrics_dir": self.metrics_dir, "_asgi": None}
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self._asgi is None:
+            from bot.redact import install_redaction
+
+            install_redaction(self.config.secrets)  # a fresh process: redact before anything logs
+            self._asgi = build_asgi(self.config, metrics_dir=self.metrics_dir)
+        await self._asgi(scope, receive, send)
+
+
+def serve(config: Config, host: str, port: int, workers: int) -> None:
+    """Run uvicorn: in this process for one worker, else a supervisor restarting dead workers."""
+    import tempfile
+
+    import uvicorn
+
+    from bot.config import use_prometheus_multiprocess
+
+    if workers <= 1:
+        uv = uvicorn.Config(WorkerApp(config, None), host=host, port=port, log_level="warning",
+                            timeout_graceful_shutdown=60, lifespan="on")
+        uvicorn.Server(uv).run()
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    with tempfile.TemporaryDirectory(prefix="groundbot-metrics-") as metrics_dir:
+        use_prometheus_multiprocess(metrics_dir)  # workers inherit it; their counters are summed
+        uv = uvicorn.Config(WorkerApp(config, Path(metrics_dir)), host=host, port=port, workers=workers,
+                            log_level="warning", timeout_graceful_shutdown=60, lifespan="on")
+        sock = uv.bind_socket()
+        Multiprocess(uv, sockets=[sock]).run()
+
+
+def cmd_serve(cfg: Config, args: argparse.Namespace) -> int:
+    s = cfg.serve
+    host = args.host or s.host
+    port = s.port if args.port is None else args.port
+    workers = s.workers if args.workers is None else args.workers
+    fronts = [name for name, on in (
+        ("Slack", cfg.secret(cfg.slack.bot_token_env) and cfg.secret(cfg.slack.signing_secret_env)),
+        ("Telegram webhook", cfg.secret(cfg.telegram.token_env) and cfg.secret(cfg.telegram.webhook_secret_env)),
+    ) if on]
+    print(f"groundbot serve on http://{host}:{port} with {workers} worker(s): /api/ask, /healthz, /readyz, /metrics"
+          + "".join(f", {f}" for f in fronts) + ". Press Ctrl-C to stop.", file=sys.stderr)
+    serve(cfg, host, port, workers)
+    return 0
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser("serve", help="serve Slack, the Telegram webhook, /api/ask and /metrics over HTTP")
+    s.add_argument("--host", default=None, help="bind address (default: serve.host)")
+    s.add_argument("--port", type=int, default=None, help="port (default: serve.port)")
+    s.add_argument("--workers", type=int, default=None, help="worker processes (default: serve.workers)")
+    s.set_defaults(func=cmd_serve)

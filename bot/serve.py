@@ -289,20 +289,27 @@ async def _telegram_update(service: Service, body: bytes) -> Response:
 class WorkerApp:
     """A picklable ASGI app for uvicorn's worker processes: each builds its own Starlette app."""
 
-    def __init__(self, config: Config, metrics_dir: Path | None) -> None:
+    def __init__(self, config: Config, metrics_dir: Path | None, *, ingest_if_empty: bool = True) -> None:
         self.config = config
         self.metrics_dir = metrics_dir
+        self.ingest_if_empty = ingest_if_empty
         self._asgi: Starlette | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "metrics_dir": self.metrics_dir, "_asgi": None}
+        return {"config": self.config, "metrics_dir": self.metrics_dir, "ingest_if_empty": self.ingest_if_empty,
+                "_asgi": None}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self._asgi is None:
             from bot.redact import install_redaction
 
             install_redaction(self.config.secrets)  # a fresh process: redact before anything logs
-            self._asgi = build_asgi(self.config, metrics_dir=self.metrics_dir)
+            from bot.app import build_app, ready_app
+
+            cfg = self.config
+            # several workers must not all ingest an empty index at once: `groundbot ingest` first
+            factory = (lambda: ready_app(cfg)) if self.ingest_if_empty else (lambda: build_app(cfg))
+            self._asgi = build_asgi(cfg, app_factory=factory, metrics_dir=self.metrics_dir)
         await self._asgi(scope, receive, send)
 
 
@@ -323,7 +330,8 @@ def serve(config: Config, host: str, port: int, workers: int) -> None:
 
     with tempfile.TemporaryDirectory(prefix="groundbot-metrics-") as metrics_dir:
         use_prometheus_multiprocess(metrics_dir)  # workers inherit it; their counters are summed
-        uv = uvicorn.Config(WorkerApp(config, Path(metrics_dir)), host=host, port=port, workers=workers,
+        uv = uvicorn.Config(WorkerApp(config, Path(metrics_dir), ingest_if_empty=False), host=host, port=port,
+                            workers=workers,
                             log_level="warning", timeout_graceful_shutdown=60, lifespan="on")
         sock = uv.bind_socket()
         Multiprocess(uv, sockets=[sock]).run()
@@ -340,6 +348,10 @@ def cmd_serve(cfg: Config, args: argparse.Namespace) -> int:
     ) if on]
     print(f"groundbot serve on http://{host}:{port} with {workers} worker(s): /api/ask, /healthz, /readyz, /metrics"
           + "".join(f", {f}" for f in fronts) + ". Press Ctrl-C to stop.", file=sys.stderr)
+    if workers > 1 and not cfg.index_path.exists():
+        print(f"groundbot serve: the index {cfg.index_path} does not exist yet; with several workers run "
+              "'groundbot ingest' first (one worker ingests the configured KB on its first start)", file=sys.stderr)
+        return 2
     serve(cfg, host, port, workers)
     return 0
 

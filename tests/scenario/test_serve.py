@@ -209,6 +209,29 @@ def test_one_conversation_alternating_between_two_workers_keeps_order_and_contex
         assert SharedState(a.service.app.store.engine).counts()["leases"] == 0
 
 
+def test_shutdown_finishes_the_turn_in_flight(make_app: Callable[..., App], shared_db: str) -> None:
+    cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN})
+    with serving(worker(make_app, cfg, shared_db)) as [server]:
+        started = threading.Event()
+        app = server.service.app
+        real_ask = app.ask
+
+        def slow_ask(msg: Any) -> Any:
+            started.set()
+            time.sleep(1.0)  # still answering when the stop comes
+            return real_ask(msg)
+
+        app.ask = slow_ask  # type: ignore[method-assign]
+        result: list[httpx.Response] = []
+        client = threading.Thread(target=lambda: result.append(server.ask(ANSWERED, conversation="bye")))
+        client.start()
+        assert started.wait(WAIT_S)
+        server.stop()  # what SIGTERM does: stop accepting, finish requests in flight, then exit
+        client.join(WAIT_S)
+        assert not server.thread.is_alive()
+        assert [r.status_code for r in result] == [200] and result[0].json()["recorded"] == "database"
+
+
 # -- Slack -------------------------------------------------------------------------------
 def _slack_event(text: str, ts: str, event_id: str) -> str:
     event = {"type": "app_mention", "user": "UALICE01", "text": f"<@{BOT_USER}> {text}", "ts": ts,

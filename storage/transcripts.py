@@ -218,6 +218,25 @@ class SqlTranscriptStore:
     def _conversation(self, session: Session, key: ConversationKey) -> Conversation | None:
         return session.exec(select(Conversation).where(Conversation.key == key.as_str())).first()
 
+    def _conversation_for_update(self, session: Session, key: ConversationKey, team_id: str) -> Conversation:
+        """The conversation row, created if new, locked until the transaction ends.
+
+        SQLite's BEGIN IMMEDIATE already serialises writers; on PostgreSQL the row lock
+        (SELECT ... FOR UPDATE) does, and a conversation two workers create at the same moment
+        is created once (the loser of the unique key reads the winner's row)."""
+        query = select(Conversation).where(Conversation.key == key.as_str()).with_for_update()
+        conv = session.exec(query).first()
+        if conv is not None:
+            return conv
+        try:
+            with session.begin_nested():
+                conv = Conversation(key=key.as_str(), platform=key.platform, chat_id=key.chat_id,
+                                    thread_id=key.thread_id, team_id=team_id)
+                session.add(conv)
+            return conv
+        except IntegrityError:
+            return session.exec(query).one()
+
     def load_conversation(self, key: ConversationKey, history_turns: int) -> ConversationState:
         """State and recent history; raises if the database cannot be read within the budget."""
         return self._retry(lambda: self._load(key, history_turns))
@@ -306,10 +325,7 @@ class SqlTranscriptStore:
                     rows = session.exec(select(SuggestionRow).where(SuggestionRow.turn_id == existing.id)
                                         .order_by(SuggestionRow.id)).all()  # type: ignore[arg-type]
                     return existing.id, [Suggestion(r.id or 0, r.text) for r in rows]
-            conv = self._conversation(session, key)
-            if conv is None:
-                conv = Conversation(key=key.as_str(), platform=platform, chat_id=chat_id, thread_id=thread_id,
-                                    team_id=entry["team_id"])
+            conv = self._conversation_for_update(session, key, entry["team_id"])
             conv.state = entry["new_state"]
             conv.updated_at = _now()
             session.add(conv)

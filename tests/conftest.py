@@ -92,3 +92,40 @@ def make_app(tmp_path: Path, embedder: Any, docs_index: Path) -> Callable[..., A
         return build_app(cfg, embedder=embedder, generator=generator)
 
     return factory
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Any:
+    """A real PostgreSQL server on 127.0.0.1 for the whole session (tests/postgres.py).
+
+    Missing server binaries skip the PostgreSQL variants loudly on a developer machine and fail
+    them in CI, where scripts/test.sh installs Debian's `postgresql` package first."""
+    import os
+
+    from tests.postgres import PostgresServer, server_binaries
+
+    in_ci = bool(os.environ.get("CI"))
+    bindir = server_binaries()
+    if bindir is None:
+        message = ("PostgreSQL server binaries not found: the PostgreSQL variants of the transcript tests did NOT "
+                   "run (scripts/test.sh installs Debian's postgresql package when run as root)")
+        if in_ci:
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        server = PostgresServer(bindir).start()
+    except Exception as exc:
+        message = f"PostgreSQL server could not start, its tests did NOT run: {exc}"
+        if in_ci:
+            pytest.fail(message)
+        pytest.skip(message)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh transcript database: a SQLite file, then a database on the real PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{(tmp_path / 'transcripts.db').as_posix()}"
+    return str(request.getfixturevalue("postgres_server").url())

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import event, inspect
+from sqlalchemy import JSON, event, inspect, text
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Field, Session, SQLModel, create_engine, func, select
@@ -26,6 +28,10 @@ from storage.spool import ReplayResult, SpoolError, TurnSpool
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+# JSON columns (Alembic 0004): JSONB on PostgreSQL; SQLite keeps JSON text, read back as objects
+JSON_TYPE = JSON().with_variant(JSONB(), "postgresql")
 
 
 def _now() -> datetime:
@@ -63,19 +69,19 @@ class TurnRecord(SQLModel, table=True):
     refusal_reason: str = Field(default="", index=True)
     status: str
     state: str = Field(index=True)
-    reasons: str = "[]"
-    checks_passed: str = "[]"
-    checks_failed: str = "[]"
-    scores: str = "{}"
+    reasons: list[str] = Field(default_factory=list, sa_type=JSON_TYPE)
+    checks_passed: list[str] = Field(default_factory=list, sa_type=JSON_TYPE)
+    checks_failed: list[str] = Field(default_factory=list, sa_type=JSON_TYPE)
+    scores: dict[str, Any] = Field(default_factory=dict, sa_type=JSON_TYPE)
     llm_called: bool = False
-    sources: str = "[]"
-    uncovered_claims: str = "[]"
-    latency_ms: str = "{}"
+    sources: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON_TYPE)
+    uncovered_claims: list[str] = Field(default_factory=list, sa_type=JSON_TYPE)
+    latency_ms: dict[str, float] = Field(default_factory=dict, sa_type=JSON_TYPE)
     latency_total_ms: float = 0.0
     index_version: str = ""
     config_hash: str = ""
     language: str = "en"
-    record: str = "{}"  # the full decision record as JSON
+    record: dict[str, Any] = Field(default_factory=dict, sa_type=JSON_TYPE)  # the full decision record
 
 
 class SuggestionRow(SQLModel, table=True):
@@ -113,17 +119,25 @@ def _sqlite_pragmas(engine: Engine, busy_timeout_s: float, *, immediate: bool) -
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+def _json_text(value: Any) -> str:
+    """JSON as stored: non-ASCII text (Persian questions, sources) kept readable."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def make_engine(url: str, busy_timeout_s: float = 10.0, *, immediate: bool = True) -> Engine:
     """An engine for `url`; SQLite gets WAL and a busy timeout of `busy_timeout_s`."""
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
+                               json_serializer=_json_text)
         _sqlite_pragmas(engine, busy_timeout_s, immediate=immediate)
     else:
-        engine = create_engine(url, pool_pre_ping=True)
+        engine = create_engine(url, pool_pre_ping=True, json_serializer=_json_text)
     return engine
 
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+_MIGRATE_LOCK = threading.Lock()
+_MIGRATE_LOCK_KEY = 0x67726F75  # PostgreSQL advisory lock id of groundbot's schema migrations
 
 
 def migrate(engine: Engine) -> None:
@@ -134,7 +148,11 @@ def migrate(engine: Engine) -> None:
 
     cfg = AlembicConfig()
     cfg.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as conn:
+    # one migration at a time: Alembic's context is process-global, and workers starting together
+    # on a new PostgreSQL database would otherwise race to create the same tables
+    with _MIGRATE_LOCK, engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATE_LOCK_KEY})
         tables = set(inspect(conn).get_table_names())
         cfg.attributes["connection"] = conn
         if "turn" in tables and "alembic_version" not in tables:
@@ -169,13 +187,11 @@ def _turn_row(conversation_id: int, key: ConversationKey, entry: dict[str, Any],
         created_at=datetime.fromisoformat(created) if created else _now(),
         question=d["question"], normalized_question=d["normalized_question"], retrieval_query=d["retrieval_query"],
         answer=d["answer"], refused=d["refused"], refusal_reason=d["refusal_reason"], status=d["status"],
-        state=d["state"], reasons=json.dumps(d["reasons"]), checks_passed=json.dumps(d["checks_passed"]),
-        checks_failed=json.dumps(d["checks_failed"]), scores=json.dumps(d["scores"]), llm_called=d["llm_called"],
-        sources=json.dumps(d["sources"], ensure_ascii=False),
-        uncovered_claims=json.dumps(d["uncovered_claims"], ensure_ascii=False),
-        latency_ms=json.dumps(d["latency_ms"]), latency_total_ms=d["latency_ms"].get("total", 0.0),
-        index_version=d["index_version"], config_hash=d["config_hash"], language=d["language"],
-        record=json.dumps(d, ensure_ascii=False),
+        state=d["state"], reasons=list(d["reasons"]), checks_passed=list(d["checks_passed"]),
+        checks_failed=list(d["checks_failed"]), scores=dict(d["scores"]), llm_called=d["llm_called"],
+        sources=list(d["sources"]), uncovered_claims=list(d["uncovered_claims"]),
+        latency_ms=dict(d["latency_ms"]), latency_total_ms=d["latency_ms"].get("total", 0.0),
+        index_version=d["index_version"], config_hash=d["config_hash"], language=d["language"], record=dict(d),
     )
 
 
@@ -346,8 +362,7 @@ class SqlTranscriptStore:
                 session.flush()
                 assert row.id is not None
                 stored.append(Suggestion(row.id, s["text"]))
-            turn.record = json.dumps(d | {"turn_id": turn.id, "suggestions": [{"id": x.id, "text": x.text} for x in stored]},
-                                     ensure_ascii=False)
+            turn.record = d | {"turn_id": turn.id, "suggestions": [{"id": x.id, "text": x.text} for x in stored]}
             session.add(turn)
             session.commit()
             return turn.id, stored
@@ -376,7 +391,7 @@ class SqlTranscriptStore:
     def turn(self, turn_id: int) -> dict[str, Any] | None:
         with Session(self.engine) as session:
             row = session.get(TurnRecord, turn_id)
-            return json.loads(row.record) | {"turn_id": row.id} if row else None
+            return dict(row.record) | {"turn_id": row.id} if row else None
 
     def turns(self, limit: int = 1000) -> list[TurnRecord]:
         with Session(self.engine) as session:
@@ -402,7 +417,7 @@ class SqlTranscriptStore:
             rows = session.exec(
                 select(TurnRecord).where(TurnRecord.state == "pending_review").order_by(TurnRecord.id).limit(limit)  # type: ignore[arg-type]
             ).all()
-            return [{"turn_id": r.id, "question": r.question, "draft": json.loads(r.record).get("draft", "")} for r in rows]
+            return [{"turn_id": r.id, "question": r.question, "draft": r.record.get("draft", "")} for r in rows]
 
     def stats(self) -> dict[str, Any]:
         """Turns, answer/refusal rates, refusals by reason, latency percentiles, feedback."""

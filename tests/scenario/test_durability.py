@@ -125,7 +125,7 @@ def test_unreachable_database_runs_without_history_and_says_so(make_app: Callabl
     (tmp_path / "no-such-dir").mkdir()
     assert app.store.replay_spool().replayed == 1
     [row] = app.store.turns()
-    assert json.loads(row.record)["history"] == "unavailable"
+    assert row.record["history"] == "unavailable"
 
 
 def test_unwritable_spool_and_database_exit_non_zero(tmp_path: Path, data_dir: Path) -> None:

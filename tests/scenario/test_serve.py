@@ -3,7 +3,8 @@ HTTP requests, real slack-bolt and python-telegram-bot against their local stand
 
 "Two workers" are two servers, each with its own App (own model handle, own index copy, own
 process-local state) sharing one transcript database, as `--workers 2` processes do: anything
-they agree on must come from the database.
+they agree on must come from the database. The two-worker conversation and Slack retry tests
+run on SQLite and on the real PostgreSQL server the test session starts.
 """
 
 from __future__ import annotations
@@ -177,9 +178,9 @@ def test_api_ask_needs_the_token_and_gives_the_ask_json_decision(make_app: Calla
 
 
 def test_one_conversation_alternating_between_two_workers_keeps_order_and_context(
-        make_app: Callable[..., App], shared_db: str) -> None:
+        make_app: Callable[..., App], database_url: str) -> None:
     cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN})
-    with serving(worker(make_app, cfg, shared_db), worker(make_app, cfg, shared_db)) as (a, b):
+    with serving(worker(make_app, cfg, database_url), worker(make_app, cfg, database_url)) as (a, b):
         first = a.ask(ANSWERED, conversation="c-1").json()
         second = b.ask(FOLLOW_UP, conversation="c-1").json()
         assert first["history"] == "none" and second["history"] == "loaded"
@@ -209,9 +210,9 @@ def test_one_conversation_alternating_between_two_workers_keeps_order_and_contex
         assert SharedState(a.service.app.store.engine).counts()["leases"] == 0
 
 
-def test_shutdown_finishes_the_turn_in_flight(make_app: Callable[..., App], shared_db: str) -> None:
+def test_shutdown_finishes_the_turn_in_flight(make_app: Callable[..., App], database_url: str) -> None:
     cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN})
-    with serving(worker(make_app, cfg, shared_db)) as [server]:
+    with serving(worker(make_app, cfg, database_url)) as [server]:
         started = threading.Event()
         app = server.service.app
         real_ask = app.ask
@@ -241,14 +242,14 @@ def _slack_event(text: str, ts: str, event_id: str) -> str:
                        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}]})
 
 
-def test_a_slack_retry_reaching_another_worker_is_answered_once(make_app: Callable[..., App], shared_db: str,
+def test_a_slack_retry_reaching_another_worker_is_answered_once(make_app: Callable[..., App], database_url: str,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
         monkeypatch.delenv(name, raising=False)
     with SlackStandIn() as api:
         env = {"GROUNDBOT_SLACK_BOT_TOKEN": "xoxb-standin-bot", "GROUNDBOT_SLACK_SIGNING_SECRET": SLACK_SECRET}
         cfg = config_with(env, slack=replace(SlackSettings(), api_base_url=api.api_url))
-        with serving(worker(make_app, cfg, shared_db), worker(make_app, cfg, shared_db)) as (a, b):
+        with serving(worker(make_app, cfg, database_url), worker(make_app, cfg, database_url)) as (a, b):
             body = _slack_event(ANSWERED, "1700000000.000100", "Ev0RETRY1")
             unsigned = httpx.post(a.url + "/slack/events", content=body, timeout=WAIT_S,
                                   headers={"Content-Type": "application/json"})
@@ -313,7 +314,7 @@ async def test_telegram_webhook_twice_delivered_update_and_reply_thread_across_w
             assert len(standin.sent(-100)) == 2
             turns = a.service.app.store.turns()
             assert len(turns) == 2 and turns[0].thread_id == turns[1].thread_id == "r1"
-            assert json.loads(turns[1].record)["history"] == "loaded"
+            assert turns[1].record["history"] == "loaded"
         finally:
             for s in servers:
                 await asyncio.to_thread(s.stop)

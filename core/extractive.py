@@ -9,8 +9,8 @@ the evidence, but a quoted sentence is evidence by construction, so the guards a
 quoting a near miss are how close the sources are to the question (unless the best chunk
 reaches `min_quote_similarity`, nothing is quoted) and, when one is wired in, the
 answerability judge (core.ports.AnswerJudge): it reads the best few lexical candidates
-with their chunk's title, and only the sentences it accepts are quoted, the most probable
-first. When it accepts none, the question is refused with NOT_ANSWERED_BY_SOURCES: the
+with their chunk's title, and of the sentences chosen as above only those it accepts are
+quoted. When it accepts none of them, the question is refused with NOT_ANSWERED_BY_SOURCES: the
 sources are about the question but do not answer it.
 """
 
@@ -31,6 +31,7 @@ from core.settings import ExtractiveSettings, JudgeSettings
 
 RELATIVE_FLOOR = 0.4  # a further sentence is quoted only if it scores at least this share of the best one
 RANK_PENALTY = 0.02  # per retrieval rank: of two equally matching sentences, the better-ranked chunk's wins
+Candidate = tuple[float, int, int, str]  # lexical score, chunk number (1-based), sentence position, sentence
 
 
 def judge_passage(title: str, heading: str, sentence: str) -> str:
@@ -82,20 +83,20 @@ class ExtractiveGenerator:
             return math.log(1.0 + total / (1.0 + df.get(t, 0)))
 
         q_weight = sum(idf(t) for t in q_terms) or 1.0
-        scored: list[tuple[float, int, int, str]] = []
+        scored: list[Candidate] = []
         for n, pos, sent, terms in rows:
             overlap = sum(idf(t) for t in q_terms & terms) / q_weight
             prior = hits[n - 1].similarity
             score = overlap * (0.75 + 0.25 * prior) - RANK_PENALTY * (n - 1)
             scored.append((score, n, pos, sent))
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
-        if self.judge is not None and self.judge_cfg.enabled:
-            return self._judged(question, hits, scored)
         chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]
         if not chosen:
             return Generation(text="", llm_called=False)
         best = chosen[0][0]
         chosen = [r for r in chosen if r[0] >= best * RELATIVE_FLOOR]
+        if self.judge is not None and self.judge_cfg.enabled:
+            return self._judged(question, hits, scored, chosen)
         return _quote(chosen)
 
     def _faq(self, question: str, hits: Sequence[Hit]) -> tuple[int, Hit] | None:
@@ -110,32 +111,28 @@ class ExtractiveGenerator:
                 return n, hit
         return None
 
-    def _judged(self, question: str, hits: Sequence[Hit], scored: list[tuple[float, int, int, str]]) -> Generation:
-        """Quote the candidates the judge accepts, the most probable first (up to max_sentences)."""
+    def _judged(self, question: str, hits: Sequence[Hit], scored: list[Candidate], chosen: list[Candidate]) -> Generation:
+        """Of the lexical choice, quote only the sentences the judge accepts; the judge reads the
+        best `candidates` lexical candidates (the choice is among them when candidates >= max_sentences)."""
         assert self.judge is not None
-        candidates = [r for r in scored[: self.judge_cfg.candidates] if r[0] >= self.cfg.min_sentence_score]
-        if not candidates:
-            return Generation(text="", llm_called=False)
+        candidates = list(dict.fromkeys(
+            [r for r in scored[: self.judge_cfg.candidates] if r[0] >= self.cfg.min_sentence_score] + chosen))
         passages = [judge_passage(hits[n - 1].title, hits[n - 1].heading, sent) for _, n, _, sent in candidates]
-        probs = self.judge.score(question, passages)
-        chosen = accepted(candidates, probs, self.judge_cfg.min_answer_probability, self.cfg.max_sentences)
-        best = max(probs, default=0.0)
-        if not chosen:
+        probs = dict(zip(candidates, self.judge.score(question, passages), strict=True))
+        kept = accepted(chosen, probs, self.judge_cfg.min_answer_probability)
+        best = max(probs.values(), default=0.0)
+        if not kept:
             return Generation(
                 text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES, answer_probability=best,
                 explanation=(f"The closest sentences do not answer the question (best answer probability "
                              f"{best:.2f} < {self.judge_cfg.min_answer_probability:.2f})."),
             )
-        return replace(_quote(chosen), answer_probability=best)
+        return replace(_quote(kept), answer_probability=best)
 
 
-Candidate = tuple[float, int, int, str]  # lexical score, chunk number (1-based), sentence position, sentence
-
-
-def accepted(candidates: Sequence[Candidate], probs: Sequence[float], floor: float, limit: int) -> list[Candidate]:
-    """The candidates the judge gives at least `floor`, most probable first, at most `limit`."""
-    ranked = sorted(zip(probs, range(len(candidates)), strict=True), key=lambda t: (-t[0], t[1]))
-    return [candidates[i] for p, i in ranked if p >= floor][:limit]
+def accepted(chosen: Sequence[Candidate], probs: dict[Candidate, float], floor: float) -> list[Candidate]:
+    """The chosen candidates the judge gives at least `floor`."""
+    return [c for c in chosen if probs.get(c, 0.0) >= floor]
 
 
 def _quote(chosen: Sequence[Candidate]) -> Generation:

@@ -42,9 +42,9 @@ class ExtractiveSettings:
 class JudgeSettings:
     """The answerability judge (core.ports.AnswerJudge): does a candidate sentence answer the question?"""
 
-    enabled: bool = False
-    min_answer_probability: float = 0.5
-    candidates: int = 4  # best lexical candidates per question the judge reads
+    enabled: bool = True
+    min_answer_probability: float = 0.1
+    candidates: int = 3  # best lexical candidates per question the judge reads (the quoted ones always are)
 
 
 @dataclass(frozen=True)

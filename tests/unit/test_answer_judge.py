@@ -31,7 +31,7 @@ def gen(judge: FakeJudge, **kw: float) -> ExtractiveGenerator:
 
 def test_quotes_only_sentences_the_judge_accepts() -> None:
     judge = FakeJudge({"port 8443": 0.9, "updates": 0.2})
-    g = gen(judge).generate(Q, HITS)
+    g = gen(judge, min_answer_probability=0.5).generate(Q, HITS)
     assert g.text == "The webhook listens on port 8443. [C1]" and g.answer_probability == 0.9
     question, passages = judge.calls[0]
     assert question == Q and all(p.startswith("Doc 0 / Webhooks: ") for p in passages)
@@ -68,7 +68,7 @@ def test_faq_answers_are_not_judged() -> None:
     assert gen(judge).generate("How can I reset it?", [faq]).faq and not judge.calls
 
 
-def test_accepted_orders_by_probability_and_limits() -> None:
+def test_accepted_keeps_the_chosen_sentences_the_judge_accepts() -> None:
     cands = [(0.9, 1, 0, "a"), (0.8, 1, 1, "b"), (0.7, 2, 0, "c")]
-    assert accepted(cands, [0.6, 0.95, 0.1], 0.5, 3) == [cands[1], cands[0]]
-    assert accepted(cands, [0.6, 0.95, 0.7], 0.5, 1) == [cands[1]]
+    assert accepted(cands, dict(zip(cands, [0.6, 0.95, 0.1], strict=True)), 0.5) == cands[:2]
+    assert accepted(cands[2:], {cands[0]: 0.9}, 0.5) == []

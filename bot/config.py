@@ -17,6 +17,7 @@ from core.settings import (
     CoreSettings,
     ExtractiveSettings,
     GateSettings,
+    JudgeSettings,
     RefusalSettings,
     RetrievalSettings,
     VerifySettings,
@@ -146,6 +147,7 @@ def from_toml(data: dict[str, Any]) -> Config:
         retrieval=_section(RetrievalSettings, data.get("retrieval", {}), "retrieval"),
         gates=_section(GateSettings, data.get("gates", {}), "gates"),
         extractive=extractive,
+        judge=_section(JudgeSettings, data.get("judge", {}), "judge"),
         verify=_section(VerifySettings, data.get("verify", {}), "verify"),
         refusal=refusal,
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import shutil
 import socket
+import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -84,7 +85,7 @@ def make_app(tmp_path: Path, embedder: Any, docs_index: Path) -> Callable[..., A
 
     def factory(*, config: Config | None = None, generator: Any = None, environ: dict[str, str] | None = None,
                 empty: bool = False, **fields: Any) -> App:
-        data = tmp_path / f"data-{len(list(tmp_path.glob('data-*')))}"
+        data = Path(tempfile.mkdtemp(prefix="data-", dir=tmp_path))  # unique even when workers build apps at once
         if not empty:
             shutil.copytree(docs_index, data / "index")
         cfg = config or load_config(ROOT / "config.toml", environ=environ or {})

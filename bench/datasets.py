@@ -194,18 +194,7 @@ def load_parsinlu(path: Path) -> list[ParsRecord]:
 
 def write_parsinlu_kb(records: Sequence[ParsRecord], folder: Path) -> dict[int, str]:
     """One Markdown file per distinct passage (`# <wiki title>` + passage); record index -> doc id."""
-    folder.mkdir(parents=True, exist_ok=True)
-    by_passage: dict[str, str] = {}
-    doc_ids: dict[int, str] = {}
-    for r in records:
-        key = r.passage.strip()
-        if key not in by_passage:
-            name = f"{len(by_passage):03d}.md"
-            head = f"# {r.title}\n\n" if r.title else ""
-            (folder / name).write_text(f"{head}{key}\n", encoding="utf-8")
-            by_passage[key] = f"{folder.name}/{name}"
-        doc_ids[r.index] = by_passage[key]
-    return doc_ids
+    return write_persian_kb(records, folder)
 
 
 def topic_groups(records: Sequence[ParsRecord]) -> dict[int, int]:

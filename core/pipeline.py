@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core import reasons
+from core.claimview import claim_views
 from core.condense import condense
 from core.conversation import State, Trigger, Turn
 from core.gates import run_gates
@@ -24,6 +25,7 @@ from core.normalize import normalize_text
 from core.ports import ChunkIndex, Embedder, Generator, TranscriptStore
 from core.reasons import Status
 from core.record import TurnContext, build_decision
+from core.risk import Route, assess, route
 from core.settings import CoreSettings
 from core.suggest import suggest
 from core.verify import verify_answer
@@ -159,7 +161,9 @@ class Pipeline:
         ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, self.settings.verify)
         if v.status == Status.REFUSE:
             return Outcome(Trigger.REJECT, v.reasons[0])
-        if v.status == Status.WARN and self.settings.verify.hold_warn_for_review:
+        ctx.risk = assess(v, ctx.gate, ctx.generation, claim_views(v.claim_map), self.settings.verify)
+        ctx.route = route(ctx.risk.score, self.settings.review)
+        if ctx.route == Route.HOLD:
             return Outcome(Trigger.HOLD, reasons.NEEDS_REVIEW)
         return Outcome(Trigger.ACCEPT)
 

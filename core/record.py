@@ -7,17 +7,20 @@ sources, latency, index version and config hash): users see part of it, `/why` a
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from core import reasons
+from core.claimview import claim_views
 from core.conversation import State
 from core.gates import GateResult
 from core.messages import Decision, Generation, Hit, Incoming, Source, Suggestion, Verification
 from core.normalize import normalize_text
 from core.ports import ConversationState
+from core.risk import Risk, Route, template_answer
 from core.settings import RefusalSettings
 
 
@@ -40,6 +43,22 @@ class TurnContext:
     latency: dict[str, float] = field(default_factory=dict)
     index_version: str = ""
     history: str = ""  # "loaded", "none" or "unavailable"
+    risk: Risk | None = None
+    route: Route = Route.REFUSE
+
+
+_CITED = re.compile(r"\[C(\d+)\]")
+
+
+def _answer(ctx: TurnContext, refused: bool) -> str:
+    """What the user reads: the generated wording, or for a medium-risk answer the evidence
+    quoted verbatim."""
+    gen, v = ctx.generation, ctx.verification
+    if refused or gen is None:
+        return ""
+    if ctx.route == Route.TEMPLATE and v is not None:
+        return template_answer(claim_views(v.claim_map), ctx.gate.kept if ctx.gate else [], ctx.language) or gen.text
+    return gen.text
 
 
 def _scores(ctx: TurnContext) -> dict[str, float | int | None]:
@@ -57,13 +76,16 @@ def _scores(ctx: TurnContext) -> dict[str, float | int | None]:
     return scores
 
 
-def _sources(ctx: TurnContext, refused: bool) -> list[Source]:
-    """The kept chunks the verified answer cites (none for a refusal)."""
+def _sources(ctx: TurnContext, answer: str) -> list[Source]:
+    """The kept chunks the answer sent cites (none for a refusal): the claims' citations, or
+    the quoted chunks of a template answer."""
     v, g = ctx.verification, ctx.gate
     cited: set[int] = set()
-    if v and not refused:
-        for row in v.claim_map:
-            cited.update(row["citations"])
+    if v and answer and ctx.route == Route.TEMPLATE:
+        cited.update(int(n) for n in _CITED.findall(answer))
+    elif v and answer:
+        for c in claim_views(v.claim_map):
+            cited.update(c.citations)
     kept = g.kept if g else []
     return [Source(n, h.doc_id, h.chunk_id, h.title, h.heading, h.source, h.url, h.similarity)
             for n, h in enumerate(kept, start=1) if n in cited]
@@ -80,11 +102,12 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
     if v:
         all_reasons.extend(r for r in v.reasons if r not in all_reasons)
     messages = refusal.review_messages if held else refusal.messages
+    answer = _answer(ctx, refused)
     return Decision(
         question=ctx.question,
         normalized_question=normalize_text(ctx.question),
         retrieval_query=ctx.retrieval_query,
-        answer=gen.text if gen and not refused else "",
+        answer=answer,
         refused=refused,
         refusal_reason=ctx.reason if refused else "",
         refusal_message=(messages.get(ctx.language) or messages.get("en", "")) if refused else "",
@@ -96,7 +119,7 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
         checks_failed=(g.checks_failed if g else []) + (v.checks_failed if v else []),
         scores=_scores(ctx),
         llm_called=bool(gen and gen.llm_called),
-        sources=_sources(ctx, refused),
+        sources=_sources(ctx, answer),
         suggestions=[Suggestion(0, s) for s in suggestions],
         uncovered_claims=v.uncovered_claims if v else [],
         latency_ms={k: round(val, 3) for k, val in ctx.latency.items()},
@@ -104,7 +127,10 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
         config_hash=config_hash,
         language=ctx.language,
         claim_map=v.claim_map if v else [],
-        draft=gen.text if gen and held else "",
+        draft=gen.text if gen and (held or ctx.route == Route.TEMPLATE) else "",
+        risk=ctx.risk.score if ctx.risk else None,
+        risk_parts=dict(ctx.risk.parts) if ctx.risk else {},
+        route=str(ctx.route),
         turn_uid=uuid.uuid4().hex,
         history=ctx.history,
     )

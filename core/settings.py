@@ -56,7 +56,15 @@ class VerifySettings:
     min_citation_density: float = 0.5
     short_answer_words: int = 4
     min_generation_confidence: float = 0.5
-    hold_warn_for_review: bool = False
+
+
+@dataclass(frozen=True)
+class ReviewSettings:
+    """Risk routing (core/risk.py): below template_risk reply, from it quote the evidence
+    verbatim instead, from hold_risk hold the answer for a person's review."""
+
+    template_risk: float = 0.5
+    hold_risk: float = 0.75
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,7 @@ class CoreSettings:
     extractive: ExtractiveSettings = field(default_factory=ExtractiveSettings)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     verify: VerifySettings = field(default_factory=VerifySettings)
+    review: ReviewSettings = field(default_factory=ReviewSettings)
     refusal: RefusalSettings = field(default_factory=RefusalSettings)
 
     def config_hash(self) -> str:

@@ -144,3 +144,42 @@ def test_unexpected_crash_is_a_recorded_refusal(parts) -> None:  # type: ignore[
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
     assert d.refused and "KeyError" in d.explanation and d.turn_id == 1
     assert store.turns[0][2] is d
+
+
+def _routed(template_risk: float, hold_risk: float) -> tuple[Pipeline, QueueGenerator]:
+    from core.settings import ReviewSettings
+
+    emb = BagOfWordsEmbedder()
+    settings = replace(SETTINGS, review=ReviewSettings(template_risk=template_risk, hold_risk=hold_risk))
+    gen = QueueGenerator()
+    return Pipeline(settings, emb, ListIndex(KB, emb), gen, MemoryStore()), gen
+
+
+def test_every_answer_carries_its_risk_and_route() -> None:
+    p, gen = _routed(0.9, 0.95)
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert d.route == "reply" and d.risk is not None and 0.0 <= d.risk < 0.9
+    assert set(d.risk_parts) >= {"uncovered_claims", "support_margin", "generation_doubt", "warn_status"}
+    assert d.to_dict()["risk"] == d.risk and d.draft == ""
+    refused = p.handle(Incoming(KEY, "u1", "What is the capital of Mars?"))
+    assert refused.route == "refuse" and refused.risk is None
+
+
+def test_medium_risk_answer_is_replaced_by_quoted_evidence() -> None:
+    p, gen = _routed(0.0, 1.01)
+    generated = "The webhook listens on port 8443 and it rejects requests without the secret token [C1]."
+    gen.enqueue(generated, confidence=0.9)
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert not d.refused and d.route == "template" and d.draft == generated
+    assert d.answer.startswith("I can only quote the sources") and f"“{KB[1]}” [C1]" in d.answer
+    assert [s.doc_id for s in d.sources] == ["d1"]
+
+
+def test_high_risk_answer_is_held_and_the_user_told() -> None:
+    p, gen = _routed(0.0, 0.0)
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert d.refused and d.state == "pending_review" and d.route == "hold" and d.refusal_reason == reasons.NEEDS_REVIEW
+    assert d.draft == "The webhook listens on port 8443 [C1]." and d.answer == ""
+    assert d.refusal_message == SETTINGS.refusal.review_messages["en"]

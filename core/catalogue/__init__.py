@@ -1,0 +1,39 @@
+"""Every user-facing string, one catalogue per language (en.toml, fa.toml in this folder).
+
+Adapters and commands never hold English literals: they ask `say(key, lang, **fields)`, and
+the language is the question's (core/language.py), like the refusal message. A key missing in
+a language falls back to English; a test keeps both catalogues' keys and placeholders equal.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT = "en"
+
+
+@cache
+def catalogue(lang: str) -> dict[str, str]:
+    """The strings of one language ({} for a language with no catalogue)."""
+    path = HERE / f"{lang}.toml"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as fh:
+        return {str(k): str(v) for k, v in tomllib.load(fh).items()}
+
+
+def languages() -> list[str]:
+    return sorted(p.stem for p in HERE.glob("*.toml"))
+
+
+def say(key: str, lang: str = DEFAULT, **fields: object) -> str:
+    """The string `key` in `lang` (English when that language lacks it), fields filled in.
+
+    An unknown key raises KeyError: a typo must fail in tests, not show users a key name."""
+    template = catalogue(lang).get(key)
+    if template is None:
+        template = catalogue(DEFAULT)[key]
+    return template.format(**fields) if fields else template

@@ -1,0 +1,121 @@
+"""How risky is it to send an answer the verifier let through, and where does it go?
+
+The risk score (0..1) is a weighted mean of parts the turn already measured, each 0..1, so a
+reviewer sees why: uncovered claims, how far the weakest supported claim clears the support
+threshold, claims resting on numbers and names, the generator's own doubt, the keyword-coverage
+warning and a WARN verdict. Parts a turn has no measure for (no generation confidence from the
+extractive generator without the judge) are left out and the mean is taken over the rest.
+
+Below `review.template_risk` the answer is sent; between the thresholds it is replaced by the
+cited evidence quoted verbatim (`template_answer`); at or above `review.hold_risk` it waits
+for a person (NEEDS_REVIEW).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from core.catalogue import say
+from core.claimview import ClaimView, numbers_and_names
+from core.gates import GateResult
+from core.messages import Generation, Hit, Verification
+from core.settings import ReviewSettings, VerifySettings
+
+# how much each part counts; the score is the weighted mean over the parts a turn has
+WEIGHTS: dict[str, float] = {
+    "uncovered_claims": 0.30,
+    "support_margin": 0.20,
+    "numbers_and_names": 0.10,
+    "generation_doubt": 0.15,
+    "keyword_coverage_warning": 0.10,
+    "warn_status": 0.15,
+}
+
+
+class Route(StrEnum):
+    """What happens to an answer the verifier did not refuse."""
+
+    REPLY = "reply"
+    TEMPLATE = "template"
+    HOLD = "hold"
+    REFUSE = "refuse"  # no answer to route (a refusal); the decision record still says so
+
+
+@dataclass(frozen=True)
+class Risk:
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+
+
+def _margin(claims: Sequence[ClaimView], floor: float) -> float:
+    """1 when the weakest supported claim sits on the support threshold, 0 when it is certain."""
+    supported = [c.support for c in claims if c.supported]
+    if not supported:
+        return 1.0
+    room = max(1e-9, 1.0 - floor)
+    return min(1.0, max(0.0, 1.0 - (min(supported) - floor) / room))
+
+
+def _doubt(gen: Generation | None) -> float | None:
+    """The generator's doubt: 1 - its confidence (LLM logprobs, else the judge's probability).
+    A stored FAQ answer, written by a person, has none."""
+    if gen is None:
+        return None
+    if gen.faq:
+        return 0.0
+    sure = gen.confidence if gen.confidence is not None else gen.answer_probability
+    return None if sure is None else min(1.0, max(0.0, 1.0 - sure))
+
+
+def assess(verification: Verification, gate: GateResult | None, generation: Generation | None,
+           claims: Sequence[ClaimView], cfg: VerifySettings) -> Risk:
+    """The risk of sending this verified answer, with its parts."""
+    total = max(1, len(claims) or verification.total_claims)
+    parts: dict[str, float] = {
+        "uncovered_claims": min(1.0, len(verification.uncovered_claims) / total),
+        "support_margin": _margin(claims, cfg.min_claim_support),
+        "numbers_and_names": sum(1 for c in claims if numbers_and_names(c.claim)) / total if claims else 0.0,
+        "keyword_coverage_warning": 1.0 if gate is not None and "keyword_coverage" in gate.warnings else 0.0,
+        "warn_status": 1.0 if verification.status == "WARN" else 0.0,
+    }
+    doubt = _doubt(generation)
+    if doubt is not None:
+        parts["generation_doubt"] = doubt
+    weight = sum(WEIGHTS[k] for k in parts)
+    score = sum(WEIGHTS[k] * v for k, v in parts.items()) / weight
+    return Risk(round(score, 4), {k: round(v, 4) for k, v in parts.items()})
+
+
+def route(score: float, cfg: ReviewSettings) -> Route:
+    if score >= cfg.hold_risk:
+        return Route.HOLD
+    if score >= cfg.template_risk:
+        return Route.TEMPLATE
+    return Route.REPLY
+
+
+def _chunk_of(sentence: str, chunks: Sequence[int], hits: Sequence[Hit]) -> int | None:
+    for n in chunks:
+        if 1 <= n <= len(hits) and (sentence in hits[n - 1].text or sentence == hits[n - 1].heading):
+            return n
+    return None
+
+
+def template_answer(claims: Sequence[ClaimView], hits: Sequence[Hit], language: str) -> str:
+    """The safer answer: the evidence sentences of the supported claims, quoted verbatim and
+    marked as quotes, each citing its chunk ([C#], so the sources list stays right)."""
+    quotes: list[tuple[str, int]] = []
+    for claim in claims:
+        if not claim.supported:
+            continue
+        for sentence in claim.evidence:
+            n = _chunk_of(sentence, claim.evidence_chunks or claim.citations, hits)
+            if n is not None and all(sentence != q for q, _ in quotes):
+                quotes.append((sentence, n))
+    if not quotes:
+        return ""
+    lines = [say("template_header", language)]
+    lines.extend(f"> “{q}” [C{n}]" for q, n in quotes)
+    return "\n".join(lines)

@@ -1,0 +1,80 @@
+"""Risk score parts, routing thresholds and the quoted-evidence template answer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from core.catalogue import catalogue, languages, say
+from core.claimview import claim_views
+from core.gates import GateResult
+from core.messages import Generation, Verification
+from core.risk import Route, assess, route, template_answer
+from core.settings import ReviewSettings, VerifySettings
+from tests.unit.fakes import hit
+
+CFG = VerifySettings()
+
+
+def row(claim: str, support: float, supported: bool = True, evidence: tuple[str, ...] = (), chunks: tuple[int, ...] = (1,)) -> Any:
+    return {"claim": claim, "citations": list(chunks), "support": support, "evidence": list(evidence),
+            "evidence_chunks": list(chunks), "missing": [], "supported": supported, "features": {}}
+
+
+def test_a_certain_answer_has_low_risk_and_a_shaky_one_high() -> None:
+    sure = [row("the webhook rejects requests without the secret", 1.0)]
+    v = Verification(status="PASS", total_claims=1, supported_claims=1, claim_map=sure)
+    low = assess(v, None, Generation("x [C1]", True, confidence=0.99), claim_views(sure), CFG)
+    shaky = [row("The webhook listens on port 8443", 0.72), row("It was written in 1999 by Ada", 0.1, supported=False)]
+    w = Verification(status="WARN", total_claims=2, supported_claims=1, uncovered_claims=["It was written in 1999 by Ada"],
+                     claim_map=shaky)
+    gate = GateResult(True, "", [], warnings=["keyword_coverage"])
+    high = assess(w, gate, Generation("y", True, confidence=0.4), claim_views(shaky), CFG)
+    assert low.score < 0.05 and high.score > 0.75
+    assert high.parts["uncovered_claims"] == 0.5 and high.parts["warn_status"] == 1.0
+    assert high.parts["numbers_and_names"] == 1.0 and high.parts["keyword_coverage_warning"] == 1.0
+    assert high.parts["generation_doubt"] == 0.6 and 0.9 < high.parts["support_margin"] <= 1.0
+    assert set(low.parts) == set(high.parts)
+
+
+def test_parts_without_a_measure_are_left_out() -> None:
+    rows = [row("the ingest command re-embeds changed documents", 0.85)]
+    v = Verification(status="PASS", total_claims=1, supported_claims=1, claim_map=rows)
+    r = assess(v, None, Generation("x", False), claim_views(rows), CFG)
+    assert "generation_doubt" not in r.parts
+    assert r.score == round(0.20 * r.parts["support_margin"] / 0.85, 4)
+    faq = assess(v, None, Generation("x", False, faq=True), claim_views(rows), CFG)
+    assert faq.parts["generation_doubt"] == 0.0
+
+
+def test_routing_thresholds() -> None:
+    cfg = ReviewSettings(template_risk=0.3, hold_risk=0.6)
+    assert [route(x, cfg) for x in (0.0, 0.29, 0.3, 0.59, 0.6, 1.0)] == [
+        Route.REPLY, Route.REPLY, Route.TEMPLATE, Route.TEMPLATE, Route.HOLD, Route.HOLD]
+    assert route(0.99, replace(cfg, hold_risk=1.01)) == Route.TEMPLATE
+
+
+def test_template_quotes_evidence_of_supported_claims_verbatim() -> None:
+    hits = [hit("Intro. The webhook listens on port 8443. It rejects bad tokens.", n=0),
+            hit("Slack answers go in the thread.", n=1)]
+    rows = [row("webhook port is 8443", 0.8, evidence=("The webhook listens on port 8443.",), chunks=(1,)),
+            row("answers in thread", 0.9, evidence=("Slack answers go in the thread.",), chunks=(2,)),
+            row("made up", 0.1, supported=False, evidence=("It rejects bad tokens.",), chunks=(1,))]
+    text = template_answer(claim_views(rows), hits, "en")
+    assert text.splitlines() == [say("template_header", "en"), "> “The webhook listens on port 8443.” [C1]",
+                                 "> “Slack answers go in the thread.” [C2]"]
+    assert template_answer(claim_views(rows), hits, "fa").startswith(say("template_header", "fa"))
+    assert template_answer(claim_views(rows[2:]), hits, "en") == ""
+
+
+def test_catalogues_have_the_same_keys_and_placeholders() -> None:
+    import string
+
+    en = catalogue("en")
+    assert languages() == ["en", "fa"]
+    for lang in languages():
+        other = catalogue(lang)
+        assert set(other) == set(en), lang
+        for key, text in other.items():
+            fields = {f for _, f, _, _ in string.Formatter().parse(text) if f}
+            assert fields == {f for _, f, _, _ in string.Formatter().parse(en[key]) if f}, (lang, key)

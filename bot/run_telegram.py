@@ -4,7 +4,6 @@ by long polling or (with --webhook) on a webhook that checks Telegram's secret t
 from __future__ import annotations
 
 import argparse
-import asyncio
 import re
 import sys
 from typing import Any
@@ -63,7 +62,7 @@ def cmd_telegram(cfg: Config, args: argparse.Namespace) -> int:
     def ready(username: str) -> None:
         print(f"groundbot is answering on Telegram as @{username} ({mode}). Press Ctrl-C to stop.", file=sys.stderr)
 
-    asyncio.run(bot.run(webhook, ready))
+    bot.run(webhook, ready)
     return 0
 
 

@@ -1,0 +1,170 @@
+"""Updates in, replies out: questions (private text, group mentions and replies, /ask), the
+buttons under replies, and the shared wiring admin commands build on. To add a button, give
+it a callback-data kind and one `CallbackQueryHandler` with that kind's pattern in `handlers()`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from dataclasses import dataclass
+
+from telegram import CallbackQuery, Message, Update
+from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, filters
+
+from adapters.telegram.limits import RateLimit
+from adapters.telegram.options import TelegramOptions
+from adapters.telegram.rendering import HELP, decision_reply, failure_text, parse_callback
+from adapters.telegram.replies import Replies
+from adapters.telegram.threads import ThreadLookup, addressed_text, reply_target, thread_for, topic_thread
+from core.messages import ConversationKey, Incoming
+from core.ports import Backend
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "telegram"
+ONLY_NEW = filters.UpdateType.MESSAGE  # edits of old messages are not new questions
+Handlers = list[BaseHandler[Update, ContextTypes.DEFAULT_TYPE, None]]
+
+
+@dataclass
+class Wiring:
+    """What every handler needs: the backend, the settings, the limits and the way to reply."""
+
+    backend: Backend
+    options: TelegramOptions
+    rate_limit: RateLimit
+    threads: ThreadLookup
+    replies: Replies
+
+
+def button(kind: str) -> str:
+    """The callback-data pattern of one kind of button (see rendering.callback_data)."""
+    return f"^{kind}(:|$)"
+
+
+class Questions:
+    """Questions and the buttons under their replies (feedback, suggestions)."""
+
+    def __init__(self, wiring: Wiring) -> None:
+        self.w = wiring
+
+    def handlers(self) -> Handlers:
+        return [
+            CommandHandler(["start", "help"], self.on_help, filters=ONLY_NEW),
+            CommandHandler("ask", self.on_ask, filters=ONLY_NEW),
+            CommandHandler("whoami", self.on_whoami, filters=ONLY_NEW),
+            MessageHandler(ONLY_NEW & filters.TEXT & ~filters.COMMAND, self.on_text),
+            CallbackQueryHandler(self.on_feedback, pattern=button("f")),
+            CallbackQueryHandler(self.on_suggestion, pattern=button("s")),
+        ]
+
+    async def answer(self, anchor: Message, user_id: int, question: str, thread: str,
+                     suggestion_id: int | None = None) -> None:
+        """Check limits, ask the backend off the event loop, reply; never raises at the user.
+        Updates of one chat reach here one at a time (limits.ChatOrder)."""
+        o, uid = self.w.options, str(user_id)
+        wait = self.w.rate_limit.wait_s(uid)
+        if wait:
+            await self.w.replies.send(anchor, f"You are sending questions faster than I can answer "
+                                              f"(at most {o.rate_limit_per_minute} a minute). "
+                                              f"Please wait {math.ceil(wait)} seconds and ask again.", thread=thread)
+            return
+        if o.max_message_chars and len(question) > o.max_message_chars:
+            await self.w.replies.send(anchor, f"Your message is {len(question)} characters long; I can take questions "
+                                              f"of up to {o.max_message_chars} characters. Please shorten it and ask "
+                                              "again.", thread=thread)
+            return
+        incoming = Incoming(ConversationKey(PLATFORM, str(anchor.chat_id), thread), uid, question,
+                            suggestion_id=suggestion_id)
+        async with self.w.replies.typing(anchor):
+            try:
+                decision = await asyncio.to_thread(self.w.backend.ask, incoming)
+            except Exception as exc:  # answering must end in a reply, never a silent crash
+                log.exception("answering failed for %s", incoming.key.as_str())
+                await self.w.replies.send(anchor, failure_text(o.refusal_message, exc), thread=thread)
+                return
+        text, markup = decision_reply(decision, picked=suggestion_id is not None)
+        await self.w.replies.send(anchor, text, markup, thread)
+
+    async def on_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, user = update.effective_message, update.effective_user
+        if message is None or user is None or user.is_bot:
+            return
+        question = addressed_text(message, context.bot.bot)
+        if question is None:
+            return
+        if not question:
+            await self.w.replies.send(message, "Yes? Ask me a question about the knowledge base.")
+            return
+        await self.answer(message, user.id, question, thread_for(message, self.w.threads))
+
+    async def on_ask(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, user = update.effective_message, update.effective_user
+        if message is None or user is None:
+            return
+        parts = (message.text or "").split(maxsplit=1)
+        question = parts[1].strip() if len(parts) > 1 else ""
+        reply = reply_target(message)
+        if not question and reply is not None and reply.text:  # "/ask" in reply to someone's question
+            question = reply.text
+        if not question:
+            await self.w.replies.send(message, "Ask like this: /ask How do I re-ingest documents?")
+            return
+        await self.answer(message, user.id, question, thread_for(message, self.w.threads))
+
+    async def on_feedback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        query, args = _button(update)
+        if query is None:
+            return
+        try:
+            turn, vote = args
+            turn_id, value = int(turn), 1 if int(vote) > 0 else -1
+        except ValueError:  # forged or stale callback data
+            await query.answer("That button no longer works.")
+            return
+        ok = await asyncio.to_thread(self.w.backend.record_feedback, turn_id, str(query.from_user.id), value)
+        await query.answer("Thanks for the feedback." if ok else "That answer is no longer available.")
+
+    async def on_suggestion(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        query, args = _button(update)
+        if query is None:
+            return
+        try:
+            [sid] = args
+            suggestion_id = int(sid)
+        except ValueError:
+            await query.answer("That button no longer works.")
+            return
+        await query.answer()
+        msg = query.message
+        if isinstance(msg, Message):
+            thread = self.w.threads.get(msg.chat_id, msg.message_id)
+            await self.answer(msg, query.from_user.id, "", topic_thread(msg) if thread is None else thread,
+                              suggestion_id=suggestion_id)
+
+    async def on_help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        if update.effective_message is not None:
+            await self.w.replies.send(update.effective_message, HELP)
+
+    async def on_whoami(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Admins are listed by numeric user id, which Telegram's apps do not show."""
+        message, user = update.effective_message, update.effective_user
+        if message is not None and user is not None:
+            role = "an admin" if self.w.backend.is_admin(PLATFORM, str(user.id)) else "not an admin"
+            await self.w.replies.send(message, f"Your Telegram user id is {user.id} ({role} of this bot).")
+
+
+def _button(update: Update) -> tuple[CallbackQuery | None, list[str]]:
+    query = update.callback_query
+    return (query, parse_callback(query.data or "")[1]) if query is not None else (None, [])
+
+
+async def on_other_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A button no handler knows (forged, or from an older version): stop its spinner."""
+    if update.callback_query is not None:
+        await update.callback_query.answer()
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    log.error("telegram update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)

@@ -1,0 +1,102 @@
+"""Sending: a reply in pieces Telegram accepts, "typing…" while the pipeline works, and a
+status message edited in place. Failures of the cosmetic parts are only logged."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from telegram import Bot, InlineKeyboardMarkup, Message, ReplyParameters
+from telegram.constants import ChatAction, ChatType
+from telegram.error import TelegramError
+
+from adapters.telegram.rendering import NO_PREVIEW, split_for_telegram
+from adapters.telegram.threads import ThreadLookup, topic_id
+
+log = logging.getLogger(__name__)
+
+TYPING_EVERY_S = 4.0  # a chat action shows for about 5 s; repeat it while the pipeline works
+
+
+class Replies:
+    """Everything the bot sends goes through here, so each piece is remembered in its thread."""
+
+    def __init__(self, bot: Bot, threads: ThreadLookup) -> None:
+        self.bot = bot
+        self.threads = threads
+
+    async def send(self, anchor: Message, text: str, markup: InlineKeyboardMarkup | None = None,
+                   thread: str | None = None) -> list[Message]:
+        """Send `text` in pieces of at most 4096; buttons go under the last piece.
+
+        In groups the first piece replies to `anchor`, so the exchange reads as a thread.
+        """
+        pieces = split_for_telegram(text)
+        reply = None if anchor.chat.type == ChatType.PRIVATE else ReplyParameters(
+            anchor.message_id, allow_sending_without_reply=True)
+        sent: list[Message] = []
+        for i, piece in enumerate(pieces):
+            msg = await self.bot.send_message(
+                chat_id=anchor.chat_id, text=piece, message_thread_id=topic_id(anchor),
+                reply_markup=markup if i == len(pieces) - 1 else None,
+                reply_parameters=reply if i == 0 else None, link_preview_options=NO_PREVIEW,
+            )
+            if thread is not None:
+                self.threads.remember(anchor.chat_id, msg.message_id, thread)
+            sent.append(msg)
+        return sent
+
+    @contextlib.asynccontextmanager
+    async def typing(self, anchor: Message) -> AsyncIterator[None]:
+        """Show "typing…" while the pipeline works; it is cosmetic, so failures are only logged."""
+
+        async def action() -> None:
+            try:
+                await self.bot.send_chat_action(anchor.chat_id, ChatAction.TYPING, message_thread_id=topic_id(anchor))
+            except TelegramError as exc:
+                log.debug("typing action failed: %s", exc)
+
+        async def repeat() -> None:
+            while True:
+                await asyncio.sleep(TYPING_EVERY_S)
+                await action()
+
+        await action()
+        task = asyncio.create_task(repeat())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+class StatusMessage:
+    """One message edited in place (re-ingest progress); edits are serialised, the last wins."""
+
+    def __init__(self, message: Message) -> None:
+        self.message = message
+        self._lock = asyncio.Lock()
+        self._closed = False
+        self._text = message.text or ""
+
+    async def update(self, text: str) -> None:
+        async with self._lock:
+            if not self._closed:
+                await self._edit(text)
+
+    async def finish(self, text: str) -> None:
+        self._closed = True  # progress edits still queued behind the lock are dropped
+        async with self._lock:
+            await self._edit(text)
+
+    async def _edit(self, text: str) -> None:
+        if text == self._text:  # Telegram rejects an edit that changes nothing
+            return
+        try:
+            await self.message.edit_text(split_for_telegram(text)[0])
+            self._text = text
+        except TelegramError as exc:
+            log.warning("could not edit status message: %s", exc)

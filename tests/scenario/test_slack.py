@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from adapters.slack import SlackAdapter, SlackHTTPServer, question_text
-from adapters.slack_blocks import (
+from adapters.slack.rendering import (
     FEEDBACK_DOWN,
     FEEDBACK_UP,
     MAX_BLOCKS,

@@ -1,0 +1,13 @@
+"""Slack adapter: slack-bolt events, buttons and slash commands in, core `Incoming` messages
+to the backend, decisions back out as Block Kit messages in the question's thread.
+
+By concern: `rendering` (Block Kit), `markup` (Slack markup -> question), `once` (redelivered
+events handled once), `handlers` (questions and buttons), `admin` (slash commands), `http`
+(the Events API endpoint), `lifecycle` (the bolt App, Socket Mode or HTTP).
+"""
+
+from adapters.slack.http import SlackHTTPServer, events_endpoint
+from adapters.slack.lifecycle import DEFAULT_REFUSAL, SlackAdapter
+from adapters.slack.markup import question_text
+
+__all__ = ["DEFAULT_REFUSAL", "SlackAdapter", "SlackHTTPServer", "events_endpoint", "question_text"]

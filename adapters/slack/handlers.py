@@ -1,0 +1,146 @@
+"""Events and buttons to backend calls: questions (mentions, direct messages) answered in
+their thread, suggestion and feedback buttons. To add a button, give it an action id in
+rendering and one `app.action(...)` line in `register`."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt import App as BoltApp
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from adapters.slack.markup import as_int, question_text
+from adapters.slack.once import OnceKeys
+from adapters.slack.rendering import (
+    FEEDBACK_DOWN,
+    FEEDBACK_UP,
+    SUGGEST_ACTION_PREFIX,
+    SlackMessage,
+    failure_message,
+    render_decision,
+)
+from core.messages import ConversationKey, Incoming
+from core.ports import Backend
+
+log = logging.getLogger("groundbot.slack")
+
+PLATFORM = "slack"
+WORKING_REACTION = "eyes"
+INTERNAL_ERROR = "groundbot hit an internal error while answering; the error has been logged for the admins."
+
+
+@dataclass
+class Wiring:
+    """What every listener needs; `once` may be swapped for shared rows (`groundbot serve`)."""
+
+    backend: Backend
+    client: WebClient
+    once: OnceKeys
+    refusal_message: str
+    progress_interval_s: float
+
+
+def ids(body: dict[str, Any]) -> tuple[str, str, str]:
+    """(channel, user, team) of an interaction payload."""
+    user = body.get("user") or {}
+    team = str((body.get("team") or {}).get("id") or user.get("team_id") or "")
+    return str((body.get("channel") or {}).get("id", "")), str(user.get("id", "")), team
+
+
+class Questions:
+    """Mentions and direct messages are questions; the buttons under replies act on them."""
+
+    def __init__(self, wiring: Wiring) -> None:
+        self.w = wiring
+
+    def register(self, app: BoltApp) -> None:
+        app.event("app_mention")(self.on_mention)
+        app.event("message")(self.on_message)
+        app.action(re.compile(rf"^{SUGGEST_ACTION_PREFIX}\d+$"))(self.on_suggestion)
+        app.action(FEEDBACK_UP)(self.on_feedback)
+        app.action(FEEDBACK_DOWN)(self.on_feedback)
+
+    def on_mention(self, body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
+        self.question(body, event, context.get("bot_user_id") or "")
+
+    def on_message(self, body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
+        """Direct messages are questions; channel messages only count when they mention the bot."""
+        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+            return
+        self.question(body, event, context.get("bot_user_id") or "")
+
+    def question(self, body: dict[str, Any], event: dict[str, Any], bot_user_id: str) -> None:
+        channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
+        if not channel or not ts or event.get("bot_id") or not self.w.once.first(f"message:{channel}:{ts}"):
+            return
+        thread = str(event.get("thread_ts") or ts)
+        team = str(body.get("team_id") or event.get("team") or "")
+        msg = Incoming(ConversationKey(PLATFORM, channel, thread), str(event.get("user", "")),
+                       question_text(str(event.get("text", "")), bot_user_id), team_id=team)
+        self.react("reactions_add", channel, ts)
+        try:
+            self.answer(msg, channel, thread)
+        finally:
+            self.react("reactions_remove", channel, ts)
+
+    def answer(self, msg: Incoming, channel: str, thread: str, picked_by: str = "") -> None:
+        """Ask the backend and post the decision in the thread; a crash still gets a refusal."""
+        try:
+            messages = render_decision(self.w.backend.ask(msg), picked_by=picked_by)
+        except Exception:
+            log.exception("answering %s failed", msg.key.as_str())
+            messages = [failure_message(self.w.refusal_message, INTERNAL_ERROR)]
+        self.post(channel, thread, messages)
+
+    def post(self, channel: str, thread: str, messages: Sequence[SlackMessage]) -> None:
+        for m in messages:
+            try:
+                self.w.client.chat_postMessage(channel=channel, thread_ts=thread, text=m.text, blocks=m.blocks,
+                                               unfurl_links=False, unfurl_media=False)
+            except SlackApiError as exc:
+                log.error("posting to %s failed: %s", channel, exc.response.get("error"))
+                return
+
+    def react(self, method: str, channel: str, ts: str) -> None:
+        """The eyes reaction says "working on it"; failing to add or remove it must not stop the answer."""
+        try:
+            getattr(self.w.client, method)(channel=channel, timestamp=ts, name=WORKING_REACTION)
+        except SlackApiError as exc:
+            log.debug("%s failed: %s", method, exc.response.get("error"))
+
+    def on_suggestion(self, ack: Callable[..., Any], body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A suggestion button asks that suggestion (by its stored id) in the refusal's thread."""
+        ack()
+        sid = as_int(action.get("value"))
+        channel, user, team = ids(body)
+        message, container = body.get("message") or {}, body.get("container") or {}
+        thread = str(message.get("thread_ts") or container.get("thread_ts") or message.get("ts") or "")
+        if sid is None or not channel or not thread:
+            return
+        if not self.w.once.first(f"pick:{channel}:{message.get('ts')}:{sid}:{user}"):
+            return  # a double click
+        label = str((action.get("text") or {}).get("text", ""))
+        msg = Incoming(ConversationKey(PLATFORM, channel, thread), user, label, team_id=team, suggestion_id=sid)
+        self.answer(msg, channel, thread, picked_by=user)
+
+    def on_feedback(self, ack: Callable[..., Any], body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Thumbs up/down are stored with the turn; the voter gets a private thank-you."""
+        ack()
+        turn_id = as_int(action.get("value"))
+        channel, user, _ = ids(body)
+        message = body.get("message") or {}
+        if turn_id is None or not user:
+            return
+        value = 1 if action.get("action_id") == FEEDBACK_UP else -1
+        stored = self.w.backend.record_feedback(turn_id, user, value)
+        text = "Thanks for the feedback." if stored else "That answer can no longer be rated."
+        try:
+            self.w.client.chat_postEphemeral(channel=channel, user=user, text=text,
+                                             thread_ts=message.get("thread_ts") or message.get("ts"))
+        except SlackApiError as exc:
+            log.debug("feedback thank-you failed: %s", exc.response.get("error"))

@@ -1,0 +1,80 @@
+"""The slack-bolt App: its Web API client (slack-sdk retries 429s and dropped connections),
+the thread pool answers run on after each ack, the listeners, and the two ways in (Socket
+Mode, or the Events API over HTTP)."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from slack_bolt import App as BoltApp
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+
+from adapters.slack.admin import AdminCommands
+from adapters.slack.handlers import Questions, Wiring
+from adapters.slack.http import SlackHTTPServer
+from adapters.slack.once import OnceFilter, OnceKeys, skip_redelivered
+from core.ports import Backend
+
+log = logging.getLogger("groundbot.slack")
+
+DEFAULT_REFUSAL = "I can't answer that from the knowledge base I have."
+
+
+class SlackAdapter:
+    """Wires a groundbot backend into a slack-bolt App.
+
+    `api_base_url` points the Web API client elsewhere (GovSlack, a proxy, a local
+    stand-in); 429 answers are retried after their Retry-After by slack-sdk itself.
+    """
+
+    def __init__(self, backend: Backend, *, bot_token: str, signing_secret: str = "", api_base_url: str = "",
+                 refusal_message: str = DEFAULT_REFUSAL, rate_limit_retries: int = 3,
+                 progress_interval_s: float = 1.0, client_timeout_s: float = 30.0, workers: int = 8,
+                 once: OnceKeys | None = None) -> None:
+        if not bot_token:
+            raise ValueError("a Slack bot token (xoxb-...) is required")
+        self.backend = backend
+        self.signing_secret = signing_secret
+        retry = [ConnectionErrorRetryHandler(), RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries)]
+        client_args: dict[str, Any] = {"base_url": api_base_url} if api_base_url else {}
+        self.client = WebClient(token=bot_token, timeout=int(client_timeout_s), retry_handlers=retry, **client_args)
+        # `groundbot serve` swaps `once` for rows shared by every worker
+        self.wiring = Wiring(backend, self.client, once or OnceFilter(), refusal_message, progress_interval_s)
+        # the work after each ack runs here; close() lets in-flight answers finish
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="groundbot-slack")
+        # auth.test runs here: a bad token or an unreachable API fails at start-up, not on the first message
+        self.app = BoltApp(name="groundbot", client=self.client, signing_secret=signing_secret, logger=log,
+                           listener_executor=self.executor)
+        self.app.use(skip_redelivered(lambda: self.wiring.once))
+        self.questions = Questions(self.wiring)
+        self.admin = AdminCommands(self.wiring)
+        for part in (self.questions, self.admin):
+            part.register(self.app)
+
+    @property
+    def once(self) -> OnceKeys:
+        return self.wiring.once
+
+    @once.setter
+    def once(self, keys: OnceKeys) -> None:
+        self.wiring.once = keys
+
+    def close(self) -> None:
+        """Wait for answers already being worked on, then stop taking work."""
+        self.executor.shutdown(wait=True)
+
+    def socket_mode(self, app_token: str) -> SocketModeHandler:
+        """A Socket Mode handler; `.start()` blocks, `.connect()`/`.close()` for embedding."""
+        if not app_token:
+            raise ValueError("Socket Mode needs an app-level token (xapp-...)")
+        return SocketModeHandler(self.app, app_token, web_client=self.client)
+
+    def http_server(self, host: str = "0.0.0.0", port: int = 3000, path: str = "/slack/events") -> SlackHTTPServer:
+        """The Events API endpoint; requests without a valid signature get 401."""
+        if not self.signing_secret:
+            raise ValueError("HTTP mode needs the Slack signing secret")
+        return SlackHTTPServer(self.app, host, port, path)

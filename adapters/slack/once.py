@@ -1,0 +1,61 @@
+"""Each Slack event, message and button press is handled once: Slack redelivers an event it
+did not see acked in time, and one user message can arrive as both `app_mention` and `message`."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from slack_bolt import BoltResponse
+
+log = logging.getLogger("groundbot.slack")
+
+
+class OnceKeys(Protocol):
+    """Says whether a key (event id, message ts, button press) is offered for the first time."""
+
+    def first(self, key: str) -> bool: ...
+
+
+class OnceFilter:
+    """Remembers keys for `ttl` seconds so a redelivered Slack event is handled only once.
+
+    Memory is per process, which covers Slack's retries (they come within minutes to the same
+    app); `groundbot serve` uses database rows every worker shares instead.
+    """
+
+    def __init__(self, ttl: float = 3600.0, max_keys: int = 50_000,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl = ttl
+        self.max_keys = max_keys
+        self.clock = clock
+        self._seen: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def first(self, key: str) -> bool:
+        """True the first time `key` is offered (within the ttl), False on repeats."""
+        now = self.clock()
+        with self._lock:
+            while self._seen and (len(self._seen) >= self.max_keys or next(iter(self._seen.values())) < now - self.ttl):
+                self._seen.popitem(last=False)
+            if key in self._seen:
+                return False
+            self._seen[key] = now
+            return True
+
+
+def skip_redelivered(once: Callable[[], OnceKeys]) -> Callable[..., BoltResponse]:
+    """bolt middleware: ack a redelivered event (same event id) without handling it again."""
+
+    def middleware(body: dict[str, Any], next_: Callable[[], BoltResponse]) -> BoltResponse:
+        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+        if event_id and not once().first(f"event:{event_id}"):
+            log.info("skipping redelivered event %s", event_id)
+            return BoltResponse(status=200, body="")
+        return next_()
+
+    return middleware

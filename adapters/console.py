@@ -1,4 +1,9 @@
-"""Console adapter: `groundbot chat`, a REPL over the same pipeline and transcripts."""
+"""Console adapter: `groundbot chat`, a REPL over the same pipeline and transcripts.
+
+It renders; it decides nothing. Admin, review and feedback commands go to the backend's one
+command layer (bot/commands.py) and come back as platform-neutral replies; every string a
+user reads comes from the message catalogue (core/catalogue) in the question's language.
+"""
 
 from __future__ import annotations
 
@@ -7,40 +12,53 @@ import sys
 from collections.abc import Callable
 from typing import IO
 
+from core.catalogue import say
+from core.claimview import claim_views
 from core.messages import ConversationKey, Decision, Incoming
-from core.ports import Backend, PathNotAllowed
+from core.ports import Backend
 from core.render import render_text
+from core.replies import Reply
 
-HELP = """Type a question and press Enter. Commands:
-  1..3        ask the numbered suggestion after a refusal
-  /why        show the last decision's checks and scores
-  /reingest   re-ingest the knowledge base (admins)
-  /stats      answer/refusal rates and latency (admins)
-  /review     answers held for review (admins)
-  /good, /bad rate the last answer
-  /help       this text;  /quit (or Ctrl-D) to leave"""
+PLATFORM = "console"
+COMMANDS = ("stats", "reingest", "review")
 
 
 def explain(decision: Decision) -> str:
-    """The /why view: status, reasons, checks, scores and the claim-to-evidence map."""
+    """The /why view: status, reasons, checks, scores, risk and the claim-to-evidence map."""
     lines = [
-        f"status: {decision.status}  state: {decision.state}  llm_called: {decision.llm_called}",
+        f"status: {decision.status}  state: {decision.state}  route: {decision.route}  llm_called: {decision.llm_called}",
         f"reasons: {', '.join(decision.reasons) or '-'}",
         f"passed: {', '.join(decision.checks_passed) or '-'}",
         f"failed: {', '.join(decision.checks_failed) or '-'}",
         "scores: " + json.dumps(decision.scores, ensure_ascii=False),
+        f"risk: {decision.risk}  " + json.dumps(decision.risk_parts),
         f"retrieval query: {decision.retrieval_query}",
         "latency ms: " + json.dumps(decision.latency_ms),
         f"index version: {decision.index_version}  config: {decision.config_hash}",
     ]
-    for row in decision.claim_map:
-        mark = "✓" if row["supported"] else "✗"
-        lines.append(f"  {mark} {row['claim']}  (support {row['support']}, cites {row['citations']})")
-        for ev in row["evidence"]:
-            lines.append(f"      ← {ev}")
-        if row["missing"]:
-            lines.append(f"      missing in evidence: {', '.join(row['missing'])}")
+    for c in claim_views(decision.claim_map):
+        lines.append(f"  {'✓' if c.supported else '✗'} {c.claim}  (support {c.support}, cites {list(c.citations)})")
+        lines.extend(f"      ← {ev}" for ev in c.evidence)
+        if c.missing:
+            lines.append(f"      missing in evidence: {', '.join(c.missing)}")
     return "\n".join(lines)
+
+
+def _command_of(action: str, item_id: int) -> str:
+    """The console command a button stands for."""
+    if action.startswith("feedback:"):
+        return f"/bad {action.split(':', 1)[1]}"
+    return f"/review {action} {item_id}" + (" TEXT" if action == "edit" else "")
+
+
+def render_reply(reply: Reply) -> str:
+    """A command's reply as console text; buttons become the commands that do the same."""
+    out = []
+    for section in reply.sections:
+        out.append(section.text)
+        if section.buttons:
+            out.append("    " + "  ".join(f"[{b.label}: {_command_of(b.action, b.item_id)}]" for b in section.buttons))
+    return "\n".join(out)
 
 
 class ConsoleChat:
@@ -52,12 +70,17 @@ class ConsoleChat:
         self.user_id = user_id
         self.stdin = stdin
         self.stdout = stdout
-        self.key = ConversationKey("console", session)
+        self.key = ConversationKey(PLATFORM, session)
         self.last: Decision | None = None
+        backend.register_delivery(PLATFORM, self)
 
     def say(self, text: str) -> None:
         self.stdout.write(text + "\n")
         self.stdout.flush()
+
+    def deliver(self, key: ConversationKey, decision: Decision) -> None:
+        """A reviewed answer for a console conversation: printed, with the conversation named."""
+        self.say(f"\n[{key.chat_id}] " + render_text(decision))
 
     def _progress(self) -> Callable[[str, int, int], None]:
         def report(phase: str, done: int, total: int) -> None:
@@ -68,42 +91,25 @@ class ConsoleChat:
 
         return report
 
+    @property
+    def lang(self) -> str:
+        return self.last.language if self.last else "en"
+
     def handle_line(self, line: str) -> bool:
         """Process one input line; False means quit."""
         text = line.strip()
+        name, _, args = text.partition(" ")
         if text in ("/quit", "/exit"):
             return False
         if text in ("/help", "?"):
-            self.say(HELP)
+            self.say(say("console_help", self.lang))
         elif text == "/why":
-            self.say(explain(self.last) if self.last else "No decision yet.")
-        elif text.startswith("/reingest"):
-            paths = text.split()[1:] or None
-            try:
-                summary = self.backend.admin_reingest("console", self.user_id, paths, self._progress())
-                self.say("Re-ingest done: " + summary.line())
-            except PathNotAllowed as exc:
-                self.say(f"Re-ingest refused: {exc}")
-            except PermissionError:
-                self.say("Sorry, only admins can re-ingest the knowledge base.")
-        elif text == "/stats":
-            try:
-                self.say(json.dumps(self.backend.admin_stats("console", self.user_id), indent=2))
-            except PermissionError:
-                self.say("Sorry, only admins can see stats.")
-        elif text == "/review":
-            try:
-                queue = self.backend.admin_review_queue("console", self.user_id)
-                self.say("\n".join(f"#{q['turn_id']}: {q['question']}\n    draft: {q['draft']}" for q in queue)
-                         or "The review queue is empty.")
-            except PermissionError:
-                self.say("Sorry, only admins can see the review queue.")
-        elif text in ("/good", "/bad"):
-            if self.last and self.last.turn_id and not self.last.refused:
-                self.backend.record_feedback(self.last.turn_id, self.user_id, 1 if text == "/good" else -1)
-                self.say("Thanks for the feedback.")
-            else:
-                self.say("There is no answer to rate yet.")
+            self.say(explain(self.last) if self.last else say("no_decision", self.lang))
+        elif name.startswith("/") and name[1:] in COMMANDS:
+            progress = self._progress() if name == "/reingest" else None
+            self.say(render_reply(self.backend.command(PLATFORM, self.user_id, name[1:], args, progress)))
+        elif name in ("/good", "/bad"):
+            self._feedback(1 if name == "/good" else -1, args)
         elif text.isdigit() and self.last and self.last.suggestions and 1 <= int(text) <= len(self.last.suggestions):
             picked = self.last.suggestions[int(text) - 1]
             self.say(f"> {picked.text}")
@@ -112,12 +118,22 @@ class ConsoleChat:
             self._ask(Incoming(self.key, self.user_id, line))
         return True
 
+    def _feedback(self, value: int, args: str) -> None:
+        """/good, /bad REASON [comment]; a refusal takes /bad should_answer."""
+        last = self.last
+        reason, _, comment = args.strip().partition(" ")
+        if not last or not last.turn_id or (last.refused and not reason):
+            self.say(say("feedback_nothing", self.lang))
+            return
+        reply = self.backend.feedback(self.user_id, last.turn_id, value, reason, comment, last.language)
+        self.say(render_reply(reply))
+
     def _ask(self, msg: Incoming) -> None:
         self.last = self.backend.ask(msg)
         self.say(render_text(self.last))
 
     def run(self) -> None:
-        self.say("groundbot — answers only from its knowledge base. /help for commands.")
+        self.say(say("console_welcome"))
         while True:
             self.stdout.write("\nyou> ")
             self.stdout.flush()

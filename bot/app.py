@@ -3,25 +3,32 @@
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import yaml
 
 from bot.config import Config
 from bot.openai_generator import OpenAIGenerator
 from core.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.pipeline import Pipeline
-from core.ports import AnswerJudge, ClaimJudge, Embedder, Generator, PathNotAllowed
+from core.ports import AnswerJudge, Delivery, Embedder, Generator, PathNotAllowed
 from core.profiles import apply_profile, load_profile
+from core.replies import Reply
 from storage.chunk_index import LanceChunkIndex
 from storage.embedders import make_embedder
 from storage.ingest import IngestSummary, Progress, ingest
 from storage.spool import TurnSpool
 from storage.transcripts import SqlTranscriptStore
+
+if TYPE_CHECKING:
+    from bot.commands import Commands
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +45,9 @@ class App:
     index: LanceChunkIndex
     embedder: Embedder
     _ingest_lock: threading.Lock = field(default_factory=threading.Lock)
+    # how a reviewed answer reaches its conversation: each running adapter registers itself
+    deliveries: dict[str, Delivery] = field(default_factory=dict)
+    _commands: Commands | None = None
 
     def ask(self, msg: Incoming) -> Decision:
         return self.pipeline.handle(msg)
@@ -116,11 +126,50 @@ class App:
         return self.stats()
 
     def admin_review_queue(self, platform: str, user_id: str) -> list[dict[str, Any]]:
+        """The open review items as rows (for front ends that list them without the command layer)."""
         self.require_admin(platform, user_id)
-        return self.store.pending_review()
+        return [{"id": e.id, "turn_id": e.turn_id, "question": e.question, "draft": e.draft}
+                for e in self.commands.desk.queue.entries()]
 
-    def record_feedback(self, turn_id: int, user_id: str, value: int) -> bool:
-        return self.store.record_feedback(turn_id, user_id, value)
+    @property
+    def commands(self) -> Commands:
+        """Admin, review and feedback commands (bot/commands.py), the same for every platform."""
+        if self._commands is None:
+            from bot.commands import Commands
+
+            self._commands = Commands(self)
+        return self._commands
+
+    def command(self, platform: str, user_id: str, name: str, args: str = "",
+                progress: Progress | None = None) -> Reply:
+        return self.commands.run(platform, user_id, name, args, progress)
+
+    def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
+        return self.commands.desk.handle(platform, user_id, action, item_id, text)
+
+    def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
+                 lang: str = "en") -> Reply:
+        return self.commands.feedback(user_id, turn_id, value, reason, comment, lang)
+
+    def register_delivery(self, platform: str, delivery: Delivery) -> None:
+        self.deliveries[platform] = delivery
+
+    def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "", reason: str = "") -> bool:
+        return self.store.record_feedback(turn_id, user_id, value, comment, reason)
+
+    def save_faq(self, question: str, answer: str, reviewer: str) -> IngestSummary:
+        """Add a reviewed question/answer pair to the knowledge base through the normal
+        incremental ingest: one FAQ file per reviewer under data_dir/reviewed (the file's title
+        names the reviewer, and is what the answer cites)."""
+        folder = self.config.data_dir / "reviewed"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"reviewed-by-{re.sub(r'[^A-Za-z0-9]+', '-', reviewer).strip('-')}.yaml"
+        with self._ingest_lock:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+            pairs = list((data or {}).get("faq") or [])
+            pairs.append({"question": question, "answer": answer})
+            path.write_text(yaml.safe_dump({"faq": pairs}, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        return self.ingest([folder])
 
     def is_admin(self, platform: str, user_id: str) -> bool:
         return self.config.is_admin(platform, user_id)
@@ -164,17 +213,6 @@ def make_judge(config: Config, embedder_name: str) -> AnswerJudge | None:
     return OnnxAnswerJudge()
 
 
-def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
-    """The claim judge of [judge] claims (storage/claim_judge.py) for generated answers, or None
-    when it is off, the generator is extractive, or the knowledge base is not English (minilm)."""
-    j = config.core.judge
-    if not (j.enabled and j.claims) or config.generator == "extractive" or embedder_name != "minilm":
-        return None
-    from storage.claim_judge import OnnxClaimJudge
-
-    return OnnxClaimJudge()
-
-
 def make_generator(config: Config, embedder_name: str, judge: AnswerJudge | None = None) -> Generator:
     if config.generator == "extractive":
         return ExtractiveGenerator(config.core.extractive, judge, config.core.judge)
@@ -209,7 +247,7 @@ def build_app(
         log.warning("spooled turns not replayed yet: %s", str(exc).splitlines()[0][:200])
     gen = generator or make_generator(config, emb.name, judge or make_judge(config, emb.name))
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
-    pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name), **kwargs)
+    pipeline = Pipeline(config.core, emb, index, gen, st, **kwargs)
     return App(config=config, pipeline=pipeline, store=st, index=index, embedder=emb)
 
 

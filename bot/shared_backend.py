@@ -15,6 +15,8 @@ from typing import Any
 from bot.app import App
 from bot.metrics import Metrics
 from core.messages import Decision, Incoming
+from core.ports import Delivery
+from core.replies import Reply
 from storage.shared_state import SharedState
 
 
@@ -52,11 +54,28 @@ class SharedBackend:
     def admin_review_queue(self, platform: str, user_id: str) -> list[dict[str, Any]]:
         return self.app.admin_review_queue(platform, user_id)
 
-    def record_feedback(self, turn_id: int, user_id: str, value: int) -> bool:
-        stored = self.app.record_feedback(turn_id, user_id, value)
+    def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "", reason: str = "") -> bool:
+        stored = self.app.record_feedback(turn_id, user_id, value, comment, reason)
         if stored:
             self.metrics.feedback.labels("up" if value > 0 else "down").inc()
         return stored
+
+    def command(self, platform: str, user_id: str, name: str, args: str = "",
+                progress: Callable[[str, int, int], None] | None = None) -> Reply:
+        return self.app.command(platform, user_id, name, args, progress)
+
+    def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
+        return self.app.review(platform, user_id, action, item_id, text)
+
+    def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
+                 lang: str = "en") -> Reply:
+        reply = self.app.feedback(user_id, turn_id, value, reason, comment, lang)
+        if reply.ok:
+            self.metrics.feedback.labels("up" if value > 0 else "down").inc()
+        return reply
+
+    def register_delivery(self, platform: str, delivery: Delivery) -> None:
+        self.app.register_delivery(platform, delivery)
 
     def is_admin(self, platform: str, user_id: str) -> bool:
         return self.app.is_admin(platform, user_id)

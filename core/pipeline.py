@@ -20,9 +20,9 @@ from core.condense import condense
 from core.conversation import State, Trigger, Turn
 from core.gates import run_gates
 from core.language import language_of, prefer_language
-from core.messages import Decision, Hit, Incoming
+from core.messages import ConversationKey, Decision, Hit, Incoming
 from core.normalize import normalize_text
-from core.ports import ChunkIndex, ClaimJudge, Embedder, Generator, TranscriptStore
+from core.ports import ChunkIndex, Embedder, Generator, TranscriptStore
 from core.reasons import Status
 from core.record import TurnContext, build_decision
 from core.risk import Route, assess, route
@@ -62,10 +62,8 @@ class Pipeline:
         generator: Generator,
         store: TranscriptStore,
         clock: Callable[[], float] = time.perf_counter,
-        claim_judge: ClaimJudge | None = None,
     ) -> None:
         self.settings = settings
-        self.claim_judge = claim_judge if settings.judge.claims else None
         self.embedder = embedder
         self.index = index
         self.generator = generator
@@ -160,9 +158,7 @@ class Pipeline:
 
     def _verify(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None and ctx.generation is not None
-        judge = self.claim_judge if ctx.generation.llm_called else None  # extractive quotes were judged already
-        ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, self.settings.verify,
-                                             judge, self.settings.judge.min_claim_probability)
+        ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, self.settings.verify)
         if v.status == Status.REFUSE:
             return Outcome(Trigger.REJECT, v.reasons[0])
         ctx.risk = assess(v, ctx.gate, ctx.generation, claim_views(v.claim_map), self.settings.verify)
@@ -235,6 +231,11 @@ class Pipeline:
         decision = build_decision(ctx, turn.state, str(status), suggestions, self.config_hash, self.settings.refusal)
         self._record(ctx.msg, decision, turn)
         return decision
+
+    def suggestions_for(self, question: str) -> list[str]:
+        """Suggestions for a question answered outside a turn (an admin rejected its draft)."""
+        msg = Incoming(ConversationKey("", ""), "", question)
+        return self._suggestions(TurnContext(msg=msg, question=question, language=language_of(question)))
 
     def _suggestions(self, ctx: TurnContext) -> list[str]:
         cfg = self.settings.refusal

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from core.messages import ConversationKey, Decision, Generation, Hit, Suggestion
+from core.replies import Reply
 
 
 class Embedder(Protocol):
@@ -51,14 +52,6 @@ class AnswerJudge(Protocol):
     the probability (0..1) that it answers the question. storage/answer_judge.py implements it."""
 
     def score(self, question: str, passages: Sequence[str]) -> list[float]: ...
-
-
-class ClaimJudge(Protocol):
-    """The claim judge: for each (claim, evidence text) of an answer, the probability (0..1) that
-    the evidence states the claim as the answer to the question. storage/claim_judge.py
-    implements it; the verifier runs it after the lexical checks (core/verify/checks.py)."""
-
-    def score(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]: ...
 
 
 @dataclass
@@ -123,6 +116,32 @@ class Backend(Protocol):
 
     def admin_review_queue(self, platform: str, user_id: str) -> list[dict[str, Any]]: ...
 
+    def command(self, platform: str, user_id: str, name: str, args: str = "",
+                progress: Callable[[str, int, int], None] | None = None) -> Reply:
+        """An admin command ("stats", "reingest", "review") as its platform-neutral reply
+        (bot/commands.py); non-admins get a refusal and nothing runs."""
+        ...
+
+    def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
+        """A review button: show, approve, edit (with text), reject or faq one queue item."""
+        ...
+
+    def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
+                 lang: str = "en") -> Reply:
+        """A vote on a turn; a thumbs-down with a reason puts it in the review queue."""
+        ...
+
+    def register_delivery(self, platform: str, delivery: Delivery) -> None:
+        """How reviewed answers reach this platform's conversations (the running adapter)."""
+        ...
+
     def record_feedback(self, turn_id: int, user_id: str, value: int) -> bool: ...
 
     def is_admin(self, platform: str, user_id: str) -> bool: ...
+
+
+class Delivery(Protocol):
+    """Sends a decision made outside a turn (a reviewed answer) to the conversation it belongs
+    to: console prints it, Telegram sends it to the chat (and thread), Slack posts it in the thread."""
+
+    def deliver(self, key: ConversationKey, decision: Decision) -> None: ...

@@ -19,6 +19,7 @@ class Reason(StrEnum):
     INPUT_REJECTED = "INPUT_REJECTED"
     NEEDS_REVIEW = "NEEDS_REVIEW"
     NOT_ANSWERED_BY_SOURCES = "NOT_ANSWERED_BY_SOURCES"
+    REVIEW_REJECTED = "REVIEW_REJECTED"
 
 
 class Status(StrEnum):
@@ -41,6 +42,7 @@ LLM_UNAVAILABLE = Reason.LLM_UNAVAILABLE
 INPUT_REJECTED = Reason.INPUT_REJECTED
 NEEDS_REVIEW = Reason.NEEDS_REVIEW
 NOT_ANSWERED_BY_SOURCES = Reason.NOT_ANSWERED_BY_SOURCES
+REVIEW_REJECTED = Reason.REVIEW_REJECTED
 
 ALL = tuple(Reason)
 
@@ -57,4 +59,5 @@ EXPLANATIONS: dict[str, str] = {
     INPUT_REJECTED: "The message could not be processed as a question.",
     NEEDS_REVIEW: "The answer is held for review by an admin before it is shown.",
     NOT_ANSWERED_BY_SOURCES: "The matching passages are about the question, but none of their sentences answers it.",
+    REVIEW_REJECTED: "An admin reviewed the held answer and rejected it: the knowledge base does not answer this.",
 }

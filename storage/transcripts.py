@@ -97,7 +97,27 @@ class Feedback(SQLModel, table=True):
     user_id: str
     value: int  # +1 thumbs up, -1 thumbs down
     comment: str = ""
+    reason: str = ""  # a thumbs-down's why: wrong, unanswered, should_answer, other (core/feedback.py)
     created_at: datetime = Field(default_factory=_now)
+
+
+class ReviewItem(SQLModel, table=True):
+    """One turn in the review queue (Alembic 0005): a held draft, or a user's complaint.
+
+    One item per turn; `status` moves from "open" to the reviewer's decision exactly once
+    (storage/reviews.py), so two admins pressing buttons at once cannot both decide."""
+
+    __tablename__ = "review_item"
+    id: int | None = Field(default=None, primary_key=True)
+    turn_id: int = Field(index=True, unique=True, foreign_key="turn.id")
+    origin: str  # "held" (the risk score held the draft) or "feedback" (a user said it was wrong)
+    reason: str = ""
+    comment: str = ""
+    status: str = Field(default="open", index=True)  # open | approved | edited | rejected | faq
+    reviewer: str = ""  # platform:user id of the admin who decided
+    final_answer: str = ""
+    created_at: datetime = Field(default_factory=_now)
+    decided_at: datetime | None = None
 
 
 def _sqlite_pragmas(engine: Engine, busy_timeout_s: float, *, immediate: bool) -> None:
@@ -355,6 +375,8 @@ class SqlTranscriptStore:
                 session.rollback()
                 raise
             assert turn.id is not None
+            if entry["new_state"] == "pending_review":  # held by the risk score: into the review queue
+                session.add(ReviewItem(turn_id=turn.id, origin="held", created_at=turn.created_at))
             stored: list[Suggestion] = []
             for s in d.get("suggestions", []):
                 row = SuggestionRow(turn_id=turn.id, text=s["text"])
@@ -372,8 +394,9 @@ class SqlTranscriptStore:
             row = session.get(SuggestionRow, suggestion_id)
             return row.text if row else None
 
-    def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "") -> bool:
-        """Store (or change) one user's vote on a turn; False if the turn does not exist."""
+    def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "", reason: str = "") -> bool:
+        """Store (or change) one user's vote on a turn; False if the turn does not exist. A
+        thumbs-down with a reason puts the turn in the review queue (once per turn)."""
         with Session(self.engine) as session:
             if session.get(TurnRecord, turn_id) is None:
                 return False
@@ -381,10 +404,18 @@ class SqlTranscriptStore:
                 select(Feedback).where(Feedback.turn_id == turn_id, Feedback.user_id == user_id)
             ).first()
             if row is None:
-                row = Feedback(turn_id=turn_id, user_id=user_id, value=1 if value > 0 else -1, comment=comment)
+                row = Feedback(turn_id=turn_id, user_id=user_id, value=1 if value > 0 else -1, comment=comment,
+                               reason=reason)
             else:
-                row.value, row.comment, row.created_at = (1 if value > 0 else -1), comment, _now()
+                row.value, row.comment, row.reason, row.created_at = (1 if value > 0 else -1), comment, reason, _now()
             session.add(row)
+            if value < 0 and reason:
+                item = session.exec(select(ReviewItem).where(ReviewItem.turn_id == turn_id)).first()
+                if item is None:
+                    session.add(ReviewItem(turn_id=turn_id, origin="feedback", reason=reason, comment=comment))
+                elif item.status == "open":
+                    item.reason, item.comment = item.reason or reason, comment or item.comment
+                    session.add(item)
             session.commit()
             return True
 
@@ -407,17 +438,10 @@ class SqlTranscriptStore:
             return conv.state if conv else None
 
     def review_queue_depth(self) -> int:
-        """Turns held for an admin's review (a gauge in /metrics)."""
+        """Items waiting in the review queue (a gauge in /metrics)."""
         with Session(self.read_engine) as session:
-            return int(session.exec(select(func.count()).select_from(TurnRecord)
-                                    .where(TurnRecord.state == "pending_review")).one())
-
-    def pending_review(self, limit: int = 20) -> list[dict[str, Any]]:
-        with Session(self.engine) as session:
-            rows = session.exec(
-                select(TurnRecord).where(TurnRecord.state == "pending_review").order_by(TurnRecord.id).limit(limit)  # type: ignore[arg-type]
-            ).all()
-            return [{"turn_id": r.id, "question": r.question, "draft": r.record.get("draft", "")} for r in rows]
+            return int(session.exec(select(func.count()).select_from(ReviewItem)
+                                    .where(ReviewItem.status == "open")).one())
 
     def stats(self) -> dict[str, Any]:
         """Turns, answer/refusal rates, refusals by reason, latency percentiles, feedback."""
@@ -433,6 +457,7 @@ class SqlTranscriptStore:
             latencies = [float(x) for x in session.exec(select(TurnRecord.latency_total_ms)).all()]
             up = session.exec(select(func.count()).select_from(Feedback).where(Feedback.value > 0)).one()
             down = session.exec(select(func.count()).select_from(Feedback).where(Feedback.value < 0)).one()
+            queued = session.exec(select(func.count()).select_from(ReviewItem).where(ReviewItem.status == "open")).one()
         return {
             "turns": int(total),
             "answered": int(total - refused),
@@ -442,4 +467,5 @@ class SqlTranscriptStore:
             "refusals_by_reason": {k: int(v) for k, v in sorted(by_reason.items())},
             "latency_ms": {"p50": round(_percentile(latencies, 0.5), 1), "p95": round(_percentile(latencies, 0.95), 1)},
             "feedback": {"up": int(up), "down": int(down)},
+            "review_queue": int(queued),
         }

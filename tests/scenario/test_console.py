@@ -44,6 +44,6 @@ def test_high_risk_answers_held_for_review(make_app: Callable[..., Any], base_co
     app = make_app(config=cfg)
     text = run_console(app, ["How do I re-ingest documents?", "/review"])
     assert "passed to an admin for review" in text
-    assert "draft: Run `groundbot ingest` again" in text
+    assert "[held] How do I re-ingest documents?" in text
     assert app.store.turns()[-1].state == "pending_review"
     assert "only admins can" in run_console(app, ["/review"], user="guest")

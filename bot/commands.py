@@ -1,0 +1,108 @@
+"""Admin and feedback commands, written once: every adapter hands over the command line (or
+the button) and renders the platform-neutral reply (core/replies.py) it gets back.
+
+    stats                       turns, rates, latency, feedback, review queue, index
+    reingest [PATH ...]         the configured knowledge base, or paths inside the allowed roots
+    review [list]               the queue;  review show|approve|reject ID;  review edit|faq ID TEXT
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from core.catalogue import say
+from core.ports import PathNotAllowed
+from core.replies import REASON_LABELS, Button, FeedbackReason, Reply
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+ADMIN_LANG = "en"
+Progress = Callable[[str, int, int], None]
+
+
+def parse_review(args: str) -> tuple[str, int | None, str]:
+    """"approve 12" -> ("approve", 12, ""); "edit 12 The answer." -> ("edit", 12, "The answer.")."""
+    words = args.strip().split(maxsplit=2)
+    action = words[0].lower() if words else "list"
+    item = int(words[1].lstrip("#")) if len(words) > 1 and words[1].lstrip("#").isdigit() else None
+    return action, item, words[2] if len(words) > 2 else ""
+
+
+def stats_reply(data: dict[str, Any]) -> Reply:
+    """The stats every platform shows, in the same words."""
+    lang = ADMIN_LANG
+    reasons = ", ".join(f"{k} {v}" for k, v in data.get("refusals_by_reason", {}).items()) or "-"
+    index = data.get("index", {})
+    lines = [
+        say("stats_turns", lang, **{k: data.get(k, 0) for k in ("turns", "answered", "refused", "answer_rate",
+                                                               "refusal_rate")}),
+        say("stats_reasons", lang, reasons=reasons),
+        say("stats_latency", lang, **data.get("latency_ms", {"p50": 0, "p95": 0})),
+        say("stats_feedback", lang, **data.get("feedback", {"up": 0, "down": 0})),
+        say("stats_review", lang, open=data.get("review_queue", 0)),
+    ]
+    if index:
+        lines.append(say("stats_index", lang, chunks=index.get("chunks", 0), version=index.get("version", ""),
+                         embedder=index.get("embedder", "")))
+    return Reply.of("\n".join(lines))
+
+
+def feedback_buttons(turn_id: int, lang: str, refused: bool) -> tuple[Button, ...]:
+    """The reasons a thumbs-down asks for; a refusal offers only "this should be answerable"."""
+    if refused:
+        return (Button(say("should_answer_button", lang), f"feedback:{FeedbackReason.SHOULD_ANSWER}", turn_id),)
+    return tuple(Button(say(REASON_LABELS[r], lang), f"feedback:{r}", turn_id)
+                 for r in FeedbackReason if r != FeedbackReason.SHOULD_ANSWER)
+
+
+class Commands:
+    """Parses and runs the admin and feedback commands for any platform."""
+
+    def __init__(self, app: App) -> None:
+        from bot.review import ReviewDesk
+
+        self.app = app
+        self.desk = ReviewDesk(app)
+
+    def run(self, platform: str, user_id: str, name: str, args: str = "", progress: Progress | None = None) -> Reply:
+        """Run command `name` ("stats", "reingest", "review") with its argument text."""
+        name = name.lstrip("/").lower()
+        if name == "stats":
+            if not self.app.is_admin(platform, user_id):
+                return Reply.of(say("not_admin", ADMIN_LANG, what=say("what_stats", ADMIN_LANG)), ok=False)
+            return stats_reply(self.app.stats())
+        if name == "reingest":
+            return self.reingest(platform, user_id, args.split() or None, progress)
+        if name == "review":
+            try:
+                action, item, text = parse_review(args)
+            except ValueError:
+                return Reply.of(say("review_usage", ADMIN_LANG), ok=False)
+            return self.desk.handle(platform, user_id, action, item, text)
+        raise ValueError(f"unknown command {name!r}")
+
+    def reingest(self, platform: str, user_id: str, paths: list[str] | None, progress: Progress | None) -> Reply:
+        lang = ADMIN_LANG
+        if not self.app.is_admin(platform, user_id):
+            return Reply.of(say("not_admin", lang, what=say("what_reingest", lang)), ok=False)
+        try:
+            summary = self.app.admin_reingest(platform, user_id, paths, progress)
+        except PathNotAllowed as exc:
+            return Reply.of(say("reingest_refused", lang, why=str(exc)), ok=False)
+        except Exception as exc:  # a failed ingest is reported, the bot keeps running
+            return Reply.of(say("reingest_failed", lang, why=f"{type(exc).__name__}: {exc}"), ok=False)
+        return Reply.of(say("reingest_done", lang, summary=summary.line()))
+
+    def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
+                 lang: str = "en") -> Reply:
+        """A vote; a thumbs-down with a reason (or "should be answerable") joins the review queue."""
+        if reason and reason not in set(FeedbackReason):
+            return Reply.of(say("feedback_unknown_reason", lang, reason=reason,
+                                choices=", ".join(FeedbackReason)), ok=False)
+        if not self.app.record_feedback(turn_id, user_id, value, comment, reason):
+            return Reply.of(say("feedback_nothing", lang), ok=False)
+        if value < 0 and not reason:  # a thumbs-down asks why; the answer puts the turn in the queue
+            return Reply.of(say("feedback_ask_reason", lang), buttons=feedback_buttons(turn_id, lang, refused=False))
+        return Reply.of(say("feedback_queued" if value < 0 else "feedback_thanks", lang))

@@ -1,0 +1,174 @@
+"""The review queue as admins act on it, written once for every platform.
+
+list, show, approve, edit-then-approve, reject and approve-and-save-as-FAQ return
+platform-neutral replies (core/replies.py); the user's answer goes back to the original
+chat or thread through the Delivery port of the platform it came from. Non-admins are
+refused before anything is read or changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING
+
+from core import reasons
+from core.catalogue import say
+from core.claimview import claim_views
+from core.messages import ConversationKey, Decision, Source, Suggestion
+from core.normalize import normalize_text
+from core.replies import Action, Button, Reply, Section
+from storage.reviews import QueueEntry, ReviewQueue
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+log = logging.getLogger(__name__)
+ADMIN_LANG = "en"  # admins read the queue in one language; users get theirs
+_CITATION = re.compile(r"\s*\[C\d+\]")
+STATUS_OF = {Action.APPROVE: "approved", Action.EDIT: "edited", Action.REJECT: "rejected", Action.FAQ: "faq"}
+
+
+def item_buttons(item_id: int, with_show: bool = False) -> tuple[Button, ...]:
+    actions = ([Action.SHOW] if with_show else []) + [Action.APPROVE, Action.EDIT, Action.REJECT, Action.FAQ]
+    return tuple(Button(say(f"button_{a if a != Action.SHOW else 'show'}", ADMIN_LANG), str(a), item_id)
+                 for a in actions)
+
+
+def without_citations(text: str) -> str:
+    """An answer as an FAQ stores it: the [C#] markers belonged to the draft's context."""
+    return _CITATION.sub("", text).strip()
+
+
+def _sources(record: dict[str, object]) -> list[Source]:
+    rows = record.get("sources") or []
+    assert isinstance(rows, list)
+    return [Source(r["n"], r["doc"], r["chunk_id"], r["title"], r["heading"], r["source"], r["url"], r["score"])
+            for r in rows]
+
+
+def user_decision(entry: QueueEntry, answer: str, refusal: str = "", suggestions: list[Suggestion] | None = None,
+                  *, reason: str = "") -> Decision:
+    """The decision the user receives: the reviewed answer, or the refusal with suggestions."""
+    rec = entry.record
+    lang = str(rec.get("language") or "en")
+    refused = not answer
+    header = say("reviewed_rejected_header" if refused else "reviewed_header", lang, question=entry.question)
+    return Decision(
+        question=entry.question, normalized_question=normalize_text(entry.question),
+        retrieval_query=str(rec.get("retrieval_query", "")), answer="" if refused else f"{header}\n\n{answer}",
+        refused=refused, refusal_reason=reason, refusal_message=refusal,
+        explanation=header if refused else "", status="REFUSE" if refused else "PASS",
+        state="refused" if refused else "replied", reasons=[reason] if reason else [], checks_passed=[],
+        checks_failed=[], scores={}, llm_called=False, sources=[] if refused else _sources(rec),
+        suggestions=suggestions or [], uncovered_claims=[], latency_ms={},
+        index_version=str(rec.get("index_version", "")), config_hash=str(rec.get("config_hash", "")),
+        language=lang, turn_id=entry.turn_id, route="reviewed", recorded="database")
+
+
+class ReviewDesk:
+    """Admins' review commands over the queue, delivering decisions through the adapters."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.queue = ReviewQueue(app.store.engine)
+
+    def handle(self, platform: str, user_id: str, action: str, item_id: int | None = None, text: str = "") -> Reply:
+        if not self.app.is_admin(platform, user_id):
+            return Reply.of(say("not_admin", ADMIN_LANG, what=say("what_review", ADMIN_LANG)), ok=False)
+        if action in ("", "list"):
+            return self.listing()
+        if action not in set(Action) or item_id is None:
+            return Reply.of(say("review_usage", ADMIN_LANG), ok=False)
+        entry = self.queue.entry(item_id)
+        if entry is None:
+            return Reply.of(say("review_unknown", ADMIN_LANG, id=item_id), ok=False)
+        if action == Action.SHOW:
+            return self.show(entry)
+        return self.decide(entry, Action(action), f"{platform}:{user_id}", text.strip())
+
+    def listing(self) -> Reply:
+        entries = self.queue.entries()
+        if not entries:
+            return Reply.of(say("review_empty", ADMIN_LANG))
+        sections = [Section(say("review_list_header", ADMIN_LANG, count=len(entries)))]
+        for e in entries:
+            origin = (say("review_origin_held", ADMIN_LANG) if e.origin == "held"
+                      else say("review_origin_feedback", ADMIN_LANG, reason=e.reason))
+            sections.append(Section(say("review_item_line", ADMIN_LANG, id=e.id, origin=origin, question=e.question),
+                                    item_buttons(e.id, with_show=True)))
+        return Reply(tuple(sections))
+
+    def show(self, entry: QueueEntry) -> Reply:
+        """Question, draft, sources, the claim map with uncovered claims, and the risk's parts."""
+        rec, lang = entry.record, ADMIN_LANG
+        lines = [say("review_show_question", lang, platform=entry.platform, user=entry.user_id, question=entry.question)]
+        lines.append(say("review_show_draft", lang, draft=entry.draft) if entry.draft else
+                     say("review_show_no_draft", lang, reason=rec.get("refusal_reason", "")))
+        if entry.comment:
+            lines.append(say("review_show_comment", lang, comment=entry.comment))
+        parts = rec.get("risk_parts") or {}
+        if rec.get("risk") is not None:
+            lines.append(say("review_show_risk", lang, score=rec["risk"],
+                             parts=", ".join(f"{k} {v}" for k, v in dict(parts).items())))  # type: ignore[call-overload]
+        claims = claim_views(rec.get("claim_map") or [])  # type: ignore[arg-type]
+        if claims:
+            lines.append(say("review_show_claims", lang))
+            for c in claims:
+                lines.append(say("review_show_claim", lang, mark="✓" if c.supported else "✗", claim=c.claim,
+                                 support=c.support))
+                if c.missing:
+                    lines.append(say("review_show_missing", lang, missing=", ".join(c.missing)))
+        uncovered = rec.get("uncovered_claims") or []
+        if uncovered:
+            lines.append(say("review_show_uncovered", lang, claims=" | ".join(map(str, uncovered))))  # type: ignore[call-overload]
+        sources = _sources(rec)
+        if sources:
+            lines.append(say("review_show_sources", lang))
+            lines.extend(f"  [{s.number}] {s.title or s.doc_id} › {s.heading} ({s.url or s.doc_id})" for s in sources)
+        buttons = item_buttons(entry.id) if entry.status == "open" else ()
+        return Reply((Section("\n".join(lines), buttons),))
+
+    def decide(self, entry: QueueEntry, action: Action, reviewer: str, text: str) -> Reply:
+        """Take the decision once, then act on it: save an FAQ entry, tell the user."""
+        lang = ADMIN_LANG
+        answer = text if action in (Action.EDIT, Action.FAQ) and text else entry.draft
+        if action == Action.EDIT and not text:
+            return Reply.of(say("edit_prompt", lang, id=entry.id), ok=False)
+        if action != Action.REJECT and not answer:
+            return Reply.of(say("review_needs_text", lang, id=entry.id), ok=False)
+        if not self.queue.decide(entry.id, STATUS_OF[action], reviewer, "" if action == Action.REJECT else answer):
+            now = self.queue.entry(entry.id) or entry
+            return Reply.of(say("review_already", lang, id=entry.id, status=now.status, reviewer=now.reviewer), ok=False)
+        if action == Action.REJECT:
+            done = say("review_rejected", lang, id=entry.id)
+            decision = self._rejection(entry)
+        else:
+            done = say({Action.APPROVE: "review_approved", Action.EDIT: "review_edited"}.get(action, "review_approved"),
+                       lang, id=entry.id)
+            if action == Action.FAQ:
+                summary = self.app.save_faq(entry.question, without_citations(answer), reviewer)
+                done = say("review_faq_saved", lang, id=entry.id, summary=summary.line())
+            decision = user_decision(entry, answer)
+        problem = self.deliver(entry, decision)
+        return Reply.of(done if not problem else f"{done}\n{say('review_not_delivered', lang, why=problem)}")
+
+    def _rejection(self, entry: QueueEntry) -> Decision:
+        lang = str(entry.record.get("language") or "en")
+        messages = self.app.config.core.refusal.messages
+        texts = self.app.pipeline.suggestions_for(entry.question)
+        stored = [Suggestion(i, t) for i, t in self.queue.add_suggestions(entry.turn_id, texts)] if texts else []
+        return user_decision(entry, "", messages.get(lang) or messages.get("en", ""), stored,
+                             reason=reasons.REVIEW_REJECTED)
+
+    def deliver(self, entry: QueueEntry, decision: Decision) -> str:
+        """Send the decision to the original chat/thread; the problem, if it could not be sent."""
+        delivery = self.app.deliveries.get(entry.platform)
+        if delivery is None:
+            return say("review_no_delivery", ADMIN_LANG, platform=entry.platform)
+        try:
+            delivery.deliver(ConversationKey(entry.platform, entry.chat_id, entry.thread_id), decision)
+        except Exception as exc:  # the decision stands; the admin is told the user was not reached
+            log.warning("review item %s: delivery to %s failed: %s", entry.id, entry.platform, exc)
+            return f"{type(exc).__name__}: {str(exc)[:200]}"
+        return ""

@@ -152,43 +152,66 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
 
     metrics = Metrics(metrics_dir)
     service = Service(config, app_factory or (lambda: ready_app(config)), metrics)
+    ep = _Endpoints(config, service, metrics)
+    routes = [
+        Route("/healthz", ep.healthz, methods=["GET"]),
+        Route("/readyz", ep.readyz, methods=["GET"]),
+        Route("/metrics", ep.metrics, methods=["GET"]),
+        Route("/api/ask", ep.api_ask, methods=["POST"]),
+        Route(config.serve.slack_path, ep.slack_events, methods=["POST"]),
+        Route(config.serve.telegram_path, ep.telegram_webhook, methods=["POST"]),
+    ]
+    asgi = Starlette(routes=routes, lifespan=ep.lifespan)
+    asgi.state.service = service
+    return asgi
+
+
+class _Endpoints:
+    """The routes of one worker, and its lifespan: build the App off the event loop, then
+    start Telegram's update processing; on shutdown finish the work already acknowledged."""
+
+    def __init__(self, config: Config, service: Service, metrics: Metrics) -> None:
+        self.config = config
+        self.service = service
+        self.metrics_ = metrics
 
     @contextlib.asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async def start() -> None:
-            await asyncio.to_thread(service.build)
-            if service.ready:
-                try:
-                    await service.start_platforms()
-                except Exception as exc:
-                    service.error = f"Telegram: {type(exc).__name__}: {exc}"
-                    log.exception("Telegram webhook processing could not start")
-
-        task = asyncio.create_task(start())
+    async def lifespan(self, _: Starlette) -> AsyncIterator[None]:
+        task = asyncio.create_task(self._start())
         try:
             yield
         finally:
             with contextlib.suppress(Exception):
                 await task
-            await service.stop()
+            await self.service.stop()
 
-    async def healthz(request: Request) -> Response:
+    async def _start(self) -> None:
+        service = self.service
+        await asyncio.to_thread(service.build)
+        if service.ready:
+            try:
+                await service.start_platforms()
+            except Exception as exc:
+                service.error = f"Telegram: {type(exc).__name__}: {exc}"
+                log.exception("Telegram webhook processing could not start")
+
+    async def healthz(self, request: Request) -> Response:
         return PlainTextResponse("ok")
 
-    async def readyz(request: Request) -> Response:
-        if not service.ready or service.app is None:
-            return _unavailable(service)
-        report = await run_in_threadpool(_readiness, service.app)
+    async def readyz(self, request: Request) -> Response:
+        if not self.service.ready or self.service.app is None:
+            return _unavailable(self.service)
+        report = await run_in_threadpool(_readiness, self.service.app)
         return JSONResponse(report, status_code=200 if report["ready"] else 503)
 
-    async def metrics_route(request: Request) -> Response:
+    async def metrics(self, request: Request) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST
 
-        body = await run_in_threadpool(metrics.exposition)
+        body = await run_in_threadpool(self.metrics_.exposition)
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
-    async def api_ask(request: Request) -> Response:
-        token = config.secret(config.serve.api_token_env)
+    async def api_ask(self, request: Request) -> Response:
+        token = self.config.secret(self.config.serve.api_token_env)
         given = request.headers.get("authorization", "")
         if token and not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
             return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
@@ -196,38 +219,28 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
         parsed = _ask_request(await request.body())
         if isinstance(parsed, str):
             return JSONResponse({"error": parsed}, status_code=400)
-        if service.backend is None:
-            return _unavailable(service)
+        if self.service.backend is None:
+            return _unavailable(self.service)
         from bot.cli import decision_json
 
-        decision = await run_in_threadpool(service.backend.ask, parsed)
+        decision = await run_in_threadpool(self.service.backend.ask, parsed)
         return JSONResponse(decision_json(decision))
 
-    async def slack_events(request: Request) -> Response:
+    async def slack_events(self, request: Request) -> Response:
+        service = self.service
         if service.slack_endpoint is None:
             return _unavailable(service) if not service.ready else PlainTextResponse("Slack is not configured", 404)
         response: Response = await service.slack_endpoint(request)
         return response
 
-    async def telegram_webhook(request: Request) -> Response:
+    async def telegram_webhook(self, request: Request) -> Response:
+        service = self.service
         if service.telegram is None:
             return _unavailable(service) if not service.ready else PlainTextResponse("Telegram is not configured", 404)
         given = request.headers.get(TELEGRAM_SECRET_HEADER, "")
         if not hmac.compare_digest(given.encode(), service.telegram_secret.encode()):
             return PlainTextResponse("forbidden", 403)
         return await _telegram_update(service, await request.body())
-
-    routes = [
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/readyz", readyz, methods=["GET"]),
-        Route("/metrics", metrics_route, methods=["GET"]),
-        Route("/api/ask", api_ask, methods=["POST"]),
-        Route(config.serve.slack_path, slack_events, methods=["POST"]),
-        Route(config.serve.telegram_path, telegram_webhook, methods=["POST"]),
-    ]
-    asgi = Starlette(routes=routes, lifespan=lifespan)
-    asgi.state.service = service
-    return asgi
 
 
 def _readiness(app: App) -> dict[str, Any]:

@@ -1,191 +1,32 @@
-"""Transcripts with SQLModel: conversations (with persisted state), turns, suggestions, feedback.
+"""The TranscriptStore port over SQLModel: conversations (with persisted state), turns,
+suggestions, feedback, statistics, and the spool for turns the database cannot take.
 
-SQLite runs in WAL mode and every transaction starts with BEGIN IMMEDIATE, so a
-read-modify-write of a conversation's state cannot silently lose an update when
-several workers share the file. `database_url` may name PostgreSQL instead.
+The tables are in storage/tables.py, engines and migrations in storage/database.py (SQLite
+in WAL mode with BEGIN IMMEDIATE, or PostgreSQL, named by `database_url`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import JSON, event, inspect, text
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlmodel import Field, Session, SQLModel, create_engine, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, func, select
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from core.messages import ConversationKey, Decision, Suggestion
 from core.ports import ConversationState
+from storage.database import MIGRATIONS, make_engine, migrate, transient
 from storage.spool import ReplayResult, SpoolError, TurnSpool
+from storage.tables import Conversation, Feedback, ReviewItem, SuggestionRow, TurnRecord, turn_row, utcnow
+
+# the tables and engine helpers keep their old import path (storage/reviews.py, migrations, tests)
+__all__ = ["MIGRATIONS", "Conversation", "Feedback", "ReviewItem", "SqlTranscriptStore", "SuggestionRow",
+           "TurnRecord", "make_engine", "migrate"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-# JSON columns (Alembic 0004): JSONB on PostgreSQL; SQLite keeps JSON text, read back as objects
-JSON_TYPE = JSON().with_variant(JSONB(), "postgresql")
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-class Conversation(SQLModel, table=True):
-    id: int | None = Field(default=None, primary_key=True)
-    key: str = Field(index=True, unique=True)
-    platform: str
-    chat_id: str
-    thread_id: str = ""
-    team_id: str = ""
-    state: str = "idle"
-    created_at: datetime = Field(default_factory=_now)
-    updated_at: datetime = Field(default_factory=_now)
-
-
-class TurnRecord(SQLModel, table=True):
-    __tablename__ = "turn"
-    id: int | None = Field(default=None, primary_key=True)
-    uid: str | None = Field(default=None, unique=True, index=True)  # the turn's own id, set before any database sees it
-    conversation_id: int = Field(index=True, foreign_key="conversation.id")
-    platform: str = Field(index=True)
-    chat_id: str
-    thread_id: str = ""
-    team_id: str = ""
-    user_id: str = Field(index=True)
-    created_at: datetime = Field(default_factory=_now, index=True)
-    question: str
-    normalized_question: str
-    retrieval_query: str
-    answer: str
-    refused: bool = Field(index=True)
-    refusal_reason: str = Field(default="", index=True)
-    status: str
-    state: str = Field(index=True)
-    reasons: list[str] = Field(default_factory=list, sa_type=JSON_TYPE)
-    checks_passed: list[str] = Field(default_factory=list, sa_type=JSON_TYPE)
-    checks_failed: list[str] = Field(default_factory=list, sa_type=JSON_TYPE)
-    scores: dict[str, Any] = Field(default_factory=dict, sa_type=JSON_TYPE)
-    llm_called: bool = False
-    sources: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON_TYPE)
-    uncovered_claims: list[str] = Field(default_factory=list, sa_type=JSON_TYPE)
-    latency_ms: dict[str, float] = Field(default_factory=dict, sa_type=JSON_TYPE)
-    latency_total_ms: float = 0.0
-    index_version: str = ""
-    config_hash: str = ""
-    language: str = "en"
-    record: dict[str, Any] = Field(default_factory=dict, sa_type=JSON_TYPE)  # the full decision record
-
-
-class SuggestionRow(SQLModel, table=True):
-    __tablename__ = "suggestion"
-    id: int | None = Field(default=None, primary_key=True)
-    turn_id: int = Field(index=True, foreign_key="turn.id")
-    text: str
-
-
-class Feedback(SQLModel, table=True):
-    id: int | None = Field(default=None, primary_key=True)
-    turn_id: int = Field(index=True, foreign_key="turn.id")
-    user_id: str
-    value: int  # +1 thumbs up, -1 thumbs down
-    comment: str = ""
-    reason: str = ""  # a thumbs-down's why: wrong, unanswered, should_answer, other (core/feedback.py)
-    created_at: datetime = Field(default_factory=_now)
-
-
-class ReviewItem(SQLModel, table=True):
-    """One turn in the review queue (Alembic 0005): a held draft, or a user's complaint.
-
-    One item per turn; `status` moves from "open" to the reviewer's decision exactly once
-    (storage/reviews.py), so two admins pressing buttons at once cannot both decide."""
-
-    __tablename__ = "review_item"
-    id: int | None = Field(default=None, primary_key=True)
-    turn_id: int = Field(index=True, unique=True, foreign_key="turn.id")
-    origin: str  # "held" (the risk score held the draft) or "feedback" (a user said it was wrong)
-    reason: str = ""
-    comment: str = ""
-    status: str = Field(default="open", index=True)  # open | approved | edited | rejected | faq
-    reviewer: str = ""  # platform:user id of the admin who decided
-    final_answer: str = ""
-    created_at: datetime = Field(default_factory=_now)
-    decided_at: datetime | None = None
-
-
-def _sqlite_pragmas(engine: Engine, busy_timeout_s: float, *, immediate: bool) -> None:
-    """WAL, a busy timeout, and (for the writing engine) BEGIN IMMEDIATE, which pysqlite would
-    otherwise defer and upgrade late, losing read-modify-write updates between workers."""
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        dbapi_conn.isolation_level = None
-        cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
-
-
-def _json_text(value: Any) -> str:
-    """JSON as stored: non-ASCII text (Persian questions, sources) kept readable."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-def make_engine(url: str, busy_timeout_s: float = 10.0, *, immediate: bool = True) -> Engine:
-    """An engine for `url`; SQLite gets WAL and a busy timeout of `busy_timeout_s`."""
-    if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
-                               json_serializer=_json_text)
-        _sqlite_pragmas(engine, busy_timeout_s, immediate=immediate)
-    else:
-        engine = create_engine(url, pool_pre_ping=True, json_serializer=_json_text)
-    return engine
-
-
-MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-_MIGRATE_LOCK = threading.Lock()
-_MIGRATE_LOCK_KEY = 0x67726F75  # PostgreSQL advisory lock id of groundbot's schema migrations
-
-
-def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest Alembic revision. A database made before migrations
-    existed (tables, no version) is stamped at the initial revision first."""
-    from alembic import command
-    from alembic.config import Config as AlembicConfig
-
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
-    # one migration at a time: Alembic's context is process-global, and workers starting together
-    # on a new PostgreSQL database would otherwise race to create the same tables
-    with _MIGRATE_LOCK, engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATE_LOCK_KEY})
-        tables = set(inspect(conn).get_table_names())
-        cfg.attributes["connection"] = conn
-        if "turn" in tables and "alembic_version" not in tables:
-            command.stamp(cfg, "0001")
-        command.upgrade(cfg, "head")
-
-
-def _transient(exc: BaseException) -> bool:
-    """Worth retrying: a busy or locked database, a dropped connection. Not: read-only, full."""
-    if not isinstance(exc, OperationalError):
-        return False
-    text = str(exc).lower()
-    return not any(s in text for s in ("readonly", "read-only", "disk is full", "disk i/o", "no such table"))
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -196,23 +37,6 @@ def _percentile(values: list[float], q: float) -> float:
     lo = int(pos)
     hi = min(lo + 1, len(values) - 1)
     return values[lo] + (values[hi] - values[lo]) * (pos - lo)
-
-
-def _turn_row(conversation_id: int, key: ConversationKey, entry: dict[str, Any], d: dict[str, Any]) -> TurnRecord:
-    """The turn table row of one decision record (`Decision.to_dict()` shape)."""
-    created = entry.get("created_at")
-    return TurnRecord(
-        uid=entry.get("uid") or None, conversation_id=conversation_id, platform=key.platform, chat_id=key.chat_id,
-        thread_id=key.thread_id, team_id=entry["team_id"], user_id=entry["user_id"],
-        created_at=datetime.fromisoformat(created) if created else _now(),
-        question=d["question"], normalized_question=d["normalized_question"], retrieval_query=d["retrieval_query"],
-        answer=d["answer"], refused=d["refused"], refusal_reason=d["refusal_reason"], status=d["status"],
-        state=d["state"], reasons=list(d["reasons"]), checks_passed=list(d["checks_passed"]),
-        checks_failed=list(d["checks_failed"]), scores=dict(d["scores"]), llm_called=d["llm_called"],
-        sources=list(d["sources"]), uncovered_claims=list(d["uncovered_claims"]),
-        latency_ms=dict(d["latency_ms"]), latency_total_ms=d["latency_ms"].get("total", 0.0),
-        index_version=d["index_version"], config_hash=d["config_hash"], language=d["language"], record=dict(d),
-    )
 
 
 class SqlTranscriptStore:
@@ -245,7 +69,7 @@ class SqlTranscriptStore:
 
     def _retry(self, fn: Callable[[], T]) -> T:
         """Run `fn`, retrying transient database errors within the lock budget."""
-        for attempt in Retrying(retry=retry_if_exception(_transient), stop=stop_after_delay(self.lock_budget_s),
+        for attempt in Retrying(retry=retry_if_exception(transient), stop=stop_after_delay(self.lock_budget_s),
                                 wait=wait_exponential(multiplier=0.05, max=1.0), reraise=True):
             with attempt:
                 return fn()
@@ -294,7 +118,7 @@ class SqlTranscriptStore:
         """Store the turn (id, suggestion ids); if the database cannot take it, spool it and
         return no id. Raises only when the turn could be recorded nowhere."""
         entry: dict[str, Any] = {"uid": decision.turn_uid, "key": [key.platform, key.chat_id, key.thread_id], "user_id": user_id,
-                 "team_id": team_id, "new_state": new_state, "created_at": _now().isoformat(),
+                 "team_id": team_id, "new_state": new_state, "created_at": utcnow().isoformat(),
                  "record": decision.to_dict() | {"recorded": "database"}}
         try:
             self.replay_spool()
@@ -341,7 +165,7 @@ class SqlTranscriptStore:
             out["database_readable"] = True
             self._ensure_schema()
             with Session(self.engine) as session:
-                session.add(Conversation(key=f"doctor:{_now().isoformat()}", platform="doctor", chat_id="-"))
+                session.add(Conversation(key=f"doctor:{utcnow().isoformat()}", platform="doctor", chat_id="-"))
                 session.flush()
                 session.rollback()
             out["database_writable"] = True
@@ -363,11 +187,11 @@ class SqlTranscriptStore:
                     return existing.id, [Suggestion(r.id or 0, r.text) for r in rows]
             conv = self._conversation_for_update(session, key, entry["team_id"])
             conv.state = entry["new_state"]
-            conv.updated_at = _now()
+            conv.updated_at = utcnow()
             session.add(conv)
             session.flush()
             assert conv.id is not None
-            turn = _turn_row(conv.id, key, entry, d)
+            turn = turn_row(conv.id, key, entry, d)
             session.add(turn)
             try:
                 session.flush()
@@ -407,7 +231,7 @@ class SqlTranscriptStore:
                 row = Feedback(turn_id=turn_id, user_id=user_id, value=1 if value > 0 else -1, comment=comment,
                                reason=reason)
             else:
-                row.value, row.comment, row.reason, row.created_at = (1 if value > 0 else -1), comment, reason, _now()
+                row.value, row.comment, row.reason, row.created_at = (1 if value > 0 else -1), comment, reason, utcnow()
             session.add(row)
             if value < 0 and reason:
                 item = session.exec(select(ReviewItem).where(ReviewItem.turn_id == turn_id)).first()

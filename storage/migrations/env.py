@@ -1,6 +1,6 @@
 """Alembic environment for groundbot's transcript database.
 
-groundbot runs migrations itself when it opens the database (storage.transcripts.migrate),
+groundbot runs migrations itself when it opens the database (storage.database.migrate),
 handing Alembic its own connection; the `alembic` command line works too with
 `-x url=sqlite:///path/transcripts.db`.
 """
@@ -12,7 +12,7 @@ from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
 import storage.shared_state  # noqa: F401  (registers the shared-state tables)
-import storage.transcripts  # noqa: F401  (registers the tables on SQLModel.metadata)
+import storage.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 
 config = context.config
 target_metadata = SQLModel.metadata

@@ -1,0 +1,83 @@
+"""Engines and schema for the transcript database: SQLite in WAL mode with BEGIN IMMEDIATE
+(so a read-modify-write of a conversation cannot lose an update between workers), PostgreSQL
+as it comes; Alembic migrations run one at a time; which errors are worth a retry."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, inspect, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
+from sqlmodel import create_engine
+
+
+def _sqlite_pragmas(engine: Engine, busy_timeout_s: float, *, immediate: bool) -> None:
+    """WAL, a busy timeout, and (for the writing engine) BEGIN IMMEDIATE, which pysqlite would
+    otherwise defer and upgrade late, losing read-modify-write updates between workers."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def _json_text(value: Any) -> str:
+    """JSON as stored: non-ASCII text (Persian questions, sources) kept readable."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def make_engine(url: str, busy_timeout_s: float = 10.0, *, immediate: bool = True) -> Engine:
+    """An engine for `url`; SQLite gets WAL and a busy timeout of `busy_timeout_s`."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
+                               json_serializer=_json_text)
+        _sqlite_pragmas(engine, busy_timeout_s, immediate=immediate)
+    else:
+        engine = create_engine(url, pool_pre_ping=True, json_serializer=_json_text)
+    return engine
+
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+_MIGRATE_LOCK = threading.Lock()
+_MIGRATE_LOCK_KEY = 0x67726F75  # PostgreSQL advisory lock id of groundbot's schema migrations
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest Alembic revision. A database made before migrations
+    existed (tables, no version) is stamped at the initial revision first."""
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    # one migration at a time: Alembic's context is process-global, and workers starting together
+    # on a new PostgreSQL database would otherwise race to create the same tables
+    with _MIGRATE_LOCK, engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATE_LOCK_KEY})
+        tables = set(inspect(conn).get_table_names())
+        cfg.attributes["connection"] = conn
+        if "turn" in tables and "alembic_version" not in tables:
+            command.stamp(cfg, "0001")
+        command.upgrade(cfg, "head")
+
+
+def transient(exc: BaseException) -> bool:
+    """Worth retrying: a busy or locked database, a dropped connection. Not: read-only, full."""
+    if not isinstance(exc, OperationalError):
+        return False
+    text = str(exc).lower()
+    return not any(s in text for s in ("readonly", "read-only", "disk is full", "disk i/o", "no such table"))

@@ -20,6 +20,7 @@ from pydantic import BeforeValidator
 from bot.schema import at, flattened, load_toml, table, without_file
 from core.profiles import THRESHOLD_KEYS
 from core.settings import CoreSettings
+from storage.ann import SearchIndexSettings
 from storage.ingest import ChunkSettings
 
 
@@ -96,6 +97,7 @@ class Config:
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
     slack: SlackSettings = field(default_factory=SlackSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
+    search_index: SearchIndexSettings = field(default_factory=SearchIndexSettings)
     admins: dict[str, UserIds] = field(default_factory=_default_admins, metadata=at("admins", "*"))
     # similarity thresholds config.toml sets explicitly; they override the embedder's profile
     threshold_overrides: dict[str, dict[str, float]] = field(default_factory=dict, metadata=without_file())

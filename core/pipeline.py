@@ -27,7 +27,7 @@ from core.reasons import Status
 from core.record import TurnContext, build_decision
 from core.risk import Route, assess, route
 from core.settings import CoreSettings
-from core.suggest import suggest
+from core.suggest import candidate_pool, suggest
 from core.verify import verify_answer
 
 log = logging.getLogger(__name__)
@@ -248,7 +248,7 @@ class Pipeline:
             except Exception:
                 return []
         try:
-            candidates = self.index.suggestion_candidates()
+            candidates = self.index.suggestion_candidates(vec, candidate_pool(cfg.max_suggestions))
         except Exception:
             return []
         candidates = prefer_language(candidates, ctx.language, lambda c: c[0])

@@ -34,8 +34,10 @@ class ChunkIndex(Protocol):
 
     def version(self) -> str: ...
 
-    def suggestion_candidates(self) -> list[tuple[str, np.ndarray]]:
-        """(question-like text, vector) pairs: FAQ questions and section headings."""
+    def suggestion_candidates(self, query_vector: np.ndarray, limit: int) -> list[tuple[str, np.ndarray]]:
+        """The `limit` (question-like text, vector) pairs nearest `query_vector`, best first:
+        FAQ questions and section headings. An index answers from a small table or index of
+        its own; it never reads every chunk."""
         ...
 
 

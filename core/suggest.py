@@ -9,6 +9,12 @@ import numpy as np
 from core.normalize import normalize_text
 
 
+def candidate_pool(limit: int) -> int:
+    """How many nearest candidates a refusal reads to offer `limit` suggestions: enough that
+    duplicates (one heading in many documents) and other-language candidates can be skipped."""
+    return max(0, limit) * 10
+
+
 def suggest(
     question: str,
     query_vector: np.ndarray,

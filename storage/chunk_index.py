@@ -9,9 +9,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
+import time
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,10 +25,22 @@ import pyarrow as pa
 
 from core.messages import Hit
 from core.normalize import normalize_text
+from storage.ann import (
+    TEXT_INDEX,
+    VECTOR_INDEX,
+    AnnPlan,
+    SearchIndexSettings,
+    index_config,
+    needs_retraining,
+    nprobes_for,
+    plan_for,
+)
 from storage.documents import Chunk
+from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, vectors_of
 
 log = logging.getLogger(__name__)
 TABLE = "chunks"
+_ANN_KEY = "groundbot:ann"  # vector-field metadata: the trained ANN plan and drift since training
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
 _COLUMNS = ["chunk_id", "doc_id", "source", "title", "heading", "url", "kind", "position", "text",
             "faq_question", "faq_answer"]
@@ -56,7 +71,8 @@ def schema(dim: int) -> pa.Schema:
 class LanceChunkIndex:
     """ChunkIndex port over a LanceDB table on disk."""
 
-    def __init__(self, path: Path, dim: int, embedder_name: str, candidates: int = 20, rrf_k: int = 60) -> None:
+    def __init__(self, path: Path, dim: int, embedder_name: str, candidates: int = 20, rrf_k: int = 60,
+                 search: SearchIndexSettings | None = None) -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.dim = dim
@@ -65,8 +81,12 @@ class LanceChunkIndex:
         self.rrf_k = rrf_k
         self.db = lancedb.connect(str(self.path))
         self._table: Any = None
-        self._suggest_cache: tuple[str, list[tuple[str, np.ndarray]]] | None = None
-        self._heading_embedder: Any = None
+        self.settings = search or SearchIndexSettings()
+        self.suggestions = SuggestionTable(self.db, dim)
+        self._seen_stamp: int | None = None
+        self._plans: dict[int, tuple[int, AnnPlan | None]] = {}
+        self._written = 0  # chunk rows written since the last maintain()
+        self._legs = ThreadPoolExecutor(max_workers=4, thread_name_prefix="groundbot-fts")
         self._check_meta()
 
     # -- metadata ---------------------------------------------------------------
@@ -96,12 +116,27 @@ class LanceChunkIndex:
         return self._table
 
     def version(self) -> str:
+        """The table version this process reads; a newer one committed by another process is
+        checked out first. Locally that check is one stat of the versions folder (a new version
+        adds a file there); on object storage it asks the store, as before."""
         tbl = self.table()
         if tbl is None:
             return "empty"
-        with contextlib.suppress(Exception):  # see writes made by other processes
-            tbl.checkout_latest()
+        stamp = self._versions_stamp()
+        if stamp is None or stamp != self._seen_stamp:
+            with contextlib.suppress(Exception):  # see writes made by other processes
+                tbl.checkout_latest()
+            self._seen_stamp = stamp
         return str(tbl.version)
+
+    def _versions_stamp(self) -> int | None:
+        try:
+            stamp = os.stat(self.path / f"{TABLE}.lance" / "_versions").st_mtime_ns
+        except OSError:
+            return None
+        # a folder's mtime ticks coarsely: two commits within one tick look alike, so a stamp
+        # younger than a tick's worth is not trusted and the store is asked
+        return None if time.time_ns() - stamp < 200_000_000 else stamp
 
     def count(self) -> int:
         tbl = self.table()
@@ -113,40 +148,85 @@ class LanceChunkIndex:
         tbl = self.table()
         if tbl is None:
             return {}
-        rows = tbl.search().select(["doc_id", "source", "doc_hash"]).limit(None).to_arrow().to_pylist()
-        return {r["doc_id"]: (r["source"], r["doc_hash"]) for r in rows}
+        rows = tbl.search().select(["doc_id", "source", "doc_hash"]).limit(None).to_arrow()
+        docs = rows.group_by(["doc_id", "source", "doc_hash"]).aggregate([]).to_pylist()  # one row per document
+        return {r["doc_id"]: (r["source"], r["doc_hash"]) for r in docs}
+
+    def stored_vectors(self, doc_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """chunk_id -> stored vector of the given documents' chunks (an update re-embeds only
+        the chunks whose text changed)."""
+        tbl = self.table()
+        if tbl is None or not doc_ids:
+            return {}
+        scope = ", ".join("'" + d.replace("'", "''") + "'" for d in sorted(set(doc_ids)))
+        result = tbl.search().where(f"doc_id IN ({scope})").select(["chunk_id", "vector"]).limit(None).to_arrow()
+        return dict(zip(result.column("chunk_id").to_pylist(), vectors_of(result), strict=True))
+
+    def suggestion_sources(self) -> tuple[list[SuggestionRow], list[tuple[str, str]]]:
+        """FAQ questions (with vectors) and (doc_id, heading) pairs of the whole chunk table: the
+        one-time filling of the suggestion table for an index written before it existed."""
+        tbl = self.table()
+        if tbl is None:
+            return [], []
+        faq = tbl.search().where("kind = 'faq'").select(["doc_id", "faq_question", "vector"]).limit(None).to_arrow()
+        rows = [SuggestionRow(d, "faq", q, v) for d, q, v in zip(
+            faq.column("doc_id").to_pylist(), faq.column("faq_question").to_pylist(), vectors_of(faq), strict=True)]
+        docs = tbl.search().where("kind = 'doc'").select(["doc_id", "heading"]).limit(None).to_arrow()
+        pairs = {(d, heading_leaf(h)) for d, h in zip(docs.column("doc_id").to_pylist(),
+                                                       docs.column("heading").to_pylist(), strict=True) if h}
+        return rows, sorted((d, h) for d, h in pairs if h)
 
     def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]:
-        """Vector and full-text results fused by reciprocal rank; scores stay cosine."""
+        """Vector and full-text results fused by reciprocal rank; scores stay cosine.
+
+        The two legs run at once (LanceDB works outside the GIL). The vector leg reads its
+        cosine from LanceDB's `_distance` (exact: an ANN query re-ranks on stored vectors), so
+        no vector column comes back; only full-text hits fetch theirs, to be scored the same way.
+        """
         tbl = self.table()
         if tbl is None:
             return []
         qv = np.asarray(query_vector, dtype=np.float32)
-        cols = [*_COLUMNS, "vector"]
-        vec_rows = (
-            tbl.search(qv, vector_column_name="vector").distance_type("cosine").limit(self.candidates)
-            .select([*cols, "_distance"]).to_arrow().to_pylist()
-        )
-        fts_rows: list[dict[str, Any]] = []
         terms = _FTS_SAFE.sub(" ", normalize_text(query_text)).split()
-        if terms:
-            try:
-                fts_rows = (
-                    tbl.search(" ".join(terms), query_type="fts", fts_columns="text_norm")
-                    .limit(self.candidates).select([*cols, "_score"]).to_arrow().to_pylist()
-                )
-            except Exception as exc:  # no FTS index yet, or a query the parser rejects
-                log.debug("full-text search skipped: %s", exc)
-        return self._fuse(vec_rows, fts_rows, qv, k)
+        fts_leg = self._legs.submit(self._fts_rows, tbl, " ".join(terms), qv) if terms else None
+        vec_rows = self._vector_rows(tbl, qv)
+        fts_rows = fts_leg.result() if fts_leg is not None else []
+        return self._fuse(vec_rows, fts_rows, k)
 
-    def _fuse(self, vec_rows: list[dict[str, Any]], fts_rows: list[dict[str, Any]], qv: np.ndarray, k: int) -> list[Hit]:
+    def _ann_query(self, query: Any, plan: AnnPlan | None) -> Any:
+        """Set nprobes and refine_factor when the table has an ANN index (no-ops without one)."""
+        if plan is None:
+            return query
+        return query.nprobes(nprobes_for(plan, self.settings)).refine_factor(max(1, self.settings.refine_factor))
+
+    def _vector_rows(self, tbl: Any, qv: np.ndarray) -> list[dict[str, Any]]:
+        query = tbl.search(qv, vector_column_name="vector").distance_type("cosine").limit(self.candidates)
+        rows = self._ann_query(query, self._search_plan(tbl)).select([*_COLUMNS, "_distance"]).to_arrow().to_pylist()
+        for row in rows:
+            row["sim"] = 1.0 - float(row["_distance"])
+        return rows
+
+    def _fts_rows(self, tbl: Any, text: str, qv: np.ndarray) -> list[dict[str, Any]]:
+        try:
+            result = (tbl.search(text, query_type="fts", fts_columns="text_norm").limit(self.candidates)
+                      .select([*_COLUMNS, "vector", "_score"]).to_arrow())
+        except Exception as exc:  # no FTS index yet, or a query the parser rejects
+            log.debug("full-text search skipped: %s", exc)
+            return []
+        sims = vectors_of(result) @ qv if result.num_rows else np.zeros(0, dtype=np.float32)
+        rows = result.drop_columns(["vector"]).to_pylist()
+        for row, sim in zip(rows, sims, strict=True):
+            row["sim"] = float(sim)
+        return rows
+
+    def _fuse(self, vec_rows: list[dict[str, Any]], fts_rows: list[dict[str, Any]], k: int) -> list[Hit]:
         fused: dict[tuple[str, int], dict[str, Any]] = {}
         for source_rank, rows in (("v", vec_rows), ("f", fts_rows)):
             seen: set[tuple[str, int]] = set()
             rank = -1
             for row in rows:
                 key = (row["doc_id"], int(row["position"]))
-                sim = float(np.dot(np.asarray(row["vector"], dtype=np.float32), qv))
+                sim = row["sim"]
                 entry = fused.setdefault(key, {"row": row, "sim": sim, "fused": 0.0, "kw": None})
                 entry["sim"] = max(entry["sim"], sim)
                 if row["kind"] == "faq_qa":  # an FAQ shows its question + answer row
@@ -174,41 +254,18 @@ class LanceChunkIndex:
             )
         return hits
 
-    def set_heading_embedder(self, embedder: Any) -> None:
-        """Headings are embedded lazily for suggestions, once per index version."""
-        self._heading_embedder = embedder
-
-    def suggestion_candidates(self) -> list[tuple[str, np.ndarray]]:
-        """FAQ questions (stored vectors) and section headings (embedded once per version)."""
-        tbl = self.table()
-        if tbl is None:
-            return []
-        version = self.version()
-        if self._suggest_cache and self._suggest_cache[0] == version:
-            return self._suggest_cache[1]
-        rows = tbl.search().select(["kind", "heading", "faq_question", "vector"]).limit(None).to_arrow().to_pylist()
-        out: list[tuple[str, np.ndarray]] = []
-        headings: list[str] = []
-        seen: set[str] = set()
-        for r in rows:
-            if r["kind"] == "faq" and r["faq_question"] not in seen:
-                seen.add(r["faq_question"])
-                out.append((r["faq_question"], np.asarray(r["vector"], dtype=np.float32)))
-            elif r["kind"] == "doc" and r["heading"]:
-                leaf = r["heading"].split(" > ")[-1].strip()
-                if leaf and leaf not in seen and len(leaf) > 3 and not leaf.startswith("page "):
-                    seen.add(leaf)
-                    headings.append(leaf)
-        if headings and self._heading_embedder is not None:
-            vecs = self._heading_embedder.embed_queries([normalize_text(h) for h in headings])
-            out.extend(zip(headings, vecs, strict=True))
-        self._suggest_cache = (version, out)
-        return out
+    def suggestion_candidates(self, query_vector: np.ndarray, limit: int) -> list[tuple[str, np.ndarray]]:
+        """The `limit` FAQ questions and section headings nearest the question, from their own
+        table (written at ingest); the chunk table is not read."""
+        plan = self._search_plan(self.suggestions.table())
+        nprobes = nprobes_for(plan, self.settings) if plan else 0
+        return self.suggestions.nearest(query_vector, limit, nprobes, self.settings.refine_factor)
 
     # -- writing ----------------------------------------------------------------
     def apply(self, new_chunks: Sequence[Chunk], vectors: np.ndarray, doc_hashes: dict[str, str],
-              replace_docs: Sequence[str]) -> None:
-        """Insert `new_chunks` and drop every other chunk of `replace_docs`, in one commit."""
+              replace_docs: Sequence[str], suggestions: Sequence[SuggestionRow] = ()) -> None:
+        """Insert `new_chunks` and drop every other chunk of `replace_docs`, in one commit; then
+        the same for the documents' suggestion rows (FAQ questions, headings)."""
         now = datetime.now(UTC).isoformat(timespec="seconds")
         records = [
             {
@@ -216,7 +273,7 @@ class LanceChunkIndex:
                 "heading": c.heading, "url": c.url, "kind": c.kind, "position": c.position, "text": c.text,
                 "text_norm": normalize_text(" ".join(p for p in (c.title, c.heading, c.text) if p)),
                 "faq_question": c.faq_question, "faq_answer": c.faq_answer, "doc_hash": doc_hashes[c.doc_id],
-                "ingested_at": now, "vector": vectors[i].astype(np.float32).tolist(),
+                "ingested_at": now, "vector": vectors[i].astype(np.float32),
             }
             for i, c in enumerate(new_chunks)
         ]
@@ -231,10 +288,74 @@ class LanceChunkIndex:
                 builder = builder.when_not_matched_by_source_delete(f"doc_id IN ({scope})")
             builder.execute(data)
         self._write_meta()
-        self._suggest_cache = None
+        self.suggestions.write(suggestions, replace_docs)
+        self._written += len(new_chunks)
+
+    # -- index maintenance --------------------------------------------------------
+    def ann_state(self, tbl: Any) -> tuple[AnnPlan | None, int]:
+        """The trained ANN index's plan and the rows written since its training, kept as
+        metadata of the table's vector field (so it travels with the table, on disk or S3)."""
+        if tbl is None:
+            return None, 0
+        raw = (tbl.schema.field("vector").metadata or {}).get(_ANN_KEY.encode())
+        if not raw:
+            return None, 0
+        data = json.loads(raw)
+        return AnnPlan.from_dict(data.get("plan")), int(data.get("written_since_training", 0))
+
+    def _search_plan(self, tbl: Any) -> AnnPlan | None:
+        """The ANN plan a query uses, read from the table's schema once per table version."""
+        if tbl is None:
+            return None
+        key = (id(tbl), tbl.version)
+        cached = self._plans.get(key[0])
+        if cached is None or cached[0] != key[1]:
+            cached = (key[1], self.ann_state(tbl)[0])
+            self._plans[key[0]] = cached
+        return cached[1]
+
+    def _set_ann_state(self, tbl: Any, plan: AnnPlan | None, written: int) -> None:
+        state = json.dumps({"plan": plan.to_dict() if plan else None, "written_since_training": written})
+        tbl.update_field_metadata({"path": "vector", "metadata": {_ANN_KEY: state}})
+
+    def maintain(self) -> dict[str, str]:
+        """Bring the indexes up to date after a write, without retraining what can be extended.
+
+        The full-text index is created once and then extended; each ANN index (chunks,
+        suggestions) is trained when its table reaches `ann_min_rows` and retrained only when
+        the rows written since training exceed `retrain_share` of the table (storage/ann.py);
+        otherwise LanceDB's `optimize()` compacts the files and adds the new rows to the
+        existing indexes. Returns what was done to each table, for the ingest summary."""
+        done: dict[str, str] = {}
+        written, self._written = self._written, 0
+        suggestions_written, self.suggestions.written = self.suggestions.written, 0
+        for name, tbl, n in (("chunks", self.table(), written),
+                             ("suggestions", self.suggestions.table(), suggestions_written)):
+            if tbl is not None and tbl.count_rows() > 0:
+                done[name] = self._maintain_table(tbl, name, n)
+        return done
+
+    def _maintain_table(self, tbl: Any, name: str, written: int) -> str:
+        rows = tbl.count_rows()
+        plan, since = self.ann_state(tbl)
+        since += written
+        indexes = {i.name for i in tbl.list_indices()}
+        action = "extended"
+        if name == "chunks" and TEXT_INDEX not in indexes:
+            self.rebuild_text_index()
+            action = "text index built"
+        if needs_retraining(plan, rows, since, self.settings):
+            plan, since = plan_for(rows, self.dim, self.settings), 0
+            tbl.create_index("vector", config=index_config(plan), replace=True)
+            action = f"ANN index trained ({plan.index_type}, {plan.partitions} partitions)"
+        elif plan is None and VECTOR_INDEX not in indexes:
+            action = "exact search (no ANN index below ann_min_rows)" if action == "extended" else action
+        tbl.optimize()  # compaction plus the new rows added to every existing index
+        self._set_ann_state(tbl, plan, since)
+        return action
 
     def rebuild_text_index(self) -> None:
-        """(Re)build the full-text index over normalised text after a write."""
+        """(Re)build the full-text index over normalised text (the first time, or on request)."""
         tbl = self.table()
         if tbl is None or tbl.count_rows() == 0:
             return
@@ -242,10 +363,11 @@ class LanceChunkIndex:
             warnings.simplefilter("ignore")
             tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)
 
-    def ensure_vector_index(self, min_rows: int = 50_000) -> bool:
-        """Build an ANN index once the table is large; brute force is faster below that."""
+    def rebuild_vector_index(self) -> None:
+        """Retrain the ANN index now, whatever its drift (groundbot ingest --rebuild-index)."""
         tbl = self.table()
-        if tbl is None or tbl.count_rows() < min_rows:
-            return False
-        tbl.create_index(metric="cosine", vector_column_name="vector", replace=True)
-        return True
+        if tbl is None or tbl.count_rows() == 0:
+            return
+        plan = plan_for(tbl.count_rows(), self.dim, self.settings)
+        tbl.create_index("vector", config=index_config(plan), replace=True)
+        self._set_ann_state(tbl, plan, 0)

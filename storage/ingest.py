@@ -17,6 +17,7 @@ from storage.chunk_index import LanceChunkIndex
 from storage.chunker import chunk_document
 from storage.documents import Chunk, Document
 from storage.loaders import LoadError, discover, load_file
+from storage.suggestion_index import SuggestionRow, faq_and_headings
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -40,6 +41,8 @@ class IngestSummary:
     chunks_written: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    vectors_reused: int = 0  # chunks of changed documents whose text (and so vector) did not change
+    index_maintenance: dict[str, str] = field(default_factory=dict)
     index_version: str = ""
 
     def line(self) -> str:
@@ -58,6 +61,7 @@ class IngestSummary:
             "added": self.added, "updated": self.updated, "removed": self.removed, "unchanged": self.unchanged,
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped], "chunks_written": self.chunks_written,
             "seconds": round(self.seconds, 3), "index_version": self.index_version,
+            "vectors_reused": self.vectors_reused, "index_maintenance": self.index_maintenance,
         }
 
 
@@ -124,12 +128,14 @@ def ingest(
     chunks: list[Chunk] = []
     for doc in changed:
         chunks.extend(chunk_document(doc, settings.size, settings.overlap, settings.min_chars))
-    vectors = embed_chunks(chunks, embedder, settings.embed_batch, progress, summary)
-    if chunks or summary.removed:
+    backfill = index.table() is not None and index.suggestions.table() is None
+    if chunks or summary.removed or backfill:
+        stored = index.stored_vectors(summary.updated)
+        vectors = embed_chunks(chunks, embedder, settings.embed_batch, progress, summary, stored)
+        rows = suggestion_rows(chunks, vectors, embedder, index.suggestion_sources() if backfill else None)
         replace = [*summary.updated, *summary.removed, *summary.added]
-        index.apply(chunks, vectors, hashes, replace)
-        index.rebuild_text_index()
-        index.ensure_vector_index()
+        index.apply(chunks, vectors, hashes, replace, rows)
+        summary.index_maintenance = index.maintain()
     summary.chunks_written = len(chunks)
     summary.index_version = index.version()
     summary.seconds = time.perf_counter() - t0
@@ -137,13 +143,20 @@ def ingest(
 
 
 def embed_chunks(chunks: Sequence[Chunk], embedder: Any, batch: int, progress: Progress | None,
-                 summary: IngestSummary) -> np.ndarray:
-    """Embed in batches (sorted by length, which pads less), reporting progress."""
-    if not chunks:
-        return np.zeros((0, embedder.dim), dtype=np.float32)
-    texts = [normalize_text(c.embed_text()) for c in chunks]
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+                 summary: IngestSummary, stored: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Embed in batches (sorted by length, which pads less), reporting progress. A chunk whose
+    id (a hash of its document, position and text) is already stored keeps its vector."""
+    out = np.zeros((len(chunks), embedder.dim), dtype=np.float32)
+    todo: list[int] = []
+    for i, c in enumerate(chunks):
+        vec = (stored or {}).get(c.chunk_id)
+        if vec is None:
+            todo.append(i)
+        else:
+            out[i] = vec
+    summary.vectors_reused = len(chunks) - len(todo)
+    texts = {i: normalize_text(chunks[i].embed_text()) for i in todo}
+    order = sorted(todo, key=lambda i: len(texts[i]))
     t0 = time.perf_counter()
     for start in range(0, len(order), batch):
         idx = order[start : start + batch]
@@ -152,3 +165,18 @@ def embed_chunks(chunks: Sequence[Chunk], embedder: Any, batch: int, progress: P
             progress("embedding", min(start + batch, len(order)), len(order))
     summary.embed_seconds = time.perf_counter() - t0
     return out
+
+
+def suggestion_rows(chunks: Sequence[Chunk], vectors: np.ndarray, embedder: Any,
+                    earlier: tuple[list[SuggestionRow], list[tuple[str, str]]] | None = None) -> list[SuggestionRow]:
+    """The suggestion table's rows for the written documents: FAQ questions keep their chunk
+    vectors, headings are embedded as questions (once per distinct text). `earlier` adds the
+    rows of an index written before the suggestion table existed."""
+    faqs, headings = faq_and_headings(chunks, vectors)
+    if earlier is not None:
+        faqs.extend(earlier[0])
+        headings.extend(earlier[1])
+    distinct = sorted({h for _, h in headings})
+    vecs = embedder.embed_queries([normalize_text(h) for h in distinct]) if distinct else []
+    by_text = dict(zip(distinct, vecs, strict=True))
+    return [*faqs, *(SuggestionRow(doc_id, "heading", h, by_text[h]) for doc_id, h in headings)]

@@ -1,0 +1,41 @@
+"""ANN index shape by table size, query parameters, and the retraining rule (storage/ann.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage.ann import AnnPlan, SearchIndexSettings, needs_retraining, nprobes_for, plan_for
+
+
+def test_partitions_follow_the_table_size_and_sub_vectors_divide_the_dimension() -> None:
+    s = SearchIndexSettings()
+    small, big = plan_for(50_000, 384, s), plan_for(1_000_000, 384, s)
+    assert (small.partitions, big.partitions) == (195, 1000)  # sqrt(rows), at most rows / 256
+    assert small.sub_vectors == big.sub_vectors == 48
+    assert plan_for(10_000, 100, s).sub_vectors == 10  # 100 // 8 = 12 does not divide 100; 10 does
+    fixed = plan_for(1_000_000, 384, SearchIndexSettings(partitions=256, sub_vectors=96))
+    assert (fixed.partitions, fixed.sub_vectors) == (256, 96)
+
+
+def test_nprobes_is_a_share_of_the_partitions_with_a_floor_or_the_configured_number() -> None:
+    s = SearchIndexSettings(probe_share=0.05, min_nprobes=20)
+    assert nprobes_for(AnnPlan("IVF_PQ", 1000, 48, 1_000_000), s) == 50
+    assert nprobes_for(AnnPlan("IVF_PQ", 224, 48, 50_000), s) == 20
+    assert nprobes_for(AnnPlan("IVF_PQ", 10, 48, 100), s) == 10  # never more than there are
+    assert nprobes_for(AnnPlan("IVF_PQ", 1000, 48, 1_000_000), SearchIndexSettings(nprobes=7)) == 7
+
+
+def test_retrain_only_past_the_size_floor_and_the_drift_share() -> None:
+    s = SearchIndexSettings(ann_min_rows=1000, retrain_share=0.25)
+    plan = AnnPlan("IVF_PQ", 32, 48, 1000)
+    assert not needs_retraining(None, 999, 0, s)  # small tables are searched exactly
+    assert needs_retraining(None, 1000, 0, s)  # first training
+    assert not needs_retraining(plan, 2000, 500, s)  # 500 of 2000 rows written: extend
+    assert needs_retraining(plan, 2000, 501, s)  # past a quarter: retrain
+
+
+def test_bad_settings_are_refused_with_a_clear_message() -> None:
+    with pytest.raises(ValueError, match="index_type"):
+        SearchIndexSettings(index_type="HNSW")
+    with pytest.raises(ValueError, match="retrain_share"):
+        SearchIndexSettings(retrain_share=0)

@@ -22,7 +22,7 @@ from core.gates import run_gates
 from core.language import language_of, prefer_language
 from core.messages import ConversationKey, Decision, Hit, Incoming
 from core.normalize import normalize_text
-from core.ports import ChunkIndex, Embedder, Generator, TranscriptStore
+from core.ports import ChunkIndex, ConversationTurn, Embedder, Generator, TranscriptStore
 from core.reasons import Status
 from core.record import TurnContext, build_decision
 from core.risk import Route, assess, route
@@ -171,23 +171,24 @@ class Pipeline:
     def handle(self, msg: Incoming) -> Decision:
         """Answer or refuse one message; always returns a recorded decision, never raises."""
         t_start = self.clock()
-        try:
-            return self._handle(msg, t_start)
-        except Exception as exc:  # last line of defence: the user gets a refusal, the turn is recorded
-            log.exception("turn failed")
-            ctx = TurnContext(msg=msg, question=clean_input(msg.text)[: self.settings.retrieval.max_question_chars],
-                              language=language_of(msg.text))
-            ctx.reason = reasons.NO_MATCHING_SOURCE
-            ctx.explanation = f"groundbot could not process the question ({type(exc).__name__}); it was recorded."
-            turn = Turn(State.IDLE)
-            turn.fire(Trigger.ABORT)
-            ctx.latency["total"] = (self.clock() - t_start) * 1000
-            return self._finish(ctx, turn, with_suggestions=False)
+        with self.store.begin_turn(msg.key, self.settings.retrieval.history_turns) as conversation:
+            try:
+                return self._handle(msg, conversation, t_start)
+            except Exception as exc:  # last line of defence: the user gets a refusal, the turn is recorded
+                log.exception("turn failed")
+                ctx = TurnContext(msg=msg, question=clean_input(msg.text)[: self.settings.retrieval.max_question_chars],
+                                  language=language_of(msg.text))
+                ctx.reason = reasons.NO_MATCHING_SOURCE
+                ctx.explanation = f"groundbot could not process the question ({type(exc).__name__}); it was recorded."
+                turn = Turn(State.IDLE)
+                turn.fire(Trigger.ABORT)
+                ctx.latency["total"] = (self.clock() - t_start) * 1000
+                return self._finish(ctx, turn, conversation, with_suggestions=False)
 
-    def _handle(self, msg: Incoming, t_start: float) -> Decision:
+    def _handle(self, msg: Incoming, conversation: ConversationTurn, t_start: float) -> Decision:
         question, rejection = self._validate(msg)
         ctx = TurnContext(msg=msg, question=question, language=language_of(question))
-        turn = self._load(ctx)
+        turn = self._begin(ctx, conversation)
         turn.fire(Trigger.PICK if msg.suggestion_id is not None else Trigger.ASK)
         if rejection:
             ctx.reason, ctx.explanation = reasons.INPUT_REJECTED, rejection
@@ -205,22 +206,20 @@ class Pipeline:
                 ctx.explanation = outcome.explanation
             turn.fire(outcome.trigger)
         ctx.latency["total"] = (self.clock() - t_start) * 1000
-        return self._finish(ctx, turn)
+        return self._finish(ctx, turn, conversation)
 
-    def _load(self, ctx: TurnContext) -> Turn:
-        """The conversation's stored state and history; the store retries a busy database
-        within its budget, and past it the turn runs without history (and says so)."""
-        try:
-            ctx.conversation = self.store.load_conversation(ctx.msg.key, self.settings.retrieval.history_turns)
-        except Exception as exc:
+    def _begin(self, ctx: TurnContext, conversation: ConversationTurn) -> Turn:
+        """The conversation's state and history as the turn found them; the store retries a busy
+        database within its budget, and past it the turn runs without history (and says so)."""
+        if conversation.found is None:
             ctx.history = "unavailable"
-            log.warning("conversation %s: history unavailable, answering without it (%s)", ctx.msg.key.as_str(),
-                        str(exc).splitlines()[0][:200])
             return Turn(State.IDLE)
+        ctx.conversation = conversation.found
         ctx.history = "loaded" if ctx.conversation.history else "none"
         return Turn(ctx.conversation.state)
 
-    def _finish(self, ctx: TurnContext, turn: Turn, with_suggestions: bool = True) -> Decision:
+    def _finish(self, ctx: TurnContext, turn: Turn, conversation: ConversationTurn,
+                with_suggestions: bool = True) -> Decision:
         """Offer suggestions with a refusal, then build and record the decision."""
         suggestions: list[str] = []
         if turn.state == State.REFUSED and with_suggestions:
@@ -229,7 +228,7 @@ class Pipeline:
                 turn.fire(Trigger.OFFER)
         status = ctx.verification.status if ctx.verification else Status.REFUSE
         decision = build_decision(ctx, turn.state, str(status), suggestions, self.config_hash, self.settings.refusal)
-        self._record(ctx.msg, decision, turn)
+        self._record(conversation, ctx.msg, decision, turn)
         return decision
 
     def suggestions_for(self, question: str) -> list[str]:
@@ -254,11 +253,11 @@ class Pipeline:
         candidates = prefer_language(candidates, ctx.language, lambda c: c[0])
         return suggest(ctx.question, vec, candidates, cfg.suggestion_floor, cfg.max_suggestions)
 
-    def _record(self, msg: Incoming, decision: Decision, turn: Turn) -> None:
+    def _record(self, conversation: ConversationTurn, msg: Incoming, decision: Decision, turn: Turn) -> None:
         """Persist the decision (the store retries, and spools what the database cannot take);
         `decision.recorded` says where it went, and stays empty only if it went nowhere."""
         try:
-            turn_id, stored = self.store.record_turn(msg.key, msg.user_id, msg.team_id, decision, turn.state)
+            turn_id, stored = conversation.record(msg.user_id, msg.team_id, decision, turn.state)
         except Exception as exc:
             log.error("turn %s was NOT recorded: %s", decision.turn_uid, str(exc).splitlines()[0][:300])
             decision.suggestions = []

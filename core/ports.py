@@ -7,6 +7,7 @@ concrete implementations.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -65,23 +66,28 @@ class ConversationState:
     history: list[tuple[str, str]]  # (question, answer-or-empty) of previous turns, oldest first
 
 
+@dataclass
+class ConversationTurn:
+    """One turn's unit of work on its conversation (`TranscriptStore.begin_turn`): the
+    conversation as the turn found it, None when the store could not read it within its
+    budget (the turn then runs without history), and `record`, which writes the turn, its
+    suggestions and the conversation's new state together, in one transaction.
+
+    `record(user_id, team_id, decision, new_state)` returns the turn id and the suggestion ids;
+    a store that keeps the turn somewhere durable other than its database (a spool it replays
+    later) returns no turn id; it raises only when the turn is recorded nowhere."""
+
+    key: ConversationKey
+    found: ConversationState | None
+    record: Callable[[str, str, Decision, str], tuple[int | None, list[Suggestion]]]
+
+
 class TranscriptStore(Protocol):
     """Persists conversations, turns (decision records), suggestions and feedback."""
 
-    def load_conversation(self, key: ConversationKey, history_turns: int) -> ConversationState: ...
-
-    def record_turn(
-        self,
-        key: ConversationKey,
-        user_id: str,
-        team_id: str,
-        decision: Decision,
-        new_state: str,
-    ) -> tuple[int | None, list[Suggestion]]:
-        """Store the turn and its suggestions atomically; return turn id and suggestion ids.
-
-        A store that keeps the turn somewhere durable other than its database (a spool it
-        replays later) returns no turn id; it raises only when the turn is recorded nowhere."""
+    def begin_turn(self, key: ConversationKey, history_turns: int) -> AbstractContextManager[ConversationTurn]:
+        """`with store.begin_turn(key, n) as conversation:` the turn's read and write of its
+        conversation; retries for a busy database happen in the store, and entering never raises."""
         ...
 
     def suggestion_text(self, suggestion_id: int) -> str | None: ...

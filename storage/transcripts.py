@@ -7,8 +7,10 @@ in WAL mode with BEGIN IMMEDIATE, or PostgreSQL, named by `database_url`).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import IntegrityError
@@ -16,7 +18,7 @@ from sqlmodel import Session, func, select
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from core.messages import ConversationKey, Decision, Suggestion
-from core.ports import ConversationState
+from core.ports import ConversationState, ConversationTurn
 from storage.database import MIGRATIONS, make_engine, migrate, transient
 from storage.spool import ReplayResult, SpoolError, TurnSpool
 from storage.tables import Conversation, Feedback, ReviewItem, SuggestionRow, TurnRecord, turn_row, utcnow
@@ -96,6 +98,19 @@ class SqlTranscriptStore:
             return conv
         except IntegrityError:
             return session.exec(query).one()
+
+    @contextlib.contextmanager
+    def begin_turn(self, key: ConversationKey, history_turns: int) -> Iterator[ConversationTurn]:
+        """One turn's unit of work on its conversation: state and history read as it begins
+        (past the lock budget, found=None and the turn runs without history), then `record`
+        writes the turn, its suggestions and the new state in one transaction (or the spool)."""
+        try:
+            found: ConversationState | None = self.load_conversation(key, history_turns)
+        except Exception as exc:
+            log.warning("conversation %s: history unavailable, answering without it (%s)", key.as_str(),
+                        str(exc).splitlines()[0][:200])
+            found = None
+        yield ConversationTurn(key, found, functools.partial(self.record_turn, key))
 
     def load_conversation(self, key: ConversationKey, history_turns: int) -> ConversationState:
         """State and recent history; raises if the database cannot be read within the budget."""

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 from sqlalchemy import text
 
 from core.messages import ConversationKey, Decision, Suggestion
 from storage.shared_state import SharedState
+from storage.spool import TurnSpool
 from storage.transcripts import SqlTranscriptStore
 
 
@@ -133,3 +135,23 @@ def test_decision_fields_are_json_columns_and_old_rows_convert(database_url: str
         with engine.connect() as conn:
             assert conn.execute(text("SELECT pg_typeof(record)::text FROM turn LIMIT 1")).scalar() == "jsonb"
             assert conn.execute(text("SELECT count(*) FROM turn WHERE scores->>'top1_similarity' IS NOT NULL")).scalar() == 2
+
+
+def test_a_turn_reads_and_writes_its_conversation_as_one_unit(database_url: str, tmp_path: Path) -> None:
+    """begin_turn gives the conversation as the turn found it and records the turn with the new
+    state; a database that cannot be read gives found=None instead of an error, and the turn
+    is still kept (in the spool)."""
+    store = SqlTranscriptStore(database_url)
+    key = ConversationKey("telegram", "77", "t1")
+    with store.begin_turn(key, 2) as conversation:
+        assert conversation.found is not None and (conversation.found.state, conversation.found.history) == ("idle", [])
+        turn_id, _ = conversation.record("u", "", decision("first"), "awaiting_clarification")
+    with store.begin_turn(key, 2) as conversation:
+        assert conversation.found is not None and conversation.found.state == "awaiting_clarification"
+        assert conversation.found.history == [("first", "a [C1]")] and turn_id is not None
+    missing = SqlTranscriptStore(f"sqlite:///{(tmp_path / 'no-such-dir' / 't.db').as_posix()}",
+                                 spool=TurnSpool(tmp_path / "spool.jsonl"), lock_budget_s=0.2)
+    with missing.begin_turn(key, 2) as conversation:
+        assert conversation.found is None
+        assert conversation.record("u", "", decision("second"), "replied")[0] is None
+    assert missing.pending_spooled() == 1

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from core.lexicon import content_terms
 from core.messages import ConversationKey, Decision, Generation, Hit, Suggestion
-from core.ports import ConversationState
+from core.ports import ConversationState, ConversationTurn
 
 
 class BagOfWordsEmbedder:
@@ -88,6 +90,10 @@ class MemoryStore:
         self.suggestions: dict[int, str] = {}
         self.feedback: list[tuple[int, str, int]] = []
         self.fail_next = 0
+
+    @contextlib.contextmanager
+    def begin_turn(self, key: ConversationKey, history_turns: int) -> Iterator[ConversationTurn]:
+        yield ConversationTurn(key, self.load_conversation(key, history_turns), functools.partial(self.record_turn, key))
 
     def load_conversation(self, key: ConversationKey, history_turns: int) -> ConversationState:
         history = [(d.question, d.answer) for k, _, d in self.turns if k == key][-history_turns:] if history_turns else []

@@ -82,6 +82,9 @@ class ConsoleChat:
         """A reviewed answer for a console conversation: printed, with the conversation named."""
         self.say(f"\n[{key.chat_id}] " + render_text(decision))
 
+    def notify(self, reply: Reply) -> None:
+        """Console admins read the queue with /review; nothing is pushed into the chat."""
+
     def _progress(self) -> Callable[[str, int, int], None]:
         def report(phase: str, done: int, total: int) -> None:
             self.stdout.write(f"\r  {phase}: {done}/{total}")

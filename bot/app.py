@@ -50,7 +50,13 @@ class App:
     _commands: Commands | None = None
 
     def ask(self, msg: Incoming) -> Decision:
-        return self.pipeline.handle(msg)
+        decision = self.pipeline.handle(msg)
+        if decision.state == "pending_review" and decision.turn_id is not None:
+            try:  # admins hear of a held draft at once; the user's reply does not wait on it failing
+                self.commands.desk.announce(decision.turn_id)
+            except Exception as exc:
+                log.warning("held turn %s: admins not notified: %s", decision.turn_id, exc)
+        return decision
 
     def ingest(self, paths: Sequence[str | Path] | None = None, progress: Progress | None = None) -> IngestSummary:
         """Ingest `paths` (default: config kb_paths); one ingest at a time per process."""
@@ -148,7 +154,7 @@ class App:
         return self.commands.desk.handle(platform, user_id, action, item_id, text)
 
     def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
-                 lang: str = "en") -> Reply:
+                 lang: str = "") -> Reply:
         return self.commands.feedback(user_id, turn_id, value, reason, comment, lang)
 
     def register_delivery(self, platform: str, delivery: Delivery) -> None:

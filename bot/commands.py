@@ -96,8 +96,12 @@ class Commands:
         return Reply.of(say("reingest_done", lang, summary=summary.line()))
 
     def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
-                 lang: str = "en") -> Reply:
-        """A vote; a thumbs-down with a reason (or "should be answerable") joins the review queue."""
+                 lang: str = "") -> Reply:
+        """A vote; a thumbs-down with a reason (or "should be answerable") joins the review queue.
+        Replies are in the turn's language unless `lang` is given."""
+        if not lang:
+            turn = self.app.store.turn(turn_id)
+            lang = str(turn.get("language") or "en") if turn else "en"
         if reason and reason not in set(FeedbackReason):
             return Reply.of(say("feedback_unknown_reason", lang, reason=reason,
                                 choices=", ".join(FeedbackReason)), ok=False)
@@ -105,4 +109,7 @@ class Commands:
             return Reply.of(say("feedback_nothing", lang), ok=False)
         if value < 0 and not reason:  # a thumbs-down asks why; the answer puts the turn in the queue
             return Reply.of(say("feedback_ask_reason", lang), buttons=feedback_buttons(turn_id, lang, refused=False))
-        return Reply.of(say("feedback_queued" if value < 0 else "feedback_thanks", lang))
+        if value < 0:
+            self.desk.announce(turn_id)
+            return Reply.of(say("feedback_queued", lang))
+        return Reply.of(say("feedback_thanks", lang))

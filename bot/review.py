@@ -129,6 +129,27 @@ class ReviewDesk:
         buttons = item_buttons(entry.id) if entry.status == "open" else ()
         return Reply((Section("\n".join(lines), buttons),))
 
+    def card(self, entry: QueueEntry) -> Reply:
+        """What admins are sent when an item joins the queue: why, the item, its buttons."""
+        head = (say("review_card_held", ADMIN_LANG, id=entry.id, platform=entry.platform,
+                    risk=entry.record.get("risk")) if entry.origin == "held" else
+                say("review_card_feedback", ADMIN_LANG, id=entry.id, platform=entry.platform, reason=entry.reason))
+        shown = self.show(entry)
+        return Reply((Section(head), *shown.sections))
+
+    def announce(self, turn_id: int) -> None:
+        """Post a new queue item to the admins of every platform running here (Telegram: their
+        private chats; Slack: the admin channel); a platform that cannot be reached is logged."""
+        entry = self.queue.entry_for_turn(turn_id)
+        if entry is None or entry.status != "open":
+            return
+        card = self.card(entry)
+        for platform, delivery in list(self.app.deliveries.items()):
+            try:
+                delivery.notify(card)
+            except Exception as exc:
+                log.warning("review item %s: admins on %s not notified: %s", entry.id, platform, exc)
+
     def decide(self, entry: QueueEntry, action: Action, reviewer: str, text: str) -> Reply:
         """Take the decision once, then act on it: save an FAQ entry, tell the user."""
         lang = ADMIN_LANG

@@ -23,8 +23,9 @@ def telegram_options(cfg: Config) -> TelegramOptions:
     if not token:
         raise ValueError(f"set the environment variable {t.token_env} to the bot token from @BotFather")
     refusal = cfg.core.refusal.messages.get("en") or TelegramOptions(token=token).refusal_message
+    admins = tuple(int(a) for a in cfg.admins.get("telegram", ()) if str(a).lstrip("-").isdigit())
     return TelegramOptions(token=token, base_url=t.base_url, max_message_chars=t.max_message_chars,
-                           rate_limit_per_minute=t.rate_limit_per_minute, refusal_message=refusal)
+                           rate_limit_per_minute=t.rate_limit_per_minute, refusal_message=refusal, admin_ids=admins)
 
 
 def webhook_options(cfg: Config, *, port: int | None = None, listen: str | None = None) -> WebhookOptions:

@@ -68,7 +68,7 @@ class SharedBackend:
         return self.app.review(platform, user_id, action, item_id, text)
 
     def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
-                 lang: str = "en") -> Reply:
+                 lang: str = "") -> Reply:
         reply = self.app.feedback(user_id, turn_id, value, reason, comment, lang)
         if reply.ok:
             self.metrics.feedback.labels("up" if value > 0 else "down").inc()

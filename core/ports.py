@@ -135,7 +135,7 @@ class Backend(Protocol):
         ...
 
     def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
-                 lang: str = "en") -> Reply:
+                 lang: str = "") -> Reply:
         """A vote on a turn; a thumbs-down with a reason puts it in the review queue."""
         ...
 
@@ -153,3 +153,7 @@ class Delivery(Protocol):
     to: console prints it, Telegram sends it to the chat (and thread), Slack posts it in the thread."""
 
     def deliver(self, key: ConversationKey, decision: Decision) -> None: ...
+
+    def notify(self, reply: Reply) -> None:
+        """Post a new review-queue item (its card, with buttons) to this platform's admins."""
+        ...

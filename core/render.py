@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from core.catalogue import say
 from core.messages import Decision
 
 _CITE = re.compile(r"\[C(\d+)\]")
@@ -26,24 +27,26 @@ def sources_lines(decision: Decision) -> list[str]:
 
 
 def render_text(decision: Decision, *, numbered_suggestions: bool = True) -> str:
-    """Answer with numbered sources, or the refusal with its reason and suggestions."""
+    """Answer with numbered sources, or the refusal with its reason and suggestions, in the
+    question's language (core/catalogue)."""
+    lang = decision.language
     if not decision.refused:
         parts = [display_answer(decision.answer)]
-        if decision.status == "WARN":
-            parts.append("(Note: part of this answer could not be fully matched to the sources.)")
+        if decision.status == "WARN" and decision.route != "template":  # quotes are the sources' own words
+            parts.append(say("warn_note", lang))
         src = sources_lines(decision)
         if src:
-            parts.append("Sources:\n" + "\n".join(src))
+            parts.append(say("sources_header", lang) + "\n" + "\n".join(src))
         return "\n\n".join(parts)
     parts = [decision.refusal_message]
     if decision.explanation:
-        parts.append(f"Reason: {decision.explanation} [{decision.refusal_reason}]")
+        parts.append(say("reason_line", lang, explanation=decision.explanation, code=decision.refusal_reason))
     if decision.suggestions:
         rows = [
             f"  {i}. {s.text}" if numbered_suggestions else f"  • {s.text}"
             for i, s in enumerate(decision.suggestions, start=1)
         ]
-        parts.append("You could ask:\n" + "\n".join(rows))
+        parts.append(say("suggestions_header", lang) + "\n" + "\n".join(rows))
     return "\n\n".join(parts)
 
 

@@ -78,6 +78,12 @@ class ReviewQueue:
             turn = session.get(TurnRecord, item.turn_id) if item else None
             return _entry(item, turn) if item and turn else None
 
+    def entry_for_turn(self, turn_id: int) -> QueueEntry | None:
+        with Session(self.engine) as session:
+            item = session.exec(select(ReviewItem).where(ReviewItem.turn_id == turn_id)).first()
+            turn = session.get(TurnRecord, turn_id) if item else None
+            return _entry(item, turn) if item and turn else None
+
     def decide(self, item_id: int, status: str, reviewer: str, final_answer: str = "") -> bool:
         """Record the decision if the item is still open; False if someone decided it first."""
         with Session(self.engine) as session:

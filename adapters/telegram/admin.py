@@ -1,57 +1,54 @@
-"""Admin commands: /reingest (with live progress), /stats, /review. Everyone else gets a
-polite refusal; the backend checks the admin list again, so a forged update gains nothing."""
+"""Admin commands: /reingest (with live progress), /stats, /review. The backend's command
+layer checks the admin list and answers everyone else with a polite refusal."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
-from collections.abc import Sequence
 
-from telegram import Message, Update
+from telegram import Update
 from telegram.ext import CommandHandler, ContextTypes
 
 from adapters.telegram.handlers import ONLY_NEW, PLATFORM, Handlers, Wiring
-from adapters.telegram.rendering import format_stats, review_text
 from adapters.telegram.replies import StatusMessage
-from core.ports import PathNotAllowed
-
-log = logging.getLogger(__name__)
+from adapters.telegram.review import ReviewButtons
+from core.catalogue import say
 
 PROGRESS_EVERY_S = 1.0  # edit the re-ingest status message at most this often
 
 
 class AdminCommands:
-    """The commands only admins may run."""
+    """/reingest, /stats and /review: the backend's command layer decides (and refuses
+    non-admins); this shows its replies, with live progress for a re-ingest."""
 
-    def __init__(self, wiring: Wiring) -> None:
+    def __init__(self, wiring: Wiring, review: ReviewButtons) -> None:
         self.w = wiring
+        self.review = review
 
     def handlers(self) -> Handlers:
         return [
             CommandHandler("reingest", self.on_reingest, filters=ONLY_NEW),
-            CommandHandler("stats", self.on_stats, filters=ONLY_NEW),
-            CommandHandler("review", self.on_review, filters=ONLY_NEW),
+            CommandHandler(["stats", "review"], self.on_command, filters=ONLY_NEW),
         ]
 
-    async def admin(self, update: Update, what: str) -> tuple[Message, str] | None:
-        """The message and user id if the sender is an admin; otherwise a polite refusal."""
+    async def on_command(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, user = update.effective_message, update.effective_user
         if message is None or user is None:
-            return None
-        uid = str(user.id)
-        if not self.w.backend.is_admin(PLATFORM, uid):
-            await self.w.replies.send(message, f"Sorry, only groundbot admins can {what}.")
-            return None
-        return message, uid
+            return
+        name, _, args = (message.text or "").partition(" ")
+        reply = await asyncio.to_thread(self.w.backend.command, PLATFORM, str(user.id), name.split("@")[0], args)
+        await self.review.show(message, reply)
 
     async def on_reingest(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        admin = await self.admin(update, "re-ingest the knowledge base")
-        if admin is None:
+        message, user = update.effective_message, update.effective_user
+        if message is None or user is None:
             return
-        message, uid = admin
-        paths: Sequence[str] | None = list(context.args or []) or None
-        status = StatusMessage((await self.w.replies.send(message, "Re-ingesting the knowledge base…"))[-1])
+        uid, args = str(user.id), " ".join(context.args or [])
+        if not self.w.backend.is_admin(PLATFORM, uid):  # no progress message for a refusal
+            reply = await asyncio.to_thread(self.w.backend.command, PLATFORM, uid, "reingest", args)
+            await self.w.replies.send(message, reply.text)
+            return
+        status = StatusMessage((await self.w.replies.send(message, say("reingest_started")))[-1])
         loop = asyncio.get_running_loop()
         last = [0.0]
 
@@ -59,40 +56,8 @@ class AdminCommands:
             now = time.monotonic()
             if now - last[0] >= PROGRESS_EVERY_S:
                 last[0] = now
-                asyncio.run_coroutine_threadsafe(status.update(f"Re-ingesting… {phase}: {done}/{total}"), loop)
+                text = say("reingest_progress", phase=phase, done=done, total=total)
+                asyncio.run_coroutine_threadsafe(status.update(text), loop)
 
-        try:
-            summary = await asyncio.to_thread(self.w.backend.admin_reingest, PLATFORM, uid, paths, progress)
-        except PathNotAllowed as exc:
-            await status.finish(f"Re-ingest refused: {exc}")
-        except PermissionError:
-            await status.finish("Sorry, only groundbot admins can re-ingest the knowledge base.")
-        except Exception as exc:
-            log.exception("re-ingest failed")
-            await status.finish(f"Re-ingest failed: {type(exc).__name__}: {exc}")
-        else:
-            await status.finish("Re-ingest done: " + summary.line())
-
-    async def on_stats(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        admin = await self.admin(update, "see stats")
-        if admin is None:
-            return
-        message, uid = admin
-        try:
-            data = await asyncio.to_thread(self.w.backend.admin_stats, PLATFORM, uid)
-        except PermissionError:
-            await self.w.replies.send(message, "Sorry, only groundbot admins can see stats.")
-            return
-        await self.w.replies.send(message, format_stats(data))
-
-    async def on_review(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        admin = await self.admin(update, "see the review queue")
-        if admin is None:
-            return
-        message, uid = admin
-        try:
-            rows = await asyncio.to_thread(self.w.backend.admin_review_queue, PLATFORM, uid)
-        except PermissionError:
-            await self.w.replies.send(message, "Sorry, only groundbot admins can see the review queue.")
-            return
-        await self.w.replies.send(message, review_text(rows))
+        reply = await asyncio.to_thread(self.w.backend.command, PLATFORM, uid, "reingest", args, progress)
+        await status.finish(reply.text)

@@ -14,9 +14,10 @@ from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, Cont
 
 from adapters.telegram.limits import RateLimit
 from adapters.telegram.options import TelegramOptions
-from adapters.telegram.rendering import HELP, decision_reply, failure_text, parse_callback
+from adapters.telegram.rendering import HELP_KEY, decision_reply, failure_text, parse_callback, reply_messages
 from adapters.telegram.replies import Replies
 from adapters.telegram.threads import ThreadLookup, addressed_text, reply_target, thread_for, topic_thread
+from core.catalogue import say
 from core.messages import ConversationKey, Incoming
 from core.ports import Backend
 
@@ -121,10 +122,14 @@ class Questions:
             turn, vote = args
             turn_id, value = int(turn), 1 if int(vote) > 0 else -1
         except ValueError:  # forged or stale callback data
-            await query.answer("That button no longer works.")
+            await query.answer(say("button_stale"))
             return
-        ok = await asyncio.to_thread(self.w.backend.record_feedback, turn_id, str(query.from_user.id), value)
-        await query.answer("Thanks for the feedback." if ok else "That answer is no longer available.")
+        reply = await asyncio.to_thread(self.w.backend.feedback, str(query.from_user.id), turn_id, value)
+        await query.answer(reply.text[:190] if not reply.sections[-1].buttons else None)
+        msg = query.message
+        if reply.sections[-1].buttons and isinstance(msg, Message):  # a thumbs-down asks why, in the chat
+            text, markup = reply_messages(reply)[0]
+            await self.w.replies.send(msg, text, markup)
 
     async def on_suggestion(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query, args = _button(update)
@@ -134,7 +139,7 @@ class Questions:
             [sid] = args
             suggestion_id = int(sid)
         except ValueError:
-            await query.answer("That button no longer works.")
+            await query.answer(say("button_stale"))
             return
         await query.answer()
         msg = query.message
@@ -145,7 +150,7 @@ class Questions:
 
     async def on_help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if update.effective_message is not None:
-            await self.w.replies.send(update.effective_message, HELP)
+            await self.w.replies.send(update.effective_message, say(HELP_KEY))
 
     async def on_whoami(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Admins are listed by numeric user id, which Telegram's apps do not show."""

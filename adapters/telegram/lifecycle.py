@@ -10,14 +10,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from telegram import Bot
-from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler
+from telegram import Bot, Update
+from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, TypeHandler
 
 from adapters.telegram.admin import AdminCommands
-from adapters.telegram.handlers import Questions, Wiring, on_error, on_other_button
+from adapters.telegram.handlers import PLATFORM, Questions, Wiring, on_error, on_other_button
 from adapters.telegram.limits import ChatOrder, FloodControl, RateLimit, UserRateLimit
 from adapters.telegram.options import TelegramOptions, WebhookOptions
 from adapters.telegram.replies import Replies
+from adapters.telegram.review import ReviewButtons, TelegramDelivery
 from adapters.telegram.threads import ThreadLookup, ThreadMap
 from core.ports import Backend
 
@@ -39,9 +40,14 @@ class TelegramBot:
         self.application = self._build_application()
         self.wiring = Wiring(backend, options, self.rate_limit, self.threads, Replies(self.bot, self.threads))
         self.questions = Questions(self.wiring)
-        self.admin = AdminCommands(self.wiring)
-        for part in (self.questions, self.admin):
+        self.review = ReviewButtons(self.wiring)
+        self.admin = AdminCommands(self.wiring, self.review)
+        for part in (self.review, self.questions, self.admin):  # an edit reply is taken before it is a question
             self.application.add_handlers(part.handlers())
+        # reviewed answers and queue cards leave through here, from whichever thread decides them
+        self.delivery = TelegramDelivery(self.bot, self.wiring.replies, options.admin_ids)
+        self.application.add_handler(TypeHandler(Update, self.delivery.bind), group=-1)
+        backend.register_delivery(PLATFORM, self.delivery)
         self.application.add_handler(CallbackQueryHandler(on_other_button))  # last: only what nothing else took
         self.application.add_error_handler(on_error)
 
@@ -69,6 +75,7 @@ class TelegramBot:
         updater = app.updater
         assert updater is not None
         await app.initialize()
+        await self.delivery.bind()
         if webhook is None:
             await updater.start_polling(timeout=dtm.timedelta(seconds=self.options.poll_timeout_s),
                                         allowed_updates=ALLOWED_UPDATES)
@@ -93,6 +100,7 @@ class TelegramBot:
         app = self.application
 
         async def announce(application: AnyApplication) -> None:
+            await self.delivery.bind()
             if ready is not None:
                 ready(application.bot.username)
 

@@ -20,6 +20,7 @@ class TelegramOptions:
     poll_timeout_s: int = 10  # long-polling timeout of getUpdates
     retry_attempts: int = 3  # retries of one Bot API call after a 429
     max_retry_wait_s: float = 30.0  # a 429 asking for a longer wait is not retried
+    admin_ids: tuple[int, ...] = ()  # admins' user ids: their private chats get the review queue's cards
 
 
 @dataclass(frozen=True)

@@ -3,27 +3,20 @@ Telegram's limits, and the buttons under it. Pure functions; nothing here talks 
 
 from __future__ import annotations
 
-from typing import Any
-
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
 from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
 from core import reasons
+from core.catalogue import say
 from core.messages import Decision
 from core.render import render_text, split_message
+from core.replies import Button, FeedbackReason, Reply
 
 TEXT_LIMIT = int(MessageLimit.MAX_TEXT_LENGTH)  # 4096, counted by Telegram in UTF-16 code units
 CALLBACK_LIMIT = int(InlineKeyboardButtonLimit.MAX_CALLBACK_DATA)  # 64 bytes
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # source links would otherwise unfurl under every answer
 
-HELP = (
-    "I answer questions from my knowledge base, and I cite where each answer comes from. "
-    "When the sources do not answer a question, I say so and suggest questions I can answer.\n\n"
-    "In a private chat, just send your question. In a group, mention me, reply to one of my "
-    "messages, or use /ask followed by your question.\n\n"
-    "/whoami shows your Telegram user id. Admins: /reingest [path] re-ingests the knowledge base, "
-    "/stats shows usage, /review lists answers waiting for review."
-)
+HELP_KEY = "telegram_help"  # core/catalogue
 
 
 def _utf16_len(text: str) -> int:
@@ -61,12 +54,11 @@ def refusal_text(decision: Decision, *, picked: bool = False) -> str:
     """The fixed message and the reason; the suggestions go on buttons, not in the text."""
     parts = [f"› {decision.question}"] if picked and decision.question else []
     parts.append(decision.refusal_message)
-    code = f"[{decision.refusal_reason}]" if decision.refusal_reason else ""
-    reason = " ".join(p for p in (decision.explanation, code) if p)
-    if reason:
-        parts.append(f"Reason: {reason}")
+    if decision.explanation or decision.refusal_reason:
+        parts.append(say("reason_line", decision.language, explanation=decision.explanation,
+                         code=decision.refusal_reason))
     if offered(decision):
-        parts.append("You could ask one of these instead:")
+        parts.append(say("suggestions_buttons_header", decision.language))
     return "\n\n".join(p for p in parts if p)
 
 
@@ -81,8 +73,17 @@ def offered(decision: Decision) -> list[tuple[int, str]]:
     return [(s.id, s.text) for s in decision.suggestions if s.id]
 
 
+# refusals a user cannot usefully flag: bad input, and a draft already waiting for a person
+_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW)
+
+
 def suggestion_keyboard(decision: Decision) -> InlineKeyboardMarkup | None:
+    """Suggestions, one per row, and "this should be answerable" (it puts the turn in the queue)."""
     rows = [[InlineKeyboardButton(text, callback_data=callback_data("s", sid))] for sid, text in offered(decision)]
+    if decision.turn_id and decision.refusal_reason not in _NOT_FLAGGED:
+        rows.append([InlineKeyboardButton(say("should_answer_button", decision.language),
+                                          callback_data=callback_data("fr", decision.turn_id,
+                                                                      FeedbackReason.SHOULD_ANSWER))])
     return InlineKeyboardMarkup(rows) if rows else None
 
 
@@ -101,28 +102,24 @@ def decision_reply(decision: Decision, *, picked: bool) -> tuple[str, InlineKeyb
     return answer_text(decision, picked=picked), markup
 
 
-def format_stats(data: dict[str, Any]) -> str:
-    lines = [
-        f"Turns: {data.get('turns', 0)} (answered {data.get('answered', 0)}, refused {data.get('refused', 0)})",
-        f"Answer rate: {100 * float(data.get('answer_rate', 0)):.1f}%, "
-        f"refusal rate: {100 * float(data.get('refusal_rate', 0)):.1f}%",
-    ]
-    by_reason = data.get("refusals_by_reason") or {}
-    if by_reason:
-        lines.append("Refusals by reason: " + ", ".join(f"{k} {v}" for k, v in by_reason.items()))
-    lat = data.get("latency_ms") or {}
-    if lat:
-        lines.append("Latency: " + ", ".join(f"{k} {v} ms" for k, v in lat.items()))
-    fb = data.get("feedback") or {}
-    if fb:
-        lines.append(f"Feedback: 👍 {fb.get('up', 0)}  👎 {fb.get('down', 0)}")
-    idx = data.get("index") or {}
-    if idx:
-        lines.append(f"Index: {idx.get('chunks', 0)} chunks, embedder {idx.get('embedder', '?')}, "
-                     f"version {idx.get('version', '?')}")
-    return "\n".join(lines)
+def button_data(b: Button) -> str:
+    """A command-layer button as callback data: "fr:TURN:REASON" for feedback, else "r:ACTION:ITEM"."""
+    if b.action.startswith("feedback:"):
+        return callback_data("fr", b.item_id, b.action.split(":", 1)[1])
+    return callback_data("r", b.action, b.item_id)
 
 
-def review_text(rows: list[dict[str, Any]]) -> str:
-    lines = [f"#{r.get('turn_id')}: {r.get('question', '')}" for r in rows]
-    return "Waiting for review:\n" + "\n".join(lines) if lines else "Nothing is waiting for review."
+def reply_messages(reply: Reply) -> list[tuple[str, InlineKeyboardMarkup | None]]:
+    """A command's reply as messages: text runs together until a section with buttons, which
+    ends its message (so each queue item carries its own buttons)."""
+    out: list[tuple[str, InlineKeyboardMarkup | None]] = []
+    texts: list[str] = []
+    for section in reply.sections:
+        texts.append(section.text)
+        if section.buttons:
+            row = [InlineKeyboardButton(b.label, callback_data=button_data(b)) for b in section.buttons]
+            out.append(("\n\n".join(texts), InlineKeyboardMarkup([row[:3], row[3:]] if len(row) > 3 else [row])))
+            texts = []
+    if texts:
+        out.append(("\n\n".join(texts), None))
+    return out

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator
 
-from telegram import Bot, InlineKeyboardMarkup, Message, ReplyParameters
+from telegram import Bot, ForceReply, InlineKeyboardMarkup, Message, ReplyParameters
 from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 
@@ -45,6 +46,28 @@ class Replies:
             )
             if thread is not None:
                 self.threads.remember(anchor.chat_id, msg.message_id, thread)
+            sent.append(msg)
+        return sent
+
+    async def send_to(self, chat_id: int, text: str, markup: InlineKeyboardMarkup | None = None,
+                      thread: str = "", force_reply: bool = False) -> list[Message]:
+        """Send to a chat no message of which is at hand (a reviewed answer, an admin's card).
+
+        `thread` is the conversation's thread id ("t<topic>", "r<message>", or both, see
+        threads.thread_for): the answer goes into the forum topic and replies to the message
+        the conversation hangs on, and is remembered so a reply continues the same thread."""
+        topic = re.search(r"(?:^|:)t(\d+)", thread)
+        anchor = re.search(r"(?:^|:)r(\d+)", thread)
+        reply = ReplyParameters(int(anchor.group(1)), allow_sending_without_reply=True) if anchor else None
+        pieces = split_for_telegram(text)
+        sent: list[Message] = []
+        for i, piece in enumerate(pieces):
+            last = i == len(pieces) - 1
+            msg = await self.bot.send_message(
+                chat_id=chat_id, text=piece, message_thread_id=int(topic.group(1)) if topic else None,
+                reply_markup=(ForceReply(selective=True) if force_reply else markup) if last else None,
+                reply_parameters=reply if i == 0 else None, link_preview_options=NO_PREVIEW)
+            self.threads.remember(chat_id, msg.message_id, thread)
             sent.append(msg)
         return sent
 

@@ -249,6 +249,6 @@ class TelegramStandIn:
             "from": self.bot_user(),
             "text": params.get("text", ""),
         }
-        if params.get("reply_markup"):
+        if (params.get("reply_markup") or {}).get("inline_keyboard"):  # a sent message shows inline keyboards only
             msg["reply_markup"] = params["reply_markup"]
         return msg

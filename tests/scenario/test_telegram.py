@@ -102,9 +102,19 @@ async def test_answer_with_sources_typing_and_feedback(tg_app: Callable[..., App
         standin.press(reply.result, f"f:{turn.id}:1", user_id=777)
         standin.press(reply.result, f"f:{turn.id}:-1", user_id=778)
         acks = await standin.wait_for(lambda: len(a := standin.of("answerCallbackQuery")) == 2 and a)
-        assert {a.params["text"] for a in acks} == {"Thanks for the feedback."}
-    votes = {(f.user_id, f.value) for f in app.store.feedback_for(turn.id)}
-    assert votes == {("777", 1), ("778", -1)}
+        assert [a.params.get("text") for a in acks].count("Thanks for the feedback.") == 1
+        why = await standin.wait_for(lambda: [c for c in standin.sent(501) if "What was wrong?" in c.params["text"]])
+        assert buttons(why[0]) == [("Wrong answer", f"fr:{turn.id}:wrong"),
+                                   ("Did not answer my question", f"fr:{turn.id}:unanswered"),
+                                   ("Something else", f"fr:{turn.id}:other")]
+        assert app.commands.desk.queue.entries() == []  # a thumbs-down alone is a vote, not yet a complaint
+        standin.press(why[0].result, f"fr:{turn.id}:wrong", user_id=778)
+        ack = await standin.wait_for(lambda: len(a := standin.of("answerCallbackQuery")) == 3 and a[-1])
+        assert ack.params["text"] == "Thanks, an admin will look at it."
+    votes = {(f.user_id, f.value, f.reason) for f in app.store.feedback_for(turn.id)}
+    assert votes == {("777", 1, ""), ("778", -1, "wrong")}
+    [item] = app.commands.desk.queue.entries()
+    assert (item.turn_id, item.origin, item.reason) == (turn.id, "feedback", "wrong")
     assert standin.of("deleteWebhook"), "polling must clear any webhook first"
     assert len(app.store.turns()) == 1  # button presses are not questions
 
@@ -119,7 +129,8 @@ async def test_refusal_offers_suggestion_buttons_and_a_press_asks_it(tg_app: Cal
         assert text.startswith(app.config.core.refusal.messages["en"]) and "Reason: " in text
         first = app.store.turns()[0]
         assert first.refused and f"[{first.refusal_reason}]" in text
-        offered = buttons(refusal)
+        *offered, flag = buttons(refusal)
+        assert flag == ("This should be answerable", f"fr:{first.id}:should_answer")
         assert offered and offered[0][0] == "How do I use PostgreSQL for transcripts?"
         for label, data in offered:
             kind, _, sid = data.partition(":")
@@ -150,7 +161,7 @@ async def test_reingest_runs_for_admins_only(tg_app: Callable[..., App], standin
     async with running(app):
         standin.send_text(f"/reingest {kb}", chat_id=601, user_id=GUEST)
         [denied] = await standin.wait_sent(1, chat_id=601)
-        assert denied.params["text"] == "Sorry, only groundbot admins can re-ingest the knowledge base."
+        assert denied.params["text"] == "Sorry, only admins can re-ingest the knowledge base."
         standin.send_text("/stats", chat_id=601, user_id=GUEST)
         await standin.wait_sent(2, chat_id=601)
         assert app.index.count() == chunks and not standin.of("editMessageText")
@@ -167,10 +178,11 @@ async def test_reingest_runs_for_admins_only(tg_app: Callable[..., App], standin
         standin.send_text("/stats", chat_id=602, user_id=ADMIN)
         stats = (await standin.wait_sent(2, chat_id=602))[-1].params["text"]
         assert stats.startswith("Turns: 0 (answered 0, refused 0)") and "Latency: p50" in stats
+        assert "Review queue: 0 waiting" in stats
         standin.send_text("/whoami", chat_id=602, user_id=ADMIN)
         whoami = (await standin.wait_sent(3, chat_id=602))[-1].params["text"]
         assert whoami == f"Your Telegram user id is {ADMIN} (an admin of this bot)."
-    assert "only groundbot admins can see stats" in standin.sent(601)[1].params["text"]
+    assert "only admins can see stats" in standin.sent(601)[1].params["text"]
     assert app.store.turns() == []  # admin commands are not questions
 
 

@@ -1,6 +1,6 @@
-"""Train the claim-support model (core/claim_model.json) on the HaluEval QA dev split.
+"""Train the claim-support model (core/verify/model.json) on the HaluEval QA dev split.
 
-    python -m bench.train_verifier [--halueval FILE] [--out core/claim_model.json]
+    python -m bench.train_verifier [--halueval FILE] [--out core/verify/model.json]
 
 Records whose index % 5 == 0 are held out ("test") and never used here; the grounding
 benchmark reports the model on them. Positives are the right answers, as given and
@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 
 from bench.datasets import HALUEVAL_FILE, TEST_EVERY
-from core.claim_features import FEATURES, claim_evidence
-from core.claim_model import MODEL_PATH, ClaimModel
 from core.claims import split_claims
 from core.messages import Hit
 from core.settings import VerifySettings
 from core.verify import critical_tokens, evidence_sentences
+from core.verify.features import FEATURES, claim_evidence
+from core.verify.model import MODEL_PATH, ClaimModel
 
 
 def restate(question: str, answer: str) -> str:

@@ -38,9 +38,9 @@ from bench.reader_experiment import claim_text, evidence_for, minilm_layers, tra
 from bench.train_verifier import restate
 from core.lexicon import content_terms
 from core.messages import Hit
-from core.names import name_runs
 from core.settings import VerifySettings
 from core.verify import verify_answer
+from core.verify.names import name_runs
 
 RESULTS = Path(__file__).resolve().parent / "results"
 LAYERS, FROZEN, MAX_TOKENS, ANSWER_WORDS = 4, 1, 160, 40

@@ -3,14 +3,19 @@
 Each line of the eval file is a JSON object: `question`, `expected` ("answer" or "refuse"),
 and optionally `answer` (a fixed generator output to verify, e.g. an LLM answer to replay).
 Retrieval runs once per question; gates, generation and verification are re-run for every
-threshold pair with the same core functions the pipeline uses.
+threshold point with the same core functions the pipeline uses. With `--judge LO:HI:STEP` the
+judge's floor is swept too: the answerability judge's `min_answer_probability` for quoted
+answers, the claim judge's `min_claim_probability` for replayed (generated) answers. Judge
+scores are computed once per input and reused across the grid.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +41,7 @@ class EvalItem:
 class Point:
     min_top1: float
     min_support: float
+    min_judge: float | None  # the swept judge floor; None when the judge is not swept
     pass_through: float  # expected refusals that were answered
     false_refusal: float  # expected answers that were refused
     n_answer: int
@@ -58,34 +64,64 @@ def load_eval(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def decide(item: EvalItem, cfg: Config, generator: Any, min_top1: float, min_support: float) -> bool:
-    """True when groundbot would reply (not refuse) under these thresholds."""
+class Memo:
+    """A judge (answerability or claim) that scores each distinct input once: the sweep asks the
+    same questions at every grid point."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge = judge
+        self.seen: dict[tuple[str, tuple[Any, ...]], list[float]] = {}
+
+    def score(self, question: str, items: Sequence[Any]) -> list[float]:
+        key = (question, tuple(items))
+        if key not in self.seen:
+            self.seen[key] = self.judge.score(question, items)
+        return self.seen[key]
+
+
+@dataclass
+class Judges:
+    """The judges the pipeline runs, memoised for the sweep (None where there is none)."""
+
+    answer: Memo | None = None
+    claims: Memo | None = None
+
+
+def decide(item: EvalItem, cfg: Config, generator: Any, point: tuple[float, float, float | None],
+           judges: Judges | None = None) -> bool:
+    """True when groundbot would reply (not refuse) under these thresholds
+    (min_top1, min_support, judge floor or None for the configured one)."""
+    min_top1, min_support, min_judge = point
+    judges = judges or Judges()
     core = cfg.core
-    gates = replace(core.gates, min_top1_similarity=min_top1)
-    g = run_gates(item.question, item.hits, gates)
+    g = run_gates(item.question, item.hits, replace(core.gates, min_top1_similarity=min_top1))
     if not g.passed:
         return False
+    jcfg = core.judge if min_judge is None else replace(core.judge, min_answer_probability=min_judge,
+                                                        min_claim_probability=min_judge)
     if item.answer is None and isinstance(generator, ExtractiveGenerator):
         # a quote is never checked beyond its chunk's similarity: the swept floor is the quote floor too
-        generator = ExtractiveGenerator(replace(generator.cfg, min_quote_similarity=min_top1))
+        generator = ExtractiveGenerator(replace(generator.cfg, min_quote_similarity=min_top1), judges.answer, jcfg)
     text = item.answer if item.answer is not None else generator.generate(item.question, g.kept).text
     if not text.strip():
         return False
-    v = verify_answer(text, item.question, g.kept, replace(core.verify, min_claim_support=min_support))
+    claim_judge = judges.claims if item.answer is not None and jcfg.claims else None
+    v = verify_answer(text, item.question, g.kept, replace(core.verify, min_claim_support=min_support),
+                      claim_judge, jcfg.min_claim_probability)
     return v.status != "REFUSE"
 
 
-def sweep(items: list[EvalItem], cfg: Config, generator: Any, top1_grid: list[float],
-          support_grid: list[float]) -> list[Point]:
+def sweep(items: list[EvalItem], cfg: Config, generator: Any, grids: tuple[list[float], list[float], list[float | None]],
+          judges: Judges | None = None) -> list[Point]:
+    """Every point of the (min_top1, min_support, judge floor) grid, measured on the items."""
     n_ans = sum(1 for it in items if it.expect_answer)
     n_ref = len(items) - n_ans
     points = []
-    for t in top1_grid:
-        for s in support_grid:
-            replied = [decide(it, cfg, generator, t, s) for it in items]
-            pt = sum(1 for it, r in zip(items, replied, strict=True) if r and not it.expect_answer)
-            fr = sum(1 for it, r in zip(items, replied, strict=True) if not r and it.expect_answer)
-            points.append(Point(t, s, pt / n_ref if n_ref else 0.0, fr / n_ans if n_ans else 0.0, n_ans, n_ref))
+    for t, s, j in itertools.product(*grids):
+        replied = [decide(it, cfg, generator, (t, s, j), judges) for it in items]
+        pt = sum(1 for it, r in zip(items, replied, strict=True) if r and not it.expect_answer)
+        fr = sum(1 for it, r in zip(items, replied, strict=True) if not r and it.expect_answer)
+        points.append(Point(t, s, j, pt / n_ref if n_ref else 0.0, fr / n_ans if n_ans else 0.0, n_ans, n_ref))
     return points
 
 
@@ -170,21 +206,28 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
         q = normalize_text(row["question"])
         hits = app.index.search(q, app.embedder.embed_queries([q])[0], k)
         items.append(EvalItem(row["question"], row["expected"] == "answer", row.get("answer"), hits))
-    points = sweep(items, cfg, app.pipeline.generator, frange(args.top1), frange(args.support))
+    judges = pipeline_judges(app)
+    judge_grid: list[float | None] = [*frange(args.judge)] if args.judge else [None]
+    points = sweep(items, cfg, app.pipeline.generator, (frange(args.top1), frange(args.support), judge_grid), judges)
     best = recommend(points, args.max_false_refusal)
     print(f"{len(items)} questions ({points[0].n_answer} expect an answer, {points[0].n_refuse} a refusal)")
-    print(f"{'min_top1':>9} {'min_support':>11} {'pass_through':>12} {'false_refusal':>13} {'balanced':>9}")
+    print(f"{'min_top1':>9} {'min_support':>11} {'judge':>6} {'pass_through':>12} {'false_refusal':>13} {'balanced':>9}")
     for p in points:
         mark = "  <- recommended" if p is best else ""
-        print(f"{p.min_top1:9.2f} {p.min_support:11.2f} {p.pass_through:12.3f} {p.false_refusal:13.3f} "
+        judge = "-" if p.min_judge is None else f"{p.min_judge:.2f}"
+        print(f"{p.min_top1:9.2f} {p.min_support:11.2f} {judge:>6} {p.pass_through:12.3f} {p.false_refusal:13.3f} "
               f"{p.balanced_accuracy:9.3f}{mark}")
     quoted = isinstance(app.pipeline.generator, ExtractiveGenerator) and any(it.answer is None for it in items)
     floor = f"{best.min_top1}" + (f" (and [generator] min_quote_similarity = {best.min_top1})" if quoted else "")
+    judge_key = "min_answer_probability" if quoted else "min_claim_probability"
+    judged = "" if best.min_judge is None else f", [judge] {judge_key} = {best.min_judge}"
     print(f"\nrecommended: [gates] min_top1_similarity = {floor}, [verify] min_claim_support = "
-          f"{best.min_support} (pass-through {best.pass_through:.3f}, false refusals {best.false_refusal:.3f})")
+          f"{best.min_support}{judged} (pass-through {best.pass_through:.3f}, false refusals {best.false_refusal:.3f})")
     configured = cfg.core.extractive.min_quote_similarity if quoted else cfg.core.gates.min_top1_similarity
+    configured_judge = getattr(cfg.core.judge, judge_key)
     current = [p for p in points if abs(p.min_top1 - configured) < 1e-6
-               and abs(p.min_support - cfg.core.verify.min_claim_support) < 1e-6]
+               and abs(p.min_support - cfg.core.verify.min_claim_support) < 1e-6
+               and (p.min_judge is None or abs(p.min_judge - configured_judge) < 1e-6)]
     if current:
         c = current[0]
         print(f"current config: pass-through {c.pass_through:.3f}, false refusals {c.false_refusal:.3f}")
@@ -207,11 +250,21 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
     return 0
 
 
+def pipeline_judges(app: Any) -> Judges:
+    """The app's answerability and claim judges, memoised (None where the app runs none)."""
+    gen, claims = app.pipeline.generator, app.pipeline.claim_judge
+    answer = gen.judge if isinstance(gen, ExtractiveGenerator) and gen.judge is not None else None
+    return Judges(Memo(answer) if answer else None, Memo(claims) if claims else None)
+
+
 def register(sub: Any) -> None:
     s = sub.add_parser("calibrate", help="sweep gate/verifier thresholds on an eval file and recommend a setting")
     s.add_argument("eval_file", help="JSONL: question, expected ('answer'|'refuse'), optional answer")
     s.add_argument("--top1", default="0.30:0.60:0.05", help="min_top1_similarity grid LO:HI:STEP")
     s.add_argument("--support", default="0.30:0.80:0.10", help="min_claim_support grid LO:HI:STEP")
+    s.add_argument("--judge", default="", metavar="LO:HI:STEP",
+                   help="also sweep the judge floor: min_answer_probability for quotes, min_claim_probability "
+                        "for replayed answers (e.g. 0.1:0.9:0.1)")
     s.add_argument("--max-false-refusal", type=float, default=0.10, help="false-refusal budget for the recommendation")
     s.add_argument("--plot", default="calibration.png", help="where to write the PNG plot")
     s.add_argument("--json", default="", help="also write every point as JSON")

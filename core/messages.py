@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,20 @@ class Generation:
     answer_probability: float | None = None  # extractive with the judge: best judged candidate's probability
 
 
+class ClaimRow(TypedDict):
+    """One row of the claim map in a decision record (JSON)."""
+
+    claim: str
+    citations: list[int]
+    support: float
+    evidence: list[str]
+    evidence_chunks: list[int]
+    missing: list[str]
+    supported: bool
+    features: dict[str, float]
+    judge: float | None
+
+
 @dataclass
 class Verification:
     """The verifier's verdict on one answer."""
@@ -109,7 +123,7 @@ class Verification:
     supported_claims: int = 0
     total_claims: int = 0
     grounding_score: float = 0.0
-    claim_map: list[dict[str, Any]] = field(default_factory=list)
+    claim_map: list[ClaimRow] = field(default_factory=list)
     checks_passed: list[str] = field(default_factory=list)
     checks_failed: list[str] = field(default_factory=list)
 

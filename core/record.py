@@ -126,7 +126,7 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
         index_version=ctx.index_version,
         config_hash=config_hash,
         language=ctx.language,
-        claim_map=v.claim_map if v else [],
+        claim_map=[dict(row) for row in v.claim_map] if v else [],
         draft=gen.text if gen and (held or ctx.route == Route.TEMPLATE) else "",
         risk=ctx.risk.score if ctx.risk else None,
         risk_parts=dict(ctx.risk.parts) if ctx.risk else {},

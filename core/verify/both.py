@@ -12,10 +12,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.claim_features import NEGATIONS
-from core.compare import _trim, option_passages
 from core.lexicon import AUXILIARIES, content_terms
 from core.normalize import normalize_text, words
+from core.verify.compare import _trim, option_passages
+from core.verify.features import NEGATIONS
 
 _PAIR = re.compile(r"^\W*(?:\w+\s+)?(?:both\s+)?(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+)$", re.IGNORECASE)
 _JOINT = frozenset(["both", "same", "each", "all"])

@@ -1,6 +1,6 @@
 """A small logistic model that turns claim features into a support probability.
 
-Its weights live in core/claim_model.json, written by `python -m bench.train_verifier`
+Its weights live in core/verify/model.json, written by `python -m bench.train_verifier`
 from the HaluEval dev split (records whose index % 5 != 0); the benchmark reports it on
 the held-out records. No weights are downloaded: the file ships with the package.
 """
@@ -14,9 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from core.claim_features import FEATURES
+from core.verify.features import FEATURES
 
-MODEL_PATH = Path(__file__).with_name("claim_model.json")
+MODEL_PATH = Path(__file__).with_name("model.json")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,10 @@
-"""Multi-word names must appear together in the evidence, not word by word.
+"""Proper names and numbers: the one place that decides what a name is.
+
+`critical_tokens` lists the numbers and single name words that must appear exactly in the
+evidence; `name_runs` the names of several words, which must appear together. core/verify/
+compare.py reads option names with `is_name_word`.
+
+Multi-word names must appear together in the evidence, not word by word.
 
 Checking each capitalised word on its own lets "University of Texas" pass on a passage that
 says "University Park, Texas": both words are there, the name is not. A name of two or more
@@ -15,14 +21,45 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from core.claim_features import fold
 from core.lexicon import STOP
+from core.normalize import normalize_text
+from core.verify.features import fold
 
 GAP = 2  # other words allowed between two words of a name ("Carlos [Arturo] Bacca")
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _CONNECTORS = frozenset(["of", "de", "la", "le", "du", "da", "di", "del", "der", "den", "von", "van", "y", "&"])
 _BREAK = re.compile(r"[,;:()\[\]\"“”!?/|]")
 _ABBREVIATION = 3  # "St." and "Jr." end with a period inside a name; longer words end a sentence
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NAME = re.compile(r"\b[A-Z][\w'’-]*")
+_SENT_START = re.compile(r"(?:^|[.!?:]\s+|\n\s*)$")
+
+
+def is_name_word(word: str) -> bool:
+    """A word written as a name: capitalised."""
+    return word[:1].isupper()
+
+
+def critical_tokens(text: str) -> list[str]:
+    """Numbers and proper names that must appear exactly in the evidence.
+
+    A capitalised word that merely starts a sentence ("Put the token ...") is not taken
+    for a name unless the next word is capitalised too ("Matt Damon") or it is an acronym.
+    """
+    found = [m.group(0) for m in _NUMBER.finditer(normalize_text(text))]
+    for m in _NAME.finditer(text):
+        raw = m.group(0)
+        word = normalize_text(raw).strip("'’-")
+        if not word or word in STOP or len(word) <= 1:
+            continue
+        if _SENT_START.search(text[: m.start()]) and raw[1:].islower():
+            rest = text[m.end() :].lstrip()
+            if not is_name_word(rest):
+                continue
+        found.append(word)
+    return found
 
 
 def tokens(text: str) -> list[str]:
@@ -59,7 +96,7 @@ def name_runs(text: str) -> list[list[str]]:
         if run and not _joined(gap, found[i - 1].group(0)):
             runs.append(run)
             run, pending = [], []
-        if word[0].isupper():
+        if is_name_word(word):
             run.extend(pending)
             run.append(fold(word.casefold()))
             pending = []

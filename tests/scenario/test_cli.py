@@ -101,3 +101,19 @@ def test_calibrate_prints_tradeoff_and_writes_plot(data_dir: Path, tmp_path: Pat
     assert "recommended: [gates] min_top1_similarity" in out.stdout
     assert "pass-through 0.000" in out.stdout  # the wrong number (5 minutes) is never answered
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_calibrate_sweeps_the_judge_floor(data_dir: Path, tmp_path: Path) -> None:
+    """With --judge the answerability judge's floor is a grid axis too: a floor of 1.0 accepts no
+    quote, so at that point every question that should be answered is refused."""
+    eval_file = tmp_path / "eval.jsonl"
+    rows = [{"question": "How do I re-ingest documents?", "expected": "answer"},
+            {"question": "What is the capital of Mars?", "expected": "refuse"}]
+    eval_file.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = groundbot("calibrate", str(eval_file), "--plot", str(tmp_path / "c.png"), "--top1", "0.4:0.4:0.1",
+                    "--support", "0.7:0.7:0.1", "--judge", "0.0:1.0:1.0", data_dir=data_dir)
+    assert out.returncode == 0, out.stderr
+    table = {line.split()[2]: line.split()[3:5] for line in out.stdout.splitlines()
+             if line.strip().startswith("0.40")}
+    assert table["0.00"] == ["0.000", "0.000"] and table["1.00"] == ["0.000", "1.000"]
+    assert "[judge] min_answer_probability = 0.0" in out.stdout

@@ -2,9 +2,9 @@
 
 from dataclasses import replace
 
-from core.both import check_both, pair
 from core.settings import VerifySettings
 from core.verify import verify_answer
+from core.verify.both import check_both, pair
 from tests.unit.fakes import hit
 
 EVIDENCE = ["San Diego International Airport is an airport in San Diego, California.",

@@ -1,6 +1,6 @@
-from core.compare import check_comparison, options
 from core.settings import VerifySettings
 from core.verify import verify_answer
+from core.verify.compare import check_comparison, options
 from tests.unit.fakes import hit
 
 EVIDENCE = ("Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia. "

@@ -183,3 +183,22 @@ def test_high_risk_answer_is_held_and_the_user_told() -> None:
     assert d.refused and d.state == "pending_review" and d.route == "hold" and d.refusal_reason == reasons.NEEDS_REVIEW
     assert d.draft == "The webhook listens on port 8443 [C1]." and d.answer == ""
     assert d.refusal_message == SETTINGS.refusal.review_messages["en"]
+
+
+def test_claim_judge_reads_generated_answers_and_its_refusal_is_explained() -> None:
+    from tests.unit.test_verify import ScriptedClaimJudge
+
+    emb = BagOfWordsEmbedder()
+    gen, store = QueueGenerator(), MemoryStore()
+    judge = ScriptedClaimJudge({"The webhook listens on port 8443.": 0.2})
+    on = replace(SETTINGS, judge=replace(SETTINGS.judge, claims=True))
+    p = Pipeline(on, emb, ListIndex(KB, emb), gen, store, claim_judge=judge)
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Slack app listen on?"))
+    assert d.refused and d.refusal_reason == reasons.UNSUPPORTED_CLAIMS
+    assert judge.read and d.claim_map[0]["judge"] == 0.2
+    off = Pipeline(replace(on, judge=replace(on.judge, claims=False)), emb, ListIndex(KB, emb), gen, store,
+                   claim_judge=judge)
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
+    assert not off.handle(Incoming(KEY, "u2", "Which port does the Telegram webhook listen on?")).refused
+    assert len(judge.read) == 1

@@ -134,3 +134,34 @@ def test_a_name_of_several_words_must_be_written_together_in_the_evidence() -> N
     assert v.status == "REFUSE" and "university of texas" in v.claim_map[0]["missing"]
     ok = verify_answer("Stagger Lee was developed with Southern Methodist University.", q, ev, ASK)
     assert ok.status != "REFUSE"
+
+
+class ScriptedClaimJudge:
+    """A claim judge at the port: a fixed probability per claim text, and a log of what it read."""
+
+    def __init__(self, probs: dict[str, float]) -> None:
+        self.probs = probs
+        self.read: list[tuple[str, str, str]] = []
+
+    def score(self, question: str, claims: list[tuple[str, str]]) -> list[float]:
+        self.read += [(question, c, e) for c, e in claims]
+        return [self.probs.get(c, 0.0) for c, _ in claims]
+
+
+def test_claim_judge_refuses_a_claim_every_word_check_passes() -> None:
+    answer = "The default port is 8443 [C2]."
+    judge = ScriptedClaimJudge({"The default port is 8443.": 0.1})
+    v = verify_answer(answer, "Which port does polling mode use?", HITS, CFG, judge, 0.5)
+    assert v.status == "REFUSE" and v.reasons == [reasons.UNSUPPORTED_CLAIMS]
+    row = v.claim_map[0]
+    assert row["judge"] == 0.1 and "claim judge 0.10 < 0.50" in row["missing"][0]
+    assert judge.read == [("Which port does polling mode use?", "The default port is 8443.", HITS[1].text)]
+    assert verify_answer(answer, "Which port does polling mode use?", HITS, CFG).status == "PASS"
+
+
+def test_claim_judge_keeps_what_it_accepts_and_lexical_checks_still_apply() -> None:
+    judge = ScriptedClaimJudge({"The default port is 8443.": 0.9, "The default port is 8080.": 0.9})
+    ok = verify_answer("The default port is 8443 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
+    assert ok.status == "PASS" and ok.claim_map[0]["judge"] == 0.9
+    wrong = verify_answer("The default port is 8080 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
+    assert wrong.status == "REFUSE" and wrong.claim_map[0]["missing"][0] == "8080"

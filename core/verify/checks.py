@@ -1,0 +1,173 @@
+"""The checks a claim must pass, in order, all of one shape.
+
+`map_claim` first maps a claim to its best evidence window and scores its lexical support
+(core/verify/features.py, core/verify/model.py); then every check in `CHECKS` reads the whole
+answer (`AnswerContext`) and marks the claims it finds wanting, with a note that says why. The
+notes are what the claim map shows as "missing", so each refusal explains itself. The claim
+judge (core.ports.ClaimJudge) is the last check: the lexical ones stay in front of it because
+they explain themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from core.claims import Claim
+from core.lexicon import content_terms
+from core.messages import ClaimRow, Hit
+from core.normalize import normalize_text, words
+from core.ports import ClaimJudge
+from core.settings import VerifySettings
+from core.verify.both import check_both, pair
+from core.verify.compare import check_comparison
+from core.verify.evidence import evidence_sentences, evidence_text, is_bare_polarity, is_polar
+from core.verify.features import NEGATIONS, Sentence, claim_evidence, present
+from core.verify.model import ClaimModel
+from core.verify.names import critical_tokens, unmatched_names
+
+
+@dataclass
+class ClaimCheck:
+    """One claim, its evidence and what the checks found."""
+
+    claim: str
+    citations: list[int]
+    support: float
+    evidence: list[str]
+    evidence_chunks: list[int]
+    missing: list[str]
+    supported: bool
+    features: dict[str, float]
+    polar: bool = False  # a bare yes/no, checked through its question
+    window: list[Sentence] = field(default_factory=list)
+    sentences: list[Sentence] = field(default_factory=list)
+    judge: float | None = None
+
+    def fail(self, note: str) -> None:
+        self.supported = False
+        self.missing.append(note)
+
+    def row(self) -> ClaimRow:
+        return ClaimRow(claim=self.claim, citations=self.citations, support=self.support, evidence=self.evidence,
+                        evidence_chunks=self.evidence_chunks, missing=self.missing, supported=self.supported,
+                        features=self.features, judge=self.judge)
+
+
+@dataclass
+class AnswerContext:
+    """What every check reads: the question, the answer's mapped claims and their sources."""
+
+    question: str
+    claims: list[ClaimCheck]
+    hits: Sequence[Hit]
+    cited: list[int]  # the valid citations of the answer, or every hit when it cites none
+    cfg: VerifySettings
+    judge: ClaimJudge | None = None
+    judge_floor: float = 0.5
+
+
+Check = Callable[[AnswerContext], None]
+
+
+def _polar_check(claim: Claim, citations: Sequence[int], question: str, sentences: list[Sentence]) -> ClaimCheck:
+    """A bare "yes"/"no" is checked together with its question, whose names must all be in the
+    evidence and whose terms must mostly be there."""
+    ev = claim_evidence(question, question, sentences, 0, [])
+    tokens: set[str] = set().union(*(s.tokens for s in sentences)) if sentences else set()
+    missing = [t for t in critical_tokens(question) if not present(t, tokens)]
+    coverage = ev.features["qcov"]
+    return ClaimCheck(claim.text, list(citations), round(coverage, 4), [sentences[i].text for i in ev.window],
+                      sorted({sentences[i].chunk for i in ev.window}), missing,
+                      bool(sentences) and not missing and coverage >= 0.5,
+                      {k: round(v, 4) for k, v in ev.features.items()}, polar=True,
+                      window=[sentences[i] for i in ev.window], sentences=sentences)
+
+
+def map_claim(claim: Claim, citations: Sequence[int], question: str, hits: Sequence[Hit], cfg: VerifySettings,
+              model: ClaimModel) -> ClaimCheck:
+    """Map one claim to its best evidence window and score how well the window supports it;
+    numbers and names of the claim must be in the evidence."""
+    sentences = evidence_sentences(hits, citations)
+    if is_bare_polarity(claim.text):
+        return _polar_check(claim, citations, question, sentences)
+    ev = claim_evidence(claim.text, question, sentences, cfg.short_answer_words, critical_tokens(claim.text))
+    prob = model.probability(ev.features) if sentences else 0.0
+    return ClaimCheck(claim.text, list(citations), round(prob, 4), [sentences[i].text for i in ev.window],
+                      sorted({sentences[i].chunk for i in ev.window}), list(ev.missing),
+                      bool(sentences) and prob >= cfg.min_claim_support and not ev.missing,
+                      {k: round(v, 4) for k, v in ev.features.items()},
+                      window=[sentences[i] for i in ev.window], sentences=sentences)
+
+
+def negation(ctx: AnswerContext) -> None:
+    """A claim that negates while its evidence states no negation, in reply to a question that
+    asked for a fact rather than a yes or no ("X was not born in 1965" for "Who was born in
+    1965?"). Negation words the question already holds ("No. 8") do not count."""
+    asked = set(words(normalize_text(ctx.question)))
+    for c in ctx.claims:
+        added = NEGATIONS.intersection(words(normalize_text(c.claim))) - asked
+        if not c.polar and added and not any(s.negated for s in c.window) and not is_polar(ctx.question):
+            c.fail("a negation its evidence does not state")
+
+
+def names(ctx: AnswerContext) -> None:
+    """Multi-word names must appear together in one evidence sentence (core/verify/names.py)."""
+    for c in ctx.claims:
+        if not c.polar:
+            for name in unmatched_names(c.claim, ctx.question, [s.text for s in c.sentences]):
+                c.fail(name)
+
+
+_RESTRICTIVE = frozenset(["only", "solely", "exclusively"])
+
+
+def restriction(ctx: AnswerContext) -> None:
+    """"Only X" claims more than "X": the restriction must come from the evidence or the question."""
+    asked = set(words(normalize_text(ctx.question)))
+    for c in ctx.claims:
+        said = _RESTRICTIVE.intersection(words(normalize_text(c.claim)))
+        if not c.polar and said and not said & asked and not any(said & s.tokens for s in c.sentences):
+            c.fail("a restriction ('only') its evidence does not state")
+
+
+def comparison(ctx: AnswerContext) -> None:
+    """A claim that picks the option the evidence contradicts (core/verify/compare.py)."""
+    sentences = [s.text for s in evidence_sentences(ctx.hits, ctx.cited)]
+    verdict = check_comparison(ctx.question, " ".join(c.claim for c in ctx.claims), sentences)
+    if verdict is None or verdict.agrees:
+        return
+    picked = set(content_terms(verdict.picked))
+    for c in ctx.claims:
+        if picked and len(picked & set(content_terms(c.claim))) / len(picked) >= 0.5:
+            c.fail(verdict.note)
+
+
+def both(ctx: AnswerContext) -> None:
+    """A claim that affirms of both A and B what the evidence says of only one
+    (core/verify/both.py). A bare "yes" adds no words of its own; its question is checked."""
+    if pair(ctx.question) is None:
+        return
+    sentences = [s.text for s in evidence_sentences(ctx.hits, ctx.cited)]
+    for c in ctx.claims:
+        if c.polar:
+            continue
+        verdict = check_both(ctx.question, c.claim, sentences)
+        if verdict is not None and not verdict.supported:
+            c.fail(verdict.note)
+
+
+def judged(ctx: AnswerContext) -> None:
+    """The claim judge: does the evidence state this claim as the answer to the question? It
+    catches the wrong name or number from the right passage, which every word check passes."""
+    if ctx.judge is None or not ctx.claims:
+        return
+    probs = ctx.judge.score(ctx.question, [(c.claim, evidence_text(ctx.hits, c.citations)) for c in ctx.claims])
+    for c, p in zip(ctx.claims, probs, strict=True):
+        c.judge = round(p, 4)
+        if p < ctx.judge_floor:
+            c.fail(f"the evidence does not state this as the answer (claim judge {p:.2f} < {ctx.judge_floor:.2f})")
+
+
+CHECKS: tuple[Check, ...] = (negation, names, restriction, comparison, both, judged)
+

@@ -1,0 +1,108 @@
+"""The ordered Guardrails rules: what decides PASS, WARN or REFUSE for a whole answer.
+
+Each rule has one shape: it reads the `Draft` (the answer's claims and citations, mapped and
+checked lazily) and returns a `Verdict` or None when it passes. The first REFUSE ends the
+verification; WARN verdicts pile up and downgrade a PASS. The order is the order of
+`RULES`, so a reader sees the policy in one list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from core import reasons
+from core.claims import Claim
+from core.messages import Hit
+from core.ports import ClaimJudge
+from core.settings import VerifySettings
+from core.verify.checks import CHECKS, AnswerContext, ClaimCheck, map_claim
+from core.verify.model import default_model
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # REFUSE or WARN
+    reason: str
+
+
+@dataclass
+class Draft:
+    """One answer under verification; its claims are mapped and checked on first use."""
+
+    question: str
+    claims: list[Claim]
+    hits: Sequence[Hit]
+    cfg: VerifySettings
+    judge: ClaimJudge | None = None
+    judge_floor: float = 0.5
+    cites: list[int] = field(init=False)
+    invalid: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cites = sorted({c for claim in self.claims for c in claim.citations})
+        self.invalid = [c for c in self.cites if c < 1 or c > len(self.hits)]
+
+    @property
+    def valid(self) -> list[int]:
+        return [c for c in self.cites if 1 <= c <= len(self.hits)]
+
+    @property
+    def citation_density(self) -> float:
+        return round(sum(1 for c in self.claims if c.citations) / len(self.claims), 4) if self.claims else 0.0
+
+    @cached_property
+    def checks(self) -> list[ClaimCheck]:
+        """Every claim mapped to its evidence, then run through CHECKS in order."""
+        fallback = self.valid or list(range(1, len(self.hits) + 1))
+        model = default_model()
+        mapped = [map_claim(c, list(c.citations) or fallback, self.question, self.hits, self.cfg, model)
+                  for c in self.claims]
+        ctx = AnswerContext(self.question, mapped, self.hits, fallback, self.cfg, self.judge, self.judge_floor)
+        for check in CHECKS:
+            check(ctx)
+        return mapped
+
+    @property
+    def uncovered(self) -> list[ClaimCheck]:
+        return [c for c in self.checks if not c.supported]
+
+
+Rule = Callable[[Draft], Verdict | None]
+
+
+def has_claims(d: Draft) -> Verdict | None:
+    return None if d.claims else Verdict("REFUSE", reasons.UNSUPPORTED_CLAIMS)
+
+
+def has_citations(d: Draft) -> Verdict | None:
+    return Verdict("REFUSE", reasons.MISSING_CITATIONS) if not d.cites and d.cfg.require_citations else None
+
+
+def citations_valid(d: Draft) -> Verdict | None:
+    return Verdict("REFUSE", reasons.INVALID_CITATIONS) if d.invalid else None
+
+
+def claim_mapping(d: Draft) -> Verdict | None:
+    """At least one claim is supported by its evidence."""
+    return None if len(d.uncovered) < len(d.checks) else Verdict("REFUSE", reasons.UNSUPPORTED_CLAIMS)
+
+
+def uncovered_limit(d: Draft) -> Verdict | None:
+    n = len(d.uncovered)
+    if n > d.cfg.max_uncovered_claims or n / len(d.checks) > d.cfg.max_uncovered_ratio:
+        return Verdict("REFUSE", reasons.UNSUPPORTED_CLAIMS)
+    return None
+
+
+def citation_density(d: Draft) -> Verdict | None:
+    return Verdict("WARN", reasons.MISSING_CITATIONS) if d.citation_density < d.cfg.min_citation_density else None
+
+
+def all_claims_covered(d: Draft) -> Verdict | None:
+    return Verdict("WARN", reasons.UNSUPPORTED_CLAIMS) if d.uncovered else None
+
+
+RULES: tuple[Rule, ...] = (has_claims, has_citations, citations_valid, claim_mapping, uncovered_limit,
+                           citation_density, all_claims_covered)

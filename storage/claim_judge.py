@@ -1,0 +1,38 @@
+"""The claim judge: a small cross-encoder that reads (question, claim, evidence) and gives the
+probability that the evidence states the claim as an answer to the question
+(core.ports.ClaimJudge).
+
+It exists for the answers the lexical checks cannot tell apart: a wrong name or number taken
+from the same passage, or a fluent sentence every word of which is in the evidence but which
+says something else. Trained by `python -m bench.train_claim_judge` on HaluEval QA records the
+benchmark does not test on, with right answers in several forms (bare, "The answer is X.", a
+sentence) so that the form of an answer does not decide (storage/models/claims.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from storage.onnx_pairs import OnnxPairModel, clip
+
+MODEL_FILE = Path(__file__).resolve().parent / "models" / "claims.onnx"
+QUESTION_WORDS = 30
+CLAIM_WORDS = 40
+EVIDENCE_WORDS = 100
+MAX_TOKENS = 192  # the pair, in word pieces, as trained
+
+
+def claim_pair(question: str, claim: str, evidence: str) -> tuple[str, str]:
+    """The two texts the model reads: question and claim, then the evidence; cut as in training."""
+    return f"{clip(question, QUESTION_WORDS)} => {clip(claim, CLAIM_WORDS)}", clip(evidence, EVIDENCE_WORDS) or "-"
+
+
+class OnnxClaimJudge:
+    """Scores (question, claim, evidence) triples with the exported cross-encoder on the CPU."""
+
+    def __init__(self, model_path: Path | str = MODEL_FILE, threads: int = 1) -> None:
+        self.model = OnnxPairModel(model_path, MAX_TOKENS, threads, rebuild="python -m bench.train_claim_judge")
+
+    def score(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]:
+        return self.model.probabilities([claim_pair(question, c, e) for c, e in claims])

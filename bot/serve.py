@@ -332,7 +332,7 @@ def serve(config: Config, host: str, port: int, workers: int) -> None:
 
     import uvicorn
 
-    from bot.config import use_prometheus_multiprocess
+    from bot.metrics import use_prometheus_multiprocess
 
     if workers <= 1:
         uv = uvicorn.Config(WorkerApp(config, None), host=host, port=port, log_level="warning",

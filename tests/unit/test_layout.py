@@ -14,7 +14,7 @@ PACKAGES = ("core", "adapters", "storage", "bot")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # modules being rewritten while this check was introduced; take them off as they land
-REWORKED = ("core/verify/", "storage/chunk_index.py", "storage/ingest.py", "storage/embedders.py")
+REWORKED = ("storage/chunk_index.py",)
 
 
 def _modules() -> list[Path]:

@@ -54,6 +54,7 @@ class SlackSettings:
     signing_secret_env: str = "GROUNDBOT_SLACK_SIGNING_SECRET"
     api_base_url: str = ""
     http_port: int = 3000
+    admin_channel: str = ""  # channel id the review queue's cards are posted to (with buttons)
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,7 @@ class ReviewDesk:
             lines.append(say("review_show_sources", lang))
             lines.extend(f"  [{s.number}] {s.title or s.doc_id} › {s.heading} ({s.url or s.doc_id})" for s in sources)
         buttons = item_buttons(entry.id) if entry.status == "open" else ()
-        return Reply((Section("\n".join(lines), buttons),))
+        return Reply((Section("\n".join(lines), buttons),), prefill=without_citations(entry.draft))
 
     def card(self, entry: QueueEntry) -> Reply:
         """What admins are sent when an item joins the queue: why, the item, its buttons."""

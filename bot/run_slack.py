@@ -42,7 +42,8 @@ def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets) -> Slack
     """The adapter with this config's Web API base URL and refusal message (calls auth.test)."""
     refusal = cfg.core.refusal.messages.get("en") or DEFAULT_REFUSAL
     return SlackAdapter(backend, bot_token=secrets.bot_token, signing_secret=secrets.signing_secret,
-                        api_base_url=cfg.slack.api_base_url, refusal_message=refusal)
+                        api_base_url=cfg.slack.api_base_url, refusal_message=refusal,
+                        admin_channel=cfg.slack.admin_channel)
 
 
 @contextmanager

@@ -58,6 +58,7 @@ class Reply:
 
     sections: tuple[Section, ...]
     ok: bool = True
+    prefill: str = ""  # the text an editor starts from (a review item's draft), for platforms with a form
 
     @property
     def text(self) -> str:

@@ -1,6 +1,6 @@
 """Admin slash commands: /groundbot-reingest (progress edited in one channel message),
-/groundbot-stats and /groundbot-review (answered privately). Non-admins get an ephemeral
-refusal and nothing runs; the backend checks the admin list again."""
+/groundbot-stats and /groundbot-review (answered privately, the queue with its buttons).
+The backend's command layer runs them and refuses non-admins; this only renders."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from adapters.slack.handlers import PLATFORM, Wiring
-from adapters.slack.rendering import review_text, stats_text
-from core.ports import PathNotAllowed
+from adapters.slack.rendering import reply_blocks, truncate
+from core.catalogue import say
 
 log = logging.getLogger("groundbot.slack")
 
@@ -26,70 +26,48 @@ REVIEW_COMMAND = "/groundbot-review"
 
 
 class AdminCommands:
-    """The slash commands only admins may run."""
+    """The slash commands; the backend's command layer decides and refuses non-admins."""
 
     def __init__(self, wiring: Wiring) -> None:
         self.w = wiring
 
     def register(self, app: BoltApp) -> None:
         app.command(REINGEST_COMMAND)(self.on_reingest)
-        app.command(STATS_COMMAND)(self.on_stats)
-        app.command(REVIEW_COMMAND)(self.on_review)
+        app.command(STATS_COMMAND)(self.on_command)
+        app.command(REVIEW_COMMAND)(self.on_command)
 
-    def refuse_non_admin(self, ack: Callable[..., Any], command: dict[str, Any]) -> bool:
-        """Ephemeral refusal for non-admins; True when the caller must stop (nothing has run)."""
-        if self.w.backend.is_admin(PLATFORM, str(command.get("user_id", ""))):
+    def refuse_non_admin(self, ack: Callable[..., Any], command: dict[str, Any], name: str) -> bool:
+        """Non-admins get the command layer's refusal as the ack; True when the caller must stop."""
+        user = str(command.get("user_id", ""))
+        if self.w.backend.is_admin(PLATFORM, user):
             return False
-        ack(text=f"Sorry, only groundbot admins can use {command.get('command')}. Nothing was run.")
+        ack(text=self.w.backend.command(PLATFORM, user, name).text)
         return True
 
     def on_reingest(self, ack: Callable[..., Any], command: dict[str, Any], respond: Callable[..., Any]) -> None:
-        if self.refuse_non_admin(ack, command):
+        if self.refuse_non_admin(ack, command, "reingest"):
             return
         raw = str(command.get("text") or "").strip()
         try:
-            paths = shlex.split(raw) or None
+            paths = shlex.split(raw)
         except ValueError:
-            paths = raw.split() or None
-        where = ", ".join(paths) if paths else "the configured knowledge base"
-        ack(text=f"Re-ingesting {where}; progress follows in this channel.")
+            paths = raw.split()
+        ack(text=" ".join([say("reingest_started"), *paths]))
         user, channel = str(command.get("user_id")), str(command.get("channel_id"))
         report = ProgressReport(self.w.client, channel, respond, self.w.progress_interval_s)
-        report.start(f"<@{user}> started a re-ingest of {where}…")
-        try:
-            summary = self.w.backend.admin_reingest(PLATFORM, user, paths, report)
-        except PathNotAllowed as exc:
-            report.finish(f"Re-ingest refused: {exc}")
-            return
-        except PermissionError:
-            report.finish("Re-ingest refused: you are not a groundbot admin.")
-            return
-        except Exception as exc:
-            log.exception("re-ingest failed")
-            report.finish(f"Re-ingest of {where} failed: {type(exc).__name__}: {exc}")
-            return
-        report.finish(f"Re-ingest of {where} done: {summary.line()}")
+        report.start(f"<@{user}> {say('reingest_started')}")
+        reply = self.w.backend.command(PLATFORM, user, "reingest", " ".join(shlex.quote(p) for p in paths), report)
+        report.finish(reply.text)
 
-    def on_stats(self, ack: Callable[..., Any], command: dict[str, Any], respond: Callable[..., Any]) -> None:
-        self.report(ack, command, respond, lambda user: stats_text(self.w.backend.admin_stats(PLATFORM, user)))
-
-    def on_review(self, ack: Callable[..., Any], command: dict[str, Any], respond: Callable[..., Any]) -> None:
-        self.report(ack, command, respond, lambda user: review_text(self.w.backend.admin_review_queue(PLATFORM, user)))
-
-    def report(self, ack: Callable[..., Any], command: dict[str, Any], respond: Callable[..., Any],
-               build: Callable[[str], str]) -> None:
-        """Ack first (stats read the whole transcript table), then answer privately via response_url."""
-        if self.refuse_non_admin(ack, command):
+    def on_command(self, ack: Callable[..., Any], command: dict[str, Any], respond: Callable[..., Any]) -> None:
+        """/groundbot-stats and /groundbot-review: ack first (stats read the whole transcript
+        table), then the reply privately, with the queue's buttons."""
+        name = str(command.get("command", "")).removeprefix("/groundbot-")
+        if self.refuse_non_admin(ack, command, name):
             return
         ack()
-        try:
-            text = build(str(command.get("user_id")))
-        except PermissionError:
-            text = f"Sorry, only groundbot admins can use {command.get('command')}."
-        except Exception as exc:
-            log.exception("%s failed", command.get("command"))
-            text = f"{command.get('command')} failed: {type(exc).__name__}"
-        respond(text=text, response_type="ephemeral")
+        reply = self.w.backend.command(PLATFORM, str(command.get("user_id")), name, str(command.get("text") or ""))
+        respond(text=truncate(reply.text, 3000), blocks=reply_blocks(reply), response_type="ephemeral")
 
 
 class ProgressReport:
@@ -115,7 +93,7 @@ class ProgressReport:
         if not self.ts or now - self._last < self.interval:
             return
         self._last = now
-        self._update(f"Re-ingesting… {phase}: {done}/{total}")
+        self._update(say("reingest_progress", phase=phase, done=done, total=total))
 
     def finish(self, text: str) -> None:
         if not self.ts or not self._update(text):

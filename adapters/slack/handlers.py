@@ -22,8 +22,11 @@ from adapters.slack.rendering import (
     SUGGEST_ACTION_PREFIX,
     SlackMessage,
     failure_message,
+    feedback_view,
     render_decision,
+    reply_blocks,
 )
+from core.language import language_of
 from core.messages import ConversationKey, Incoming
 from core.ports import Backend
 
@@ -129,7 +132,8 @@ class Questions:
         self.answer(msg, channel, thread, picked_by=user)
 
     def on_feedback(self, ack: Callable[..., Any], body: dict[str, Any], action: dict[str, Any]) -> None:
-        """Thumbs up/down are stored with the turn; the voter gets a private thank-you."""
+        """Thumbs up/down are stored with the turn; a thumbs-down opens a modal that asks why
+        (its answer puts the turn in the review queue). The voter's replies are private."""
         ack()
         turn_id = as_int(action.get("value"))
         channel, user, _ = ids(body)
@@ -137,10 +141,21 @@ class Questions:
         if turn_id is None or not user:
             return
         value = 1 if action.get("action_id") == FEEDBACK_UP else -1
-        stored = self.w.backend.record_feedback(turn_id, user, value)
-        text = "Thanks for the feedback." if stored else "That answer can no longer be rated."
+        reply = self.w.backend.feedback(user, turn_id, value)
+        if value < 0 and reply.ok:
+            try:
+                self.w.client.views_open(trigger_id=str(body.get("trigger_id", "")),
+                                         view=feedback_view(turn_id, self.lang_of(message)))
+                return
+            except SlackApiError as exc:  # no modal: the reason buttons follow privately instead
+                log.debug("feedback modal failed: %s", exc.response.get("error"))
         try:
-            self.w.client.chat_postEphemeral(channel=channel, user=user, text=text,
+            self.w.client.chat_postEphemeral(channel=channel, user=user, text=reply.text, blocks=reply_blocks(reply),
                                              thread_ts=message.get("thread_ts") or message.get("ts"))
         except SlackApiError as exc:
             log.debug("feedback thank-you failed: %s", exc.response.get("error"))
+
+    @staticmethod
+    def lang_of(message: dict[str, Any]) -> str:
+        """The language of the answer a button sits under (as the question's, see core/language.py)."""
+        return language_of(str(message.get("text") or ""))

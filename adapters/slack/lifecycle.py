@@ -14,9 +14,10 @@ from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from adapters.slack.admin import AdminCommands
-from adapters.slack.handlers import Questions, Wiring
+from adapters.slack.handlers import PLATFORM, Questions, Wiring
 from adapters.slack.http import SlackHTTPServer
 from adapters.slack.once import OnceFilter, OnceKeys, skip_redelivered
+from adapters.slack.review import ReviewActions, SlackDelivery
 from core.ports import Backend
 
 log = logging.getLogger("groundbot.slack")
@@ -34,7 +35,7 @@ class SlackAdapter:
     def __init__(self, backend: Backend, *, bot_token: str, signing_secret: str = "", api_base_url: str = "",
                  refusal_message: str = DEFAULT_REFUSAL, rate_limit_retries: int = 3,
                  progress_interval_s: float = 1.0, client_timeout_s: float = 30.0, workers: int = 8,
-                 once: OnceKeys | None = None) -> None:
+                 once: OnceKeys | None = None, admin_channel: str = "") -> None:
         if not bot_token:
             raise ValueError("a Slack bot token (xoxb-...) is required")
         self.backend = backend
@@ -52,8 +53,11 @@ class SlackAdapter:
         self.app.use(skip_redelivered(lambda: self.wiring.once))
         self.questions = Questions(self.wiring)
         self.admin = AdminCommands(self.wiring)
-        for part in (self.questions, self.admin):
+        self.review = ReviewActions(self.wiring)
+        for part in (self.questions, self.admin, self.review):
             part.register(self.app)
+        # reviewed answers go to their thread, new queue items to the admin channel, from here
+        backend.register_delivery(PLATFORM, SlackDelivery(self.wiring, admin_channel))
 
     @property
     def once(self) -> OnceKeys:

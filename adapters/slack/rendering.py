@@ -6,13 +6,15 @@ tested without a network: every function here is pure and returns plain dicts.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core import reasons
+from core.catalogue import say
 from core.messages import Decision, Source
 from core.render import display_answer, split_message
+from core.replies import REASON_LABELS, Button, FeedbackReason, Reply
 
 # Slack's published limits (Block Kit reference).
 SECTION_TEXT_LIMIT = 3000
@@ -25,6 +27,9 @@ FEEDBACK_UP = "groundbot_feedback_up"
 FEEDBACK_DOWN = "groundbot_feedback_down"
 SUGGESTIONS_BLOCK = "groundbot_suggestions"
 FEEDBACK_BLOCK = "groundbot_feedback"
+REVIEW_ACTION_PREFIX = "groundbot_review_"  # + show | approve | edit | reject | faq; value: the item id
+REASON_ACTION_PREFIX = "groundbot_reason_"  # + a FeedbackReason; value: the turn id
+_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW)  # refusals a user cannot usefully flag
 
 @dataclass(frozen=True)
 class SlackMessage:
@@ -99,35 +104,41 @@ def asked_by(user_id: str, question: str) -> dict[str, Any]:
 
 def _answer_blocks(decision: Decision) -> list[dict[str, Any]]:
     blocks = [section(piece) for piece in fit(display_answer(decision.answer))]
-    if decision.status == "WARN":
-        blocks.append(context(":warning: Part of this answer could not be fully matched to the sources."))
+    lang = decision.language
+    if decision.status == "WARN" and decision.route != "template":
+        blocks.append(context(":warning: " + escape(say("warn_note", lang))))
     if decision.sources:
         lines = "\n".join(source_line(s) for s in decision.sources)
         for i, piece in enumerate(split_message(lines, SECTION_TEXT_LIMIT - 20)):
-            blocks.append(section(("*Sources*\n" if i == 0 else "") + piece))
+            blocks.append(section((f"*{escape(say('sources_header', lang).rstrip(':'))}*\n" if i == 0 else "") + piece))
     if decision.turn_id is not None:
         value = str(decision.turn_id)
         blocks.append({"type": "actions", "block_id": FEEDBACK_BLOCK, "elements": [
-            button("👍 Helpful", FEEDBACK_UP, value),
-            button("👎 Not helpful", FEEDBACK_DOWN, value),
+            button("👍 " + say("button_helpful", decision.language), FEEDBACK_UP, value),
+            button("👎 " + say("button_not_helpful", decision.language), FEEDBACK_DOWN, value),
         ]})
     return blocks
 
 
 def _refusal_blocks(decision: Decision) -> list[dict[str, Any]]:
+    lang = decision.language
     blocks = [section(piece) for piece in fit(decision.refusal_message)]
     if decision.explanation or decision.refusal_reason:
-        code = f" (`{decision.refusal_reason}`)" if decision.refusal_reason else ""
-        blocks.append(context(f"Reason: {escape(decision.explanation)}{code}"))
+        blocks.append(context(say("reason_line", lang, explanation=escape(decision.explanation),
+                                  code=f"`{decision.refusal_reason}`")))
     clickable = [s for s in decision.suggestions if s.id]
     if clickable:
-        blocks.append(section("You could ask:"))
+        blocks.append(section(escape(say("suggestions_header", lang))))
         blocks.append({"type": "actions", "block_id": SUGGESTIONS_BLOCK, "elements": [
             button(s.text, f"{SUGGEST_ACTION_PREFIX}{i}", str(s.id)) for i, s in enumerate(clickable[:5])
         ]})
     elif decision.suggestions:  # not stored (database trouble): show them, without buttons
         rows = "\n".join(f"• {escape(s.text)}" for s in decision.suggestions)
-        blocks.append(section(f"You could ask:\n{rows}"))
+        blocks.append(section(f"{escape(say('suggestions_header', lang))}\n{rows}"))
+    if decision.turn_id is not None and decision.refusal_reason not in _NOT_FLAGGED:
+        blocks.append({"type": "actions", "block_id": FEEDBACK_BLOCK, "elements": [button(
+            say("should_answer_button", lang), f"{REASON_ACTION_PREFIX}{FeedbackReason.SHOULD_ANSWER}",
+            str(decision.turn_id))]})
     return blocks
 
 
@@ -156,21 +167,62 @@ def failure_message(refusal_message: str, detail: str) -> SlackMessage:
     return SlackMessage(refusal_message, blocks)
 
 
-def stats_text(stats: dict[str, Any]) -> str:
-    """The /groundbot-stats reply: the headline numbers, then the full record as JSON."""
-    head = (f"*groundbot stats*: {stats.get('turns', 0)} turns, {stats.get('answered', 0)} answered, "
-            f"{stats.get('refused', 0)} refused (answer rate {stats.get('answer_rate', 0.0):.0%}).")
-    body = json.dumps(stats, indent=2, ensure_ascii=False, default=str)
-    return truncate(f"{head}\n```{escape(body)}```", SECTION_TEXT_LIMIT)
+def _button_of(b: Button) -> dict[str, Any]:
+    if b.action.startswith("feedback:"):
+        return button(b.label, REASON_ACTION_PREFIX + b.action.split(":", 1)[1], str(b.item_id))
+    return button(b.label, REVIEW_ACTION_PREFIX + b.action, str(b.item_id))
 
 
-def review_text(items: Sequence[dict[str, Any]]) -> str:
-    """The /groundbot-review reply: answers held for an admin, oldest first."""
-    if not items:
-        return "No answers are waiting for review."
-    rows = [f"*{len(items)} answer(s) waiting for review:*"]
-    for item in items:
-        rows.append(f"• #{item.get('turn_id')} {escape(truncate(str(item.get('question', '')), 200))}")
-        if item.get("draft"):
-            rows.append(f"    draft: {escape(truncate(display_answer(str(item['draft'])), 300))}")
-    return truncate("\n".join(rows), SECTION_TEXT_LIMIT)
+def reply_blocks(reply: Reply) -> list[dict[str, Any]]:
+    """A command-layer reply as blocks: each section's text, its buttons in an actions block."""
+    blocks: list[dict[str, Any]] = []
+    for sec in reply.sections:
+        blocks.extend(section(piece) for piece in fit(sec.text))
+        if sec.buttons:
+            blocks.append({"type": "actions", "elements": [_button_of(b) for b in sec.buttons]})
+    return blocks[:MAX_BLOCKS]
+
+
+# -- modals ---------------------------------------------------------------------------------
+EDIT_VIEW = "groundbot_review_edit"
+FEEDBACK_VIEW = "groundbot_feedback_reason"
+TEXT_INPUT_LIMIT = 3000
+
+
+def _input(block_id: str, label: str, *, initial: str = "", multiline: bool = True, optional: bool = False) -> dict[str, Any]:
+    element: dict[str, Any] = {"type": "plain_text_input", "action_id": "value", "multiline": multiline}
+    if initial:
+        element["initial_value"] = truncate(initial, TEXT_INPUT_LIMIT)
+    return {"type": "input", "block_id": block_id, "optional": optional, "element": element,
+            "label": {"type": "plain_text", "text": truncate(label, 2000)}}
+
+
+def _plain(text: str) -> dict[str, str]:
+    return {"type": "plain_text", "text": truncate(text, 24)}
+
+
+def edit_view(item_id: int, draft: str) -> dict[str, Any]:
+    """The modal an admin edits an answer in; submitting approves the edited answer."""
+    return {"type": "modal", "callback_id": EDIT_VIEW, "private_metadata": str(item_id),
+            "title": _plain(say("edit_modal_title", id=item_id)), "submit": _plain(say("edit_modal_submit")),
+            "blocks": [_input("answer", say("edit_modal_label"), initial=draft)]}
+
+
+def feedback_view(turn_id: int, lang: str) -> dict[str, Any]:
+    """The modal a thumbs-down opens: why (a reason), and optional words."""
+    options = [{"text": {"type": "plain_text", "text": say(REASON_LABELS[r], lang)}, "value": str(r)}
+               for r in FeedbackReason if r != FeedbackReason.SHOULD_ANSWER]
+    reason = {"type": "input", "block_id": "reason", "label": {"type": "plain_text", "text": say("feedback_modal_reason", lang)},
+              "element": {"type": "static_select", "action_id": "value", "options": options}}
+    return {"type": "modal", "callback_id": FEEDBACK_VIEW, "private_metadata": str(turn_id),
+            "title": _plain(say("feedback_modal_title", lang)), "submit": _plain(say("feedback_modal_submit", lang)),
+            "blocks": [reason, _input("comment", say("feedback_modal_comment", lang), optional=True)]}
+
+
+def view_value(view: dict[str, Any], block: str) -> str:
+    """A submitted modal's value of one input (text, or the selected option)."""
+    field = ((view.get("state") or {}).get("values") or {}).get(block, {}).get("value") or {}
+    selected = field.get("selected_option") or {}
+    return str(field.get("value") or selected.get("value") or "").strip()
+
+

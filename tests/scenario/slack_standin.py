@@ -63,7 +63,7 @@ class SlackStandIn:
                         args.update(json.loads(raw))
                     else:
                         args.update(dict(parse_qsl(raw, keep_blank_values=True)))
-                for key in ("blocks", "attachments"):  # form-encoded calls send these as JSON strings
+                for key in ("blocks", "attachments", "view"):  # form-encoded calls send these as JSON strings
                     if isinstance(args.get(key), str):
                         args[key] = json.loads(args[key])
                 auth = self.headers.get("Authorization", "")
@@ -133,6 +133,7 @@ class SlackStandIn:
                                              "bot_id": BOT_ID, "user": BOT_USER}},
             "chat.update": {"channel": args.get("channel"), "ts": args.get("ts"), "text": args.get("text")},
             "chat.postEphemeral": {"message_ts": ts},
+            "views.open": {"view": {"id": f"V{n:06d}", **(args.get("view") or {})}},
             "reactions.add": {},
             "reactions.remove": {},
             "respond": {},

@@ -238,6 +238,18 @@ class Slack:
         }
         return self.deliver("interactive", payload)[0]
 
+    def submit(self, opened: Call, values: dict[str, str], *, user: str = USER) -> dict[str, Any]:
+        """Submit a modal the bot opened (views.open), with one value per input block."""
+        view = opened.args["view"]
+        state = {block: {"value": ({"type": "static_select", "selected_option": {"value": value}}
+                                   if any(b.get("block_id") == block and b["element"]["type"] == "static_select"
+                                          for b in view["blocks"]) else {"type": "plain_text_input", "value": value})}
+                 for block, value in values.items()}
+        payload = {"type": "view_submission", "token": "legacy", "api_app_id": "A0GROUND", "trigger_id": "4.5.6",
+                   "user": {"id": user, "username": user.lower(), "team_id": TEAM}, "team": {"id": TEAM},
+                   "view": {**view, "id": opened.result["view"]["id"], "state": {"values": state}}}
+        return self.deliver("interactive", payload)[0]
+
     def replies(self, count: int = 1) -> list[Call]:
         """Wait for `count` chat.postMessage calls that succeeded; returns all that did."""
 
@@ -273,17 +285,21 @@ def stop_socket(handler: Any, standin: SlackStandIn) -> None:
 @pytest.fixture
 def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
           monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Slack]]:
-    """start(mode, generator=None) -> a running Slack bot over `mode` ("socket" or "http")."""
+    """start(mode, generator=None, hold_risk=None, admin_channel="") -> a running Slack bot over
+    `mode` ("socket" or "http")."""
     stops: list[Callable[[], None]] = []
 
-    def factory(mode: str, *, generator: Any = None) -> Slack:
+    def factory(mode: str, *, generator: Any = None, hold_risk: float | None = None, admin_channel: str = "") -> Slack:
         data = tmp_path / f"data-{len(stops)}"
         shutil.copytree(kb_index, data / "index")
         cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_SLACK_BOT_TOKEN": BOT_TOKEN})
         cfg = replace(cfg, data_dir=data, admins={**cfg.admins, "slack": (ADMIN,)}, reingest_roots=(str(tmp_path),))
+        if hold_risk is not None:  # answers at or above this risk wait for review
+            review = replace(cfg.core.review, template_risk=hold_risk, hold_risk=hold_risk)
+            cfg = replace(cfg, core=replace(cfg.core, review=review))
         app = build_app(cfg, embedder=embedder, generator=generator)
         adapter = SlackAdapter(app, bot_token=cfg.secret(cfg.slack.bot_token_env), signing_secret=SECRET,
-                               api_base_url=standin.api_url, progress_interval_s=0.0)
+                               api_base_url=standin.api_url, progress_interval_s=0.0, admin_channel=admin_channel)
         inflight = InFlight(monkeypatch, adapter.executor)
         http = None
         if mode == "socket":
@@ -382,7 +398,8 @@ def test_refusal_offers_suggestions_and_a_press_asks_it(start: Callable[..., Sla
     assert refusal.args["thread_ts"] == "1714.000100"
     assert blocks_text(refusal).startswith(bot.app.config.core.refusal.messages["en"])
     assert f"`{turn.refusal_reason}`" in context_text(refusal)
-    offered = buttons(refusal)
+    *offered, flag = buttons(refusal)
+    assert (flag["action_id"], flag["value"]) == ("groundbot_reason_should_answer", str(turn.id))
     assert offered and all(b["action_id"].startswith("groundbot_suggest_") for b in offered)
     assert [bot.app.store.suggestion_text(int(b["value"])) for b in offered] == [b["text"]["text"] for b in offered]
     assert "How do I renew a book?" in [b["text"]["text"] for b in offered]
@@ -409,13 +426,20 @@ def test_feedback_buttons_are_stored_with_the_turn(start: Callable[..., Slack], 
     assert [(b["action_id"], b["value"]) for b in buttons(reply)] == [(FEEDBACK_UP, str(turn.id)),
                                                                       (FEEDBACK_DOWN, str(turn.id))]
     bot.click(reply, FEEDBACK_DOWN, user="UBOB0001")
-    thanks = bot.api.wait_for("chat.postEphemeral")[0].args
-    assert (thanks["channel"], thanks["user"], thanks["thread_ts"]) == (CHANNEL, "UBOB0001", "1715.000100")
-    assert "Thanks" in thanks["text"]
+    (modal,) = bot.api.wait_for("views.open")  # a thumbs-down asks why
+    assert modal.args["view"]["callback_id"] == "groundbot_feedback_reason"
+    assert modal.args["view"]["private_metadata"] == str(turn.id) and modal.args["trigger_id"] == "1.2.3"
+    bot.submit(modal, {"reason": "wrong", "comment": "the hours changed"}, user="UBOB0001")
+    queued = bot.api.wait_for("chat.postMessage", 2)[-1].args
+    assert (queued["channel"], queued["text"]) == ("UBOB0001", "Thanks, an admin will look at it.")
     bot.click(reply, FEEDBACK_UP, user=USER)
-    bot.api.wait_for("chat.postEphemeral", 2)
-    votes = {(f.user_id, f.value) for f in bot.app.store.feedback_for(turn.id)}
-    assert votes == {("UBOB0001", -1), (USER, 1)}
+    thanks = bot.api.wait_for("chat.postEphemeral")[0].args
+    assert (thanks["channel"], thanks["user"], thanks["thread_ts"]) == (CHANNEL, USER, "1715.000100")
+    assert thanks["text"] == "Thanks for the feedback."
+    votes = {(f.user_id, f.value, f.reason, f.comment) for f in bot.app.store.feedback_for(turn.id)}
+    assert votes == {("UBOB0001", -1, "wrong", "the hours changed"), (USER, 1, "", "")}
+    [item] = bot.app.commands.desk.queue.entries()
+    assert (item.turn_id, item.origin, item.reason, item.comment) == (turn.id, "feedback", "wrong", "the hours changed")
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -468,11 +492,11 @@ def test_admin_stats_and_review_queue_are_shown_to_the_admin_only(start: Callabl
     bot.replies(1)
     assert bot.command("/groundbot-stats") == {}  # a bare ack; the numbers follow privately
     (stats,) = bot.api.wait_for("respond")
-    assert stats.args["response_type"] == "ephemeral" and "1 turns, 1 answered" in stats.args["text"]
-    assert '"refusal_rate": 0.0' in stats.args["text"]
+    assert stats.args["response_type"] == "ephemeral" and "Turns: 1 (answered 1, refused 0)" in stats.args["text"]
+    assert "refusal rate 0.0" in stats.args["text"] and "Review queue: 0 waiting" in stats.args["text"]
     bot.command("/groundbot-review")
     review = bot.api.wait_for("respond", 2)[1]
-    assert review.args == {"text": "No answers are waiting for review.", "response_type": "ephemeral"}
+    assert (review.args["text"], review.args["response_type"]) == ("The review queue is empty.", "ephemeral")
     assert len(bot.api.requests("chat.postMessage")) == 1  # nothing in the channel
 
 
@@ -482,7 +506,7 @@ def test_non_admin_commands_are_refused_and_nothing_runs(start: Callable[..., Sl
     version = bot.app.index.version()
     for command in ("/groundbot-reingest", "/groundbot-stats", "/groundbot-review"):
         ack = bot.command(command, "/etc", user=USER)
-        assert "only groundbot admins" in ack["text"] and command in ack["text"]
+        assert ack["text"].startswith("Sorry, only admins can")
         assert ack.get("response_type", "ephemeral") == "ephemeral"
     bot.settle()
     assert [c.method for c in bot.api.calls if c.method not in ("auth.test", "apps.connections.open")] == []
@@ -653,7 +677,8 @@ def test_source_links_and_suggestion_buttons_stay_within_slack_limits() -> None:
     refusal = _decision(refused=True, refusal_reason="LOW_CONFIDENCE", refusal_message="No.", explanation="why",
                         suggestions=[Suggestion(41, long_text), Suggestion(0, "not stored")])
     (msg,) = render_decision(refusal)
-    (btn,) = [e for b in msg.blocks if b["type"] == "actions" for e in b["elements"]]
+    btn, flag = [e for b in msg.blocks if b["type"] == "actions" for e in b["elements"]]
+    assert flag["action_id"] == "groundbot_reason_should_answer" and flag["value"] == "7"
     assert btn["value"] == "41" and len(btn["text"]["text"]) <= 75 and btn["text"]["text"].endswith("…")
 
 

@@ -210,27 +210,8 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
     judge_grid: list[float | None] = [*frange(args.judge)] if args.judge else [None]
     points = sweep(items, cfg, app.pipeline.generator, (frange(args.top1), frange(args.support), judge_grid), judges)
     best = recommend(points, args.max_false_refusal)
-    print(f"{len(items)} questions ({points[0].n_answer} expect an answer, {points[0].n_refuse} a refusal)")
-    print(f"{'min_top1':>9} {'min_support':>11} {'judge':>6} {'pass_through':>12} {'false_refusal':>13} {'balanced':>9}")
-    for p in points:
-        mark = "  <- recommended" if p is best else ""
-        judge = "-" if p.min_judge is None else f"{p.min_judge:.2f}"
-        print(f"{p.min_top1:9.2f} {p.min_support:11.2f} {judge:>6} {p.pass_through:12.3f} {p.false_refusal:13.3f} "
-              f"{p.balanced_accuracy:9.3f}{mark}")
     quoted = isinstance(app.pipeline.generator, ExtractiveGenerator) and any(it.answer is None for it in items)
-    floor = f"{best.min_top1}" + (f" (and [generator] min_quote_similarity = {best.min_top1})" if quoted else "")
-    judge_key = "min_answer_probability" if quoted else "min_claim_probability"
-    judged = "" if best.min_judge is None else f", [judge] {judge_key} = {best.min_judge}"
-    print(f"\nrecommended: [gates] min_top1_similarity = {floor}, [verify] min_claim_support = "
-          f"{best.min_support}{judged} (pass-through {best.pass_through:.3f}, false refusals {best.false_refusal:.3f})")
-    configured = cfg.core.extractive.min_quote_similarity if quoted else cfg.core.gates.min_top1_similarity
-    configured_judge = getattr(cfg.core.judge, judge_key)
-    current = [p for p in points if abs(p.min_top1 - configured) < 1e-6
-               and abs(p.min_support - cfg.core.verify.min_claim_support) < 1e-6
-               and (p.min_judge is None or abs(p.min_judge - configured_judge) < 1e-6)]
-    if current:
-        c = current[0]
-        print(f"current config: pass-through {c.pass_through:.3f}, false refusals {c.false_refusal:.3f}")
+    report(points, best, cfg, quoted)
     out = Path(args.plot)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -248,6 +229,31 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
         print(f"profile for {app.embedder.name} written to {args.write_profile} (copy it to "
               f"core/profiles/{app.embedder.name}.json, or set the thresholds in config.toml)")
     return 0
+
+
+def report(points: list[Point], best: Point, cfg: Config, quoted: bool) -> None:
+    """The trade-off table, the recommendation and where the current config lands."""
+    print(f"{points[0].n_answer + points[0].n_refuse} questions ({points[0].n_answer} expect an answer, "
+          f"{points[0].n_refuse} a refusal)")
+    print(f"{'min_top1':>9} {'min_support':>11} {'judge':>6} {'pass_through':>12} {'false_refusal':>13} {'balanced':>9}")
+    for p in points:
+        mark = "  <- recommended" if p is best else ""
+        judge = "-" if p.min_judge is None else f"{p.min_judge:.2f}"
+        print(f"{p.min_top1:9.2f} {p.min_support:11.2f} {judge:>6} {p.pass_through:12.3f} {p.false_refusal:13.3f} "
+              f"{p.balanced_accuracy:9.3f}{mark}")
+    floor = f"{best.min_top1}" + (f" (and [generator] min_quote_similarity = {best.min_top1})" if quoted else "")
+    judge_key = "min_answer_probability" if quoted else "min_claim_probability"
+    judged = "" if best.min_judge is None else f", [judge] {judge_key} = {best.min_judge}"
+    print(f"\nrecommended: [gates] min_top1_similarity = {floor}, [verify] min_claim_support = "
+          f"{best.min_support}{judged} (pass-through {best.pass_through:.3f}, false refusals {best.false_refusal:.3f})")
+    configured = cfg.core.extractive.min_quote_similarity if quoted else cfg.core.gates.min_top1_similarity
+    configured_judge = getattr(cfg.core.judge, judge_key)
+    current = [p for p in points if abs(p.min_top1 - configured) < 1e-6
+               and abs(p.min_support - cfg.core.verify.min_claim_support) < 1e-6
+               and (p.min_judge is None or abs(p.min_judge - configured_judge) < 1e-6)]
+    if current:
+        c = current[0]
+        print(f"current config: pass-through {c.pass_through:.3f}, false refusals {c.false_refusal:.3f}")
 
 
 def pipeline_judges(app: Any) -> Judges:

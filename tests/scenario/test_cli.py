@@ -105,9 +105,9 @@ def test_calibrate_prints_tradeoff_and_writes_plot(data_dir: Path, tmp_path: Pat
 
 def test_calibrate_sweeps_the_judge_floor(data_dir: Path, tmp_path: Path) -> None:
     """With --judge the answerability judge's floor is a grid axis too: a floor of 1.0 accepts no
-    quote, so at that point every question that should be answered is refused."""
+    quote, so at that point the question that should be answered (from a doc, not an FAQ) is refused."""
     eval_file = tmp_path / "eval.jsonl"
-    rows = [{"question": "How do I re-ingest documents?", "expected": "answer"},
+    rows = [{"question": "What does the verifier check?", "expected": "answer"},
             {"question": "What is the capital of Mars?", "expected": "refuse"}]
     eval_file.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     out = groundbot("calibrate", str(eval_file), "--plot", str(tmp_path / "c.png"), "--top1", "0.4:0.4:0.1",

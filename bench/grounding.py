@@ -119,9 +119,21 @@ def _replay_metrics(ok: PassResult, bad: PassResult, refuse_key: str | None = No
 
 # -- suite 1: HaluEval QA replay ------------------------------------------------------------
 
+FORMS = {"right_template": "The answer is {answer}.",
+         "right_sentence": "The answer to the question \"{question}\" is {answer}."}
+
+
+def _forms(r: ds.HaluRecord) -> dict[str, str]:
+    """The right answer restated: "The answer is X." and as a full sentence."""
+    return {mode: f.format(answer=r.right_answer.strip().rstrip("."), question=r.question.strip())
+            for mode, f in FORMS.items()}
+
+
 def run_halueval(path: Path, config: Config, *, embedder: Any = None, limit: int | None = None,
-                 split: str = "test", records: str | None = None, dump: Dump | None = None) -> SuiteResult:
-    """Replay HaluEval right / hallucinated answers through the real openai client."""
+                 split: str = "test", records: str | None = None, dump: Dump | None = None,
+                 forms: bool = False) -> SuiteResult:
+    """Replay HaluEval right / hallucinated answers through the real openai client; with `forms`
+    the right answers are replayed restated too (FORMS), to show that form does not decide."""
     if not path.is_file():
         return _missing("halueval", path)
     t0 = time.perf_counter()
@@ -135,26 +147,29 @@ def run_halueval(path: Path, config: Config, *, embedder: Any = None, limit: int
         f"records {span.start}:{span.stop} ({len(in_range)} in the KB), split={split} "
         f"(test = index % {ds.TEST_EVERY} == 0), {len(asked)} questions asked per pass, in file order",
     ]
-    with ReplayServer({r.question: {"right": r.right_answer, "hallucinated": r.hallucinated_answer}
+    modes = [("right", "reply"), ("hallucinated", "refuse")] + [(m, "reply") for m in FORMS if forms]
+    with ReplayServer({r.question: {"right": r.right_answer, "hallucinated": r.hallucinated_answer} | _forms(r)
                        for r in asked}) as server:
         with temp_app(_replay_config(config, server.base_url), embedder=embedder, prefix="halueval") as app:
             kb = app.config.data_dir.parent / "halueval"
             names = ds.write_halueval_kb(in_range, kb)
             _ingest(app, kb, result)
-            for mode, expected in (("right", "reply"), ("hallucinated", "refuse")):
+            for mode, expected in modes:
                 server.set_mode(mode)
 
                 def row(i: int, r: ds.HaluRecord, mode: str = mode, expected: str = expected) -> Row:
                     d = ask(app, "halueval", mode, r.index, r.question)
-                    given = r.right_answer if mode == "right" else r.hallucinated_answer
+                    given = ({"right": r.right_answer, "hallucinated": r.hallucinated_answer} | _forms(r))[mode]
                     doc = f"{kb.name}/{names[r.index]}"
                     return Row("halueval", mode, r.index, r.question, expected, d, given_answer=given,
                                gold_doc=doc, gold_rank=_rank(app, r.question, doc))
 
                 result.passes.append(run_pass(app, "halueval", mode, expected, asked, row, dump))
         result.notes.append(f"replay server: {server.requests} LLM requests, {server.misses} unknown questions")
-    ok, bad = result.passes
+    ok, bad = result.passes[:2]
     result.metrics = {**_replay_metrics(ok, bad), **_recall(ok), "n": len(asked)}
+    for p in result.passes[2:]:
+        result.metrics[f"false_refusal_rate_{p.name}"] = p.rate(lambda r: not r.replied)
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -441,6 +456,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         "even-indexed articles (test, all) or odd ones (dev), the others are out-of-KB (default test)")
     p.add_argument("--records", default=None, metavar="START:END",
                    help="HaluEval record range (file line numbers); its knowledge is the KB (default: all)")
+    p.add_argument("--forms", action="store_true",
+                   help="HaluEval: also replay the right answers restated ('The answer is X.', a full sentence)")
     p.add_argument("--seed", type=int, default=0, help="seed of the SQuAD/ParsiNLU question sampling (default 0)")
     p.add_argument("--config", type=Path, default=ROOT / "config.toml", help="config.toml to measure")
     p.add_argument("--out", type=Path, default=RESULTS / "grounding.json",
@@ -493,7 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 minilm = make_embedder(config.embedder, config.embed_batch_size)
             if name == "halueval":
                 res = run_halueval(args.halueval, config, embedder=minilm, limit=limits[name], split=args.split,
-                                   records=args.records, dump=d)
+                                   records=args.records, dump=d, forms=args.forms)
             elif name == "squad_extractive":
                 res = run_squad_extractive(args.squad, config, embedder=minilm, limit=limits[name], seed=args.seed,
                                            dump=d, kb_parity=int(args.split == "dev"))

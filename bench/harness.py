@@ -153,6 +153,7 @@ class Row:
             "gold_doc": self.gold_doc, "gold_rank": self.gold_rank, "with_gold": self.with_gold if self.gold else None,
             "best_other_similarity": self.best_other_similarity,
             "sources": [s.to_dict() for s in d.sources],
+            "route": d.route, "risk": d.risk, "risk_parts": d.risk_parts,
         }
 
 

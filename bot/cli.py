@@ -166,7 +166,7 @@ def _register_optional(sub: Any) -> None:
     """Commands that live in their own modules (platform runners, calibration)."""
     import importlib
 
-    for module in ("bot.calibrate", "bot.run_telegram", "bot.run_slack", "bot.serve"):
+    for module in ("bot.calibrate", "bot.run_telegram", "bot.run_slack", "bot.serve", "bot.report"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

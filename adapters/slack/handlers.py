@@ -26,6 +26,7 @@ from adapters.slack.rendering import (
     render_decision,
     reply_blocks,
 )
+from core.catalogue import say
 from core.language import language_of
 from core.messages import ConversationKey, Incoming
 from core.ports import Backend
@@ -34,7 +35,6 @@ log = logging.getLogger("groundbot.slack")
 
 PLATFORM = "slack"
 WORKING_REACTION = "eyes"
-INTERNAL_ERROR = "groundbot hit an internal error while answering; the error has been logged for the admins."
 
 
 @dataclass
@@ -97,7 +97,7 @@ class Questions:
             messages = render_decision(self.w.backend.ask(msg), picked_by=picked_by)
         except Exception:
             log.exception("answering %s failed", msg.key.as_str())
-            messages = [failure_message(self.w.refusal_message, INTERNAL_ERROR)]
+            messages = [failure_message(self.w.refusal_message, say("internal_error", language_of(msg.text)))]
         self.post(channel, thread, messages)
 
     def post(self, channel: str, thread: str, messages: Sequence[SlackMessage]) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from core import reasons
 from core.catalogue import say
+from core.language import language_of
 from core.messages import Decision, Source
 from core.render import display_answer, split_message
 from core.replies import REASON_LABELS, Button, FeedbackReason, Reply
@@ -99,7 +100,7 @@ def source_line(src: Source) -> str:
 
 def asked_by(user_id: str, question: str) -> dict[str, Any]:
     """Context line shown above an answer to a picked suggestion, so the thread reads well."""
-    return context(f"<@{user_id}> asked: {escape(truncate(question, 500))}")
+    return context(say("asked_by", language_of(question), user=f"<@{user_id}>", question=escape(truncate(question, 500))))
 
 
 def _answer_blocks(decision: Decision) -> list[dict[str, Any]]:
@@ -156,14 +157,14 @@ def chunk_blocks(blocks: Sequence[dict[str, Any]], fallback: str) -> list[SlackM
     messages: list[SlackMessage] = []
     for start in range(0, len(blocks), MAX_BLOCKS):
         part = list(blocks[start:start + MAX_BLOCKS])
-        text = truncate(fallback, FALLBACK_TEXT_LIMIT) if start == 0 else "(continued)"
+        text = truncate(fallback, FALLBACK_TEXT_LIMIT) if start == 0 else say("continued")
         messages.append(SlackMessage(text or "groundbot", part))
     return messages or [SlackMessage(truncate(fallback, FALLBACK_TEXT_LIMIT) or "groundbot")]
 
 
 def failure_message(refusal_message: str, detail: str) -> SlackMessage:
     """What the user sees when the answer could not be produced at all."""
-    blocks = [section(escape(refusal_message)), context(f"Reason: {escape(detail)}")]
+    blocks = [section(escape(refusal_message)), context(escape(say("reason_only", explanation=detail)))]
     return SlackMessage(refusal_message, blocks)
 
 

@@ -18,6 +18,7 @@ from adapters.telegram.rendering import HELP_KEY, decision_reply, failure_text, 
 from adapters.telegram.replies import Replies
 from adapters.telegram.threads import ThreadLookup, addressed_text, reply_target, thread_for, topic_thread
 from core.catalogue import say
+from core.language import language_of
 from core.messages import ConversationKey, Incoming
 from core.ports import Backend
 
@@ -67,14 +68,12 @@ class Questions:
         o, uid = self.w.options, str(user_id)
         wait = self.w.rate_limit.wait_s(uid)
         if wait:
-            await self.w.replies.send(anchor, f"You are sending questions faster than I can answer "
-                                              f"(at most {o.rate_limit_per_minute} a minute). "
-                                              f"Please wait {math.ceil(wait)} seconds and ask again.", thread=thread)
+            await self.w.replies.send(anchor, say("rate_limited", language_of(question), limit=o.rate_limit_per_minute,
+                                                  seconds=math.ceil(wait)), thread=thread)
             return
         if o.max_message_chars and len(question) > o.max_message_chars:
-            await self.w.replies.send(anchor, f"Your message is {len(question)} characters long; I can take questions "
-                                              f"of up to {o.max_message_chars} characters. Please shorten it and ask "
-                                              "again.", thread=thread)
+            await self.w.replies.send(anchor, say("too_long", language_of(question), length=len(question),
+                                                  limit=o.max_message_chars), thread=thread)
             return
         incoming = Incoming(ConversationKey(PLATFORM, str(anchor.chat_id), thread), uid, question,
                             suggestion_id=suggestion_id)
@@ -96,7 +95,7 @@ class Questions:
         if question is None:
             return
         if not question:
-            await self.w.replies.send(message, "Yes? Ask me a question about the knowledge base.")
+            await self.w.replies.send(message, say("addressed_empty"))
             return
         await self.answer(message, user.id, question, thread_for(message, self.w.threads))
 
@@ -110,7 +109,7 @@ class Questions:
         if not question and reply is not None and reply.text:  # "/ask" in reply to someone's question
             question = reply.text
         if not question:
-            await self.w.replies.send(message, "Ask like this: /ask How do I re-ingest documents?")
+            await self.w.replies.send(message, say("ask_usage"))
             return
         await self.answer(message, user.id, question, thread_for(message, self.w.threads))
 
@@ -156,8 +155,8 @@ class Questions:
         """Admins are listed by numeric user id, which Telegram's apps do not show."""
         message, user = update.effective_message, update.effective_user
         if message is not None and user is not None:
-            role = "an admin" if self.w.backend.is_admin(PLATFORM, str(user.id)) else "not an admin"
-            await self.w.replies.send(message, f"Your Telegram user id is {user.id} ({role} of this bot).")
+            role = say("role_admin" if self.w.backend.is_admin(PLATFORM, str(user.id)) else "role_not_admin")
+            await self.w.replies.send(message, say("whoami", id=user.id, role=role))
 
 
 def _button(update: Update) -> tuple[CallbackQuery | None, list[str]]:

@@ -64,8 +64,8 @@ def refusal_text(decision: Decision, *, picked: bool = False) -> str:
 
 def failure_text(refusal_message: str, exc: BaseException) -> str:
     """What the user sees when answering itself crashed: still a refusal with a reason."""
-    return (f"{refusal_message}\n\nReason: groundbot failed while answering ({type(exc).__name__}); "
-            f"please try again in a moment. [{reasons.LLM_UNAVAILABLE}]")
+    why = say("answer_failed", error=type(exc).__name__)
+    return f"{refusal_message}\n\n" + say("reason_line", explanation=why, code=reasons.LLM_UNAVAILABLE)
 
 
 def offered(decision: Decision) -> list[tuple[int, str]]:

@@ -1,0 +1,204 @@
+"""`groundbot report [--since DATE] --out DIR`: an HTML page with plots of how the bot is doing,
+from the transcript database: answers and refusals by reason over time, the risk scores and
+their routes, the review queue's age and decision latency, feedback by reason, reviewer
+agreement, the most refused questions grouped by topic (the knowledge base's gaps), and the
+HaluEval risk-routing trade-off measured by bench.routing.
+
+Plots need matplotlib (`pip install 'groundbot[plot]'`); without it the page has the tables.
+Every text from the database is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import sys
+from collections import Counter, defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from core.lexicon import content_terms
+from storage.report_data import ReportData
+
+ROUTES = ("reply", "template", "hold")
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _hours(delta_s: float) -> float:
+    return round(delta_s / 3600, 2)
+
+
+def summarise(data: ReportData, now: datetime) -> dict[str, Any]:
+    """Every figure the page shows, computed once (tested without matplotlib)."""
+    turns = data.turns
+    by_day: dict[str, Counter[str]] = defaultdict(Counter)
+    for t in turns:
+        by_day[_utc(t["created_at"]).date().isoformat()]["answered" if not t["refused"] else t["reason"]] += 1
+    held = [r for r in data.reviews if r["origin"] == "held"]
+    decided = [r for r in held if r["status"] != "open"]
+    drafts = {t["id"]: t["draft"] for t in turns}
+    unchanged = [r for r in decided if r["status"] == "approved"
+                 or (r["status"] == "faq" and r["final_answer"].strip() == drafts.get(r["turn_id"], "").strip())]
+    return {
+        "turns": len(turns),
+        "answered": sum(1 for t in turns if not t["refused"]),
+        "refused_by_reason": dict(Counter(t["reason"] for t in turns if t["refused"]).most_common()),
+        "routes": dict(Counter(t["route"] or "refuse" for t in turns)),
+        "by_day": {day: dict(c) for day, c in sorted(by_day.items())},
+        "risk_by_route": {r: [float(t["risk"]) for t in turns if t["route"] == r and t["risk"] is not None]
+                          for r in ROUTES},
+        "queue_age_h": [_hours((now - _utc(r["created_at"])).total_seconds()) for r in data.reviews
+                        if r["status"] == "open"],
+        "decision_latency_h": [_hours((_utc(r["decided_at"]) - _utc(r["created_at"])).total_seconds())
+                               for r in data.reviews if r["decided_at"] is not None],
+        "feedback_by_reason": dict(Counter(f["reason"] or ("up" if f["value"] > 0 else "down, no reason")
+                                           for f in data.feedback).most_common()),
+        "review_status": dict(Counter(r["status"] for r in data.reviews)),
+        "reviewer_agreement": round(len(unchanged) / len(decided), 4) if decided else None,
+        "held_decided": len(decided),
+        "gaps": topic_gaps([t["question"] for t in turns if t["refused"] and t["reason"] != "NEEDS_REVIEW"]),
+    }
+
+
+def topic_gaps(questions: list[str], top: int = 10) -> list[dict[str, Any]]:
+    """Refused questions grouped by their two rarest-looking content words (a rough topic)."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for q in questions:
+        terms = sorted(set(content_terms(q)), key=lambda w: (-len(w), w))[:2]
+        groups[" + ".join(sorted(terms)) or "(no words)"].append(q)
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]
+    return [{"topic": k, "count": len(v), "examples": v[:3]} for k, v in ranked]
+
+
+def _plots(s: dict[str, Any], routing: dict[str, Any] | None, out: Path) -> list[tuple[str, str]]:
+    """PNG files (file name, caption); none when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    made: list[tuple[str, str]] = []
+
+    def save(fig: Any, name: str, caption: str) -> None:
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=110)
+        plt.close(fig)
+        made.append((name, caption))
+
+    days = list(s["by_day"])
+    if days:
+        fig, ax = plt.subplots(figsize=(8, 3.5))
+        keys = sorted({k for c in s["by_day"].values() for k in c}, key=lambda k: (k != "answered", k))
+        bottom = [0] * len(days)
+        for k in keys:
+            vals = [s["by_day"][d].get(k, 0) for d in days]
+            ax.bar(days, vals, bottom=bottom, label=k)
+            bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+        ax.set_ylabel("turns")
+        ax.legend(fontsize=7)
+        ax.tick_params(axis="x", labelrotation=45, labelsize=7)
+        save(fig, "outcomes.png", "Answers and refusals by reason, per day")
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.hist([s["risk_by_route"][r] for r in ROUTES], bins=[i / 20 for i in range(21)], stacked=True, label=ROUTES)
+    ax.set_xlabel("risk score")
+    ax.set_ylabel("answers")
+    ax.legend()
+    save(fig, "risk.png", "Risk scores of answers the verifier let through, by route")
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
+    axes[0].hist(s["queue_age_h"] or [0], bins=10)
+    axes[0].set_title("open items: age (hours)", fontsize=9)
+    axes[1].hist(s["decision_latency_h"] or [0], bins=10)
+    axes[1].set_title("decided items: latency (hours)", fontsize=9)
+    save(fig, "queue.png", "Review queue age and decision latency")
+    if s["feedback_by_reason"]:
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.barh(list(s["feedback_by_reason"]), list(s["feedback_by_reason"].values()))
+        save(fig, "feedback.png", "Feedback by reason")
+    if routing:
+        pts = routing["curve_template_at_default"]
+        fig, ax = plt.subplots(figsize=(5, 4))
+        ax.plot([p["right_sent_to_review"] for p in pts], [p["hallucinated_unreviewed"] for p in pts], marker="o")
+        for p in pts[::4]:
+            ax.annotate(str(p["hold_risk"]), (p["right_sent_to_review"], p["hallucinated_unreviewed"]), fontsize=7)
+        ax.set_xlabel("right answers sent to review")
+        ax.set_ylabel("hallucinated answers reaching users unreviewed")
+        save(fig, "tradeoff.png", f"HaluEval ({routing['split']} split): the hold_risk trade-off (labels: hold_risk)")
+    return made
+
+
+def _table(rows: list[tuple[Any, ...]], head: tuple[str, ...]) -> str:
+    cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{cells}</tr>{body}</table>"
+
+
+def render(s: dict[str, Any], plots: list[tuple[str, str]], since: str, routing: dict[str, Any] | None) -> str:
+    parts = [f"<h1>groundbot report</h1><p>Turns since {html.escape(since or 'the first')}: {s['turns']}, "
+             f"answered {s['answered']}.</p>",
+             "<h2>Routes</h2>" + _table(sorted(s["routes"].items()), ("route", "turns")),
+             "<h2>Refusals by reason</h2>" + _table(list(s["refused_by_reason"].items()), ("reason", "turns")),
+             "<h2>Review queue</h2>" + _table(sorted(s["review_status"].items()), ("status", "items")),
+             f"<p>Reviewer agreement (held drafts approved unchanged): {s['reviewer_agreement']} "
+             f"of {s['held_decided']} decided.</p>",
+             "<h2>Feedback</h2>" + _table(list(s["feedback_by_reason"].items()), ("reason", "votes")),
+             "<h2>Coverage gaps: most refused questions by topic</h2>"
+             + _table([(g["topic"], g["count"], " | ".join(g["examples"])) for g in s["gaps"]],
+                      ("topic", "refused", "examples"))]
+    if routing:
+        at = routing["at_defaults"]
+        parts.append(f"<h2>HaluEval risk routing ({html.escape(routing['split'])} split, defaults "
+                     f"{html.escape(json.dumps(routing['defaults']))})</h2>"
+                     + _table([(k, *(v.get(r) for r in ("reply", "template", "hold", "refuse")), v.get("n"))
+                               for k, v in at.items()], ("answers", "reply", "template", "hold", "refuse", "n")))
+    if not plots:
+        parts.append("<p>Plots need matplotlib: pip install 'groundbot[plot]'.</p>")
+    parts += [f'<figure><img src="{html.escape(name)}" alt="{html.escape(cap)}"><figcaption>{html.escape(cap)}'
+              "</figcaption></figure>" for name, cap in plots]
+    style = ("body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}img{max-width:100%}")
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>groundbot report</title>'
+            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+def build_report(engine: Any, out: Path, since: datetime | None = None, routing_file: Path | None = None,
+                 now: datetime | None = None) -> Path:
+    from storage.report_data import load
+
+    out.mkdir(parents=True, exist_ok=True)
+    s = summarise(load(engine, since), now or datetime.now(UTC))
+    routing = json.loads(routing_file.read_text(encoding="utf-8")) if routing_file and routing_file.is_file() else None
+    page = out / "index.html"
+    page.write_text(render(s, _plots(s, routing, out), since.date().isoformat() if since else "", routing),
+                    encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps(s, indent=2, default=str) + "\n", encoding="utf-8")
+    return page
+
+
+def cmd_report(cfg: Any, args: argparse.Namespace) -> int:
+    from bot.app import build_app
+
+    try:
+        since = datetime.fromisoformat(args.since).replace(tzinfo=UTC) if args.since else None
+    except ValueError:
+        print(f"groundbot report: --since wants a date like 2026-11-01, not {args.since!r}", file=sys.stderr)
+        return 2
+    app = build_app(cfg)
+    page = build_report(app.store.engine, Path(args.out), since, Path(args.routing) if args.routing else None)
+    print(f"Report written to {page}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser("report", help="an HTML report with plots from the transcript database")
+    s.add_argument("--since", default="", help="only turns from this date on (YYYY-MM-DD)")
+    s.add_argument("--out", required=True, help="folder to write index.html and the plots to")
+    s.add_argument("--routing", default="bench/results/routing_test.json",
+                   help="bench.routing results to include (the HaluEval trade-off), if the file exists")
+    s.set_defaults(func=cmd_report)

@@ -1,0 +1,46 @@
+"""`groundbot report` over a real transcript database: the figures, the plots, escaped text."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bot.cli import main as cli_main
+from tests.scenario.test_review_console import RISKY, Console
+
+
+def test_report_counts_routes_reviews_feedback_and_gaps(make_app: Callable[..., Any], base_config: Any,
+                                                         tmp_path: Path) -> None:
+    review = replace(base_config.core.review, template_risk=0.45, hold_risk=0.45)
+    app = make_app(config=replace(base_config, core=replace(base_config.core, review=review)))
+    user, admin = Console(app, "guest", "c1"), Console(app, "local", "admin")
+    user("How do I re-ingest documents?")
+    user("/bad wrong it skips PDFs")
+    user("What is the capital of <script>alert(1)</script> France?")
+    user(RISKY)
+    user(RISKY)
+    items = [e.id for e in app.commands.desk.queue.entries() if e.origin == "held"]
+    admin(f"/review approve {items[0]}")
+    admin(f"/review edit {items[1]} Messages hold up to 4096 characters.")
+    routing = tmp_path / "routing.json"
+    routing.write_text(json.dumps({"split": "test", "defaults": {"template_risk": 0.5, "hold_risk": 0.75},
+                                   "at_defaults": {"right": {"reply": 0.5, "template": 0.2, "hold": 0.1, "refuse": 0.2, "n": 10}},
+                                   "curve_template_at_default": [{"hold_risk": h / 10, "right_sent_to_review": 1 - h / 10,
+                                                                  "hallucinated_unreviewed": h / 10} for h in range(11)]}))
+    out = tmp_path / "report"
+    assert cli_main(["--data-dir", str(app.config.data_dir), "report", "--out", str(out),
+                     "--routing", str(routing)]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["turns"] == 4 and summary["routes"]["hold"] == 2 and summary["answered"] == 1
+    assert summary["reviewer_agreement"] == 0.5 and summary["held_decided"] == 2
+    assert summary["feedback_by_reason"] == {"wrong": 1} and summary["review_status"]["open"] == 1
+    assert len(summary["decision_latency_h"]) == 2 and len(summary["queue_age_h"]) == 1
+    assert any("capital" in g["topic"] or "france" in g["topic"] for g in summary["gaps"])
+    assert "&lt;script&gt;" in page and "<script>" not in page  # text from users is escaped
+    for png in ("outcomes.png", "risk.png", "queue.png", "feedback.png", "tradeoff.png"):
+        assert (out / png).stat().st_size > 1000 and f'src="{png}"' in page
+    assert "HaluEval risk routing (test split" in page

@@ -40,6 +40,7 @@ from bench.replay_server import ReplayServer
 from bench.report import breakdown, print_suite, provenance, write_markdown
 from bot.app import App
 from bot.config import Config, load_config
+from core.claims import split_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -119,14 +120,16 @@ def _replay_metrics(ok: PassResult, bad: PassResult, refuse_key: str | None = No
 
 # -- suite 1: HaluEval QA replay ------------------------------------------------------------
 
-FORMS = {"right_template": "The answer is {answer}.",
-         "right_sentence": "The answer to the question \"{question}\" is {answer}."}
+FORMS = ("right_template", "right_sentence")
 
 
 def _forms(r: ds.HaluRecord) -> dict[str, str]:
-    """The right answer restated: "The answer is X." and as a full sentence."""
-    return {mode: f.format(answer=r.right_answer.strip().rstrip("."), question=r.question.strip())
-            for mode, f in FORMS.items()}
+    """The right answer restated: "The answer is X.", and as a full sentence, the knowledge
+    sentence that states it (for the few records where none holds it verbatim, "X is the answer.")."""
+    answer = r.right_answer.strip().rstrip(".")
+    held = [s for s in split_sentences(r.knowledge) if answer.lower() in s.lower()]
+    return {"right_template": f"The answer is {answer}.",
+            "right_sentence": held[0] if held and answer.lower() not in ("yes", "no") else f"{answer} is the answer."}
 
 
 def run_halueval(path: Path, config: Config, *, embedder: Any = None, limit: int | None = None,

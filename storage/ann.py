@@ -11,12 +11,15 @@ table (`retrain_share`), when a full retrain is worth it.
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 VECTOR_INDEX = "vector_idx"  # LanceDB's name for the index on the `vector` column
 TEXT_INDEX = "text_norm_idx"
+ANN_KEY = "groundbot:ann"  # vector-field metadata: the trained plan and the rows written since training
 
 
 @dataclass(frozen=True)
@@ -95,3 +98,47 @@ def needs_retraining(plan: AnnPlan | None, rows: int, written_since_training: in
     if plan is None:
         return True
     return written_since_training > s.retrain_share * rows
+
+
+def ann_state(tbl: Any) -> tuple[AnnPlan | None, int]:
+    """A table's trained ANN plan and the rows written since its training, kept as metadata of
+    its vector field (so it travels with the table, on disk or on object storage)."""
+    raw = (tbl.schema.field("vector").metadata or {}).get(ANN_KEY.encode())
+    if not raw:
+        return None, 0
+    data = json.loads(raw)
+    return AnnPlan.from_dict(data.get("plan")), int(data.get("written_since_training", 0))
+
+
+def set_ann_state(tbl: Any, plan: AnnPlan | None, written: int) -> None:
+    state = json.dumps({"plan": plan.to_dict() if plan else None, "written_since_training": written})
+    tbl.update_field_metadata({"path": "vector", "metadata": {ANN_KEY: state}})
+
+
+def train(tbl: Any, dim: int, s: SearchIndexSettings) -> AnnPlan:
+    """(Re)train the table's ANN index from scratch, shaped for its present size."""
+    plan = plan_for(tbl.count_rows(), dim, s)
+    tbl.create_index("vector", config=index_config(plan), replace=True)
+    set_ann_state(tbl, plan, 0)
+    return plan
+
+
+def maintain_table(tbl: Any, written: int, dim: int, s: SearchIndexSettings,
+                   build_text_index: Callable[[], None] | None = None) -> str:
+    """After a write of `written` rows: build the full-text index if missing, train or retrain
+    the ANN index when `needs_retraining` says so, then `optimize()` (compaction, and the new
+    rows added to every existing index). Says what was done."""
+    plan, since = ann_state(tbl)
+    since += written
+    indexes = {i.name for i in tbl.list_indices()}
+    action = "extended" if plan is not None or VECTOR_INDEX in indexes else "exact search (below ann_min_rows)"
+    if build_text_index is not None and TEXT_INDEX not in indexes:
+        build_text_index()
+        action = "text index built"
+    if needs_retraining(plan, tbl.count_rows(), since, s):
+        plan, since = plan_for(tbl.count_rows(), dim, s), 0
+        tbl.create_index("vector", config=index_config(plan), replace=True)
+        action = f"ANN index trained ({plan.index_type}, {plan.partitions} partitions)"
+    tbl.optimize()
+    set_ann_state(tbl, plan, since)
+    return action

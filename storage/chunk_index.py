@@ -25,22 +25,12 @@ import pyarrow as pa
 
 from core.messages import Hit
 from core.normalize import normalize_text
-from storage.ann import (
-    TEXT_INDEX,
-    VECTOR_INDEX,
-    AnnPlan,
-    SearchIndexSettings,
-    index_config,
-    needs_retraining,
-    nprobes_for,
-    plan_for,
-)
+from storage.ann import AnnPlan, SearchIndexSettings, ann_state, maintain_table, nprobes_for, train
 from storage.documents import Chunk
 from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, vectors_of
 
 log = logging.getLogger(__name__)
 TABLE = "chunks"
-_ANN_KEY = "groundbot:ann"  # vector-field metadata: the trained ANN plan and drift since training
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
 _COLUMNS = ["chunk_id", "doc_id", "source", "title", "heading", "url", "kind", "position", "text",
             "faq_question", "faq_answer"]
@@ -291,68 +281,34 @@ class LanceChunkIndex:
         self.suggestions.write(suggestions, replace_docs)
         self._written += len(new_chunks)
 
-    # -- index maintenance --------------------------------------------------------
+    # -- index maintenance (storage/ann.py) ------------------------------------
     def ann_state(self, tbl: Any) -> tuple[AnnPlan | None, int]:
-        """The trained ANN index's plan and the rows written since its training, kept as
-        metadata of the table's vector field (so it travels with the table, on disk or S3)."""
-        if tbl is None:
-            return None, 0
-        raw = (tbl.schema.field("vector").metadata or {}).get(_ANN_KEY.encode())
-        if not raw:
-            return None, 0
-        data = json.loads(raw)
-        return AnnPlan.from_dict(data.get("plan")), int(data.get("written_since_training", 0))
+        return (None, 0) if tbl is None else ann_state(tbl)
 
     def _search_plan(self, tbl: Any) -> AnnPlan | None:
         """The ANN plan a query uses, read from the table's schema once per table version."""
         if tbl is None:
             return None
-        key = (id(tbl), tbl.version)
-        cached = self._plans.get(key[0])
-        if cached is None or cached[0] != key[1]:
-            cached = (key[1], self.ann_state(tbl)[0])
-            self._plans[key[0]] = cached
+        cached = self._plans.get(id(tbl))
+        if cached is None or cached[0] != tbl.version:
+            cached = self._plans[id(tbl)] = (tbl.version, ann_state(tbl)[0])
         return cached[1]
 
-    def _set_ann_state(self, tbl: Any, plan: AnnPlan | None, written: int) -> None:
-        state = json.dumps({"plan": plan.to_dict() if plan else None, "written_since_training": written})
-        tbl.update_field_metadata({"path": "vector", "metadata": {_ANN_KEY: state}})
-
     def maintain(self) -> dict[str, str]:
-        """Bring the indexes up to date after a write, without retraining what can be extended.
-
-        The full-text index is created once and then extended; each ANN index (chunks,
-        suggestions) is trained when its table reaches `ann_min_rows` and retrained only when
-        the rows written since training exceed `retrain_share` of the table (storage/ann.py);
-        otherwise LanceDB's `optimize()` compacts the files and adds the new rows to the
-        existing indexes. Returns what was done to each table, for the ingest summary."""
+        """Bring the indexes up to date after a write, without retraining what can be extended:
+        the full-text index is built once and then extended; each ANN index (chunks,
+        suggestions) is trained when its table reaches `ann_min_rows` and retrained only past
+        `retrain_share` of rows written since training. Says what was done, per table."""
         done: dict[str, str] = {}
         written, self._written = self._written, 0
         suggestions_written, self.suggestions.written = self.suggestions.written, 0
-        for name, tbl, n in (("chunks", self.table(), written),
-                             ("suggestions", self.suggestions.table(), suggestions_written)):
-            if tbl is not None and tbl.count_rows() > 0:
-                done[name] = self._maintain_table(tbl, name, n)
+        chunks = self.table()
+        if chunks is not None and chunks.count_rows() > 0:
+            done["chunks"] = maintain_table(chunks, written, self.dim, self.settings, self.rebuild_text_index)
+        sugg = self.suggestions.table()
+        if sugg is not None and sugg.count_rows() > 0:
+            done["suggestions"] = maintain_table(sugg, suggestions_written, self.dim, self.settings)
         return done
-
-    def _maintain_table(self, tbl: Any, name: str, written: int) -> str:
-        rows = tbl.count_rows()
-        plan, since = self.ann_state(tbl)
-        since += written
-        indexes = {i.name for i in tbl.list_indices()}
-        action = "extended"
-        if name == "chunks" and TEXT_INDEX not in indexes:
-            self.rebuild_text_index()
-            action = "text index built"
-        if needs_retraining(plan, rows, since, self.settings):
-            plan, since = plan_for(rows, self.dim, self.settings), 0
-            tbl.create_index("vector", config=index_config(plan), replace=True)
-            action = f"ANN index trained ({plan.index_type}, {plan.partitions} partitions)"
-        elif plan is None and VECTOR_INDEX not in indexes:
-            action = "exact search (no ANN index below ann_min_rows)" if action == "extended" else action
-        tbl.optimize()  # compaction plus the new rows added to every existing index
-        self._set_ann_state(tbl, plan, since)
-        return action
 
     def rebuild_text_index(self) -> None:
         """(Re)build the full-text index over normalised text (the first time, or on request)."""
@@ -364,10 +320,7 @@ class LanceChunkIndex:
             tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)
 
     def rebuild_vector_index(self) -> None:
-        """Retrain the ANN index now, whatever its drift (groundbot ingest --rebuild-index)."""
+        """Retrain the ANN index now, whatever its drift."""
         tbl = self.table()
-        if tbl is None or tbl.count_rows() == 0:
-            return
-        plan = plan_for(tbl.count_rows(), self.dim, self.settings)
-        tbl.create_index("vector", config=index_config(plan), replace=True)
-        self._set_ann_state(tbl, plan, 0)
+        if tbl is not None and tbl.count_rows() > 0:
+            train(tbl, self.dim, self.settings)

@@ -109,7 +109,7 @@ class SuggestionTable:
         q = tbl.search(np.asarray(query_vector, dtype=np.float32), vector_column_name="vector").distance_type("cosine")
         if nprobes:
             q = q.nprobes(nprobes).refine_factor(refine_factor or 1)
-        result = q.limit(limit).select(["text", "vector"]).to_arrow()
+        result = q.limit(limit).select(["text", "vector", "_distance"]).to_arrow()
         texts = result.column("text").to_pylist()
         vecs = vectors_of(result)
         return list(zip(texts, vecs, strict=True))

@@ -1,0 +1,321 @@
+"""Scale benchmark: the chunk index at 10k, 100k and 1M chunks.
+
+    nice -n 10 python -m bench.scale [--sizes 10000,100000,1000000] [--base 8000] [--queries 200]
+
+Real text and real embeddings: SQuAD 2.0 and HaluEval passages embedded with the configured
+embedder (MiniLM), questions from the same sets. Past the base set the table is the base
+re-used with perturbations: every copy's text is prefixed "(copy N)" and its vector is the
+base vector plus Gaussian noise (cosine ~0.9 to its original), re-normalised; the output says
+so. Each size is written straight into the project's table schema, then indexed by the
+project's own maintenance (`LanceChunkIndex.maintain`), and measured:
+  * search latency p50/p95 of `LanceChunkIndex.search` (hybrid: ANN + full text, fused),
+    in a separate process that only opens the index and answers (its peak RSS is reported);
+  * recall@10 of the vector leg against exact search (`bypass_vector_index`), for a small
+    grid of nprobes/refine_factor settings and for the configured one;
+  * the first suggestion lookup (what a refusal does) after an ingest vs. the steady state;
+  * an ingest of 100 changed documents into the big index (total, embedding, maintenance).
+Each size's results go to bench/results/scale-<size>.json as soon as it finishes; a size whose
+file exists is skipped (delete it, or pass --force, to measure again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from bench.datasets import HALUEVAL_FILE, SQUAD_FILE
+from core.normalize import normalize_text
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+CACHE = Path(tempfile.gettempdir()) / "groundbot-scale-base.npz"
+NOISE = 0.025  # per-dimension noise of a copy's vector: cosine to its original ~0.9 for 384-d
+GRID = ((10, 5), (20, 10), (50, 10), (100, 20))  # (nprobes, refine_factor) tried besides the configured
+
+
+def pct(values: list[float], q: float) -> float:
+    return round(float(np.percentile(np.asarray(values), q)), 2) if values else 0.0
+
+
+def base_set(n: int, n_questions: int) -> dict[str, Any]:
+    """Real passages (title, text) and questions, with their embeddings (cached across runs)."""
+    if CACHE.exists():
+        data = dict(np.load(CACHE, allow_pickle=False))
+        if len(data["texts"]) >= n and len(data["questions"]) >= n_questions:
+            return data
+    titles: list[str] = []
+    texts: list[str] = []
+    questions: list[str] = []
+    for art in json.loads(SQUAD_FILE.read_text(encoding="utf-8"))["data"]:
+        for para in art["paragraphs"]:
+            titles.append(art["title"].replace("_", " "))
+            texts.append(para["context"][:900])
+            questions.extend(q["question"] for q in para["qas"] if not q.get("is_impossible"))
+    for line in HALUEVAL_FILE.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        titles.append("")
+        texts.append(rec["knowledge"][:900])
+        questions.append(rec["question"])
+    rng = np.random.default_rng(5)
+    pick = rng.permutation(len(texts))[:n]
+    qpick = rng.permutation(len(questions))[:n_questions]
+    from storage.embedders import make_embedder
+
+    emb = make_embedder("minilm")
+    t0 = time.perf_counter()
+    vectors = emb.embed_passages([normalize_text(f"{titles[i]}\n{texts[i]}" if titles[i] else texts[i]) for i in pick])
+    print(f"embedded {len(pick)} base passages in {time.perf_counter() - t0:.0f}s", flush=True)
+    qs = [questions[i] for i in qpick]
+    data = {"titles": np.array([titles[i] for i in pick]), "texts": np.array([texts[i] for i in pick]),
+            "vectors": vectors.astype(np.float32), "questions": np.array(qs),
+            "qvectors": emb.embed_queries([normalize_text(q) for q in qs]).astype(np.float32)}
+    np.savez(CACHE, **data)
+    return data
+
+
+def synthetic_batch(base: dict[str, Any], start: int, stop: int, dim: int) -> pa.Table:
+    """Rows start..stop of the grown table: row i is base row i % B, copy i // B (perturbed)."""
+    from storage.chunk_index import schema
+
+    b = len(base["texts"])
+    idx = np.arange(start, stop)
+    src, copy = idx % b, idx // b
+    rng = np.random.default_rng(start)
+    vecs = base["vectors"][src] + (copy[:, None] > 0) * rng.normal(0, NOISE, (len(idx), dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    texts = [f"(copy {c}) {base['texts'][s]}" if c else str(base["texts"][s]) for s, c in zip(src, copy, strict=True)]
+    titles = [str(base["titles"][s]) for s in src]
+    doc_ids = [f"synthetic/d{i // 4:07d}" for i in idx]  # four chunks per document
+    cols: dict[str, Any] = {
+        "chunk_id": [f"c{i:08d}" for i in idx], "doc_id": doc_ids, "source": [f"/synthetic/{d}" for d in doc_ids],
+        "title": titles, "heading": titles, "url": [""] * len(idx), "kind": ["doc"] * len(idx),
+        "position": (idx % 4).astype(np.int32), "text": texts,
+        "text_norm": [normalize_text(f"{t} {x}") for t, x in zip(titles, texts, strict=True)],
+        "faq_question": [""] * len(idx), "faq_answer": [""] * len(idx), "doc_hash": ["h"] * len(idx),
+        "ingested_at": ["2026-01-01T00:00:00+00:00"] * len(idx),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim),
+    }
+    return pa.table(cols, schema=schema(dim))
+
+
+def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any) -> dict[str, Any]:
+    """Write `size` rows (and one suggestion row per 20 chunks), then index them the project's way."""
+    from storage.chunk_index import TABLE, LanceChunkIndex
+    from storage.suggestion_index import SuggestionRow
+
+    dim = base["vectors"].shape[1]
+    index = LanceChunkIndex(index_dir, dim, "minilm", search=settings)
+    t0 = time.perf_counter()
+    step = 50_000
+    for start in range(0, size, step):
+        batch = synthetic_batch(base, start, min(size, start + step), dim)
+        if start == 0:
+            index._table = index.db.create_table(TABLE, data=batch)
+        else:
+            index.table().add(batch)
+    index._write_meta()
+    headings = synthetic_batch(base, 0, max(1, size // 20), dim)
+    rows = [SuggestionRow(d, "heading", f"{t} ({i})", v) for i, (d, t, v) in enumerate(zip(
+        headings.column("doc_id").to_pylist(), headings.column("title").to_pylist(),
+        headings.column("vector").to_numpy(zero_copy_only=False), strict=True))]
+    index.suggestions.write(rows, [])
+    write_s = time.perf_counter() - t0
+    index._written = size
+    t0 = time.perf_counter()
+    done = index.maintain()
+    return {"write_seconds": round(write_s, 1), "index_seconds": round(time.perf_counter() - t0, 1),
+            "maintenance": done, "suggestion_rows": len(rows)}
+
+
+def recall(index: Any, qvecs: np.ndarray, grid: tuple[tuple[int, int], ...]) -> dict[str, Any]:
+    """recall@10 of the vector leg against exact search, per (nprobes, refine_factor), with latency."""
+    tbl = index.table()
+    exact = [set(tbl.search(q, vector_column_name="vector").distance_type("cosine").bypass_vector_index()
+                 .limit(10).select(["chunk_id", "_distance"]).to_arrow().column("chunk_id").to_pylist()) for q in qvecs]
+    plan = index._search_plan(tbl)
+    out: dict[str, Any] = {"exact_queries": len(qvecs)}
+    from storage.ann import nprobes_for
+
+    configured = (nprobes_for(plan, index.settings), index.settings.refine_factor) if plan else (0, 0)
+    for nprobes, refine in (*grid, configured):
+        if plan is None and (nprobes, refine) != (0, 0):
+            continue
+        hits, times = 0, []
+        for q, ex in zip(qvecs, exact, strict=True):
+            query = tbl.search(q, vector_column_name="vector").distance_type("cosine").limit(10)
+            if nprobes:
+                query = query.nprobes(nprobes).refine_factor(refine)
+            t0 = time.perf_counter()
+            got = query.select(["chunk_id", "_distance"]).to_arrow().column("chunk_id").to_pylist()
+            times.append((time.perf_counter() - t0) * 1000)
+            hits += len(ex & set(got))
+        key = "configured" if (nprobes, refine) == configured else f"nprobes={nprobes},refine={refine}"
+        out[key] = {"nprobes": nprobes, "refine_factor": refine, "recall_at_10": round(hits / (10 * len(qvecs)), 4),
+                    "vector_leg_p50_ms": pct(times, 50), "vector_leg_p95_ms": pct(times, 95)}
+    return out
+
+
+def serve_probe(index_dir: str, n: int) -> dict[str, Any]:
+    """In a fresh process: open the index and answer questions; latency and peak RSS."""
+    from storage.chunk_index import LanceChunkIndex
+
+    base = dict(np.load(CACHE, allow_pickle=False))
+    rss0 = peak_rss_mb()
+    index = LanceChunkIndex(Path(index_dir), base["vectors"].shape[1], "minilm",
+                            search=_settings(json.loads(os.environ["GROUNDBOT_SCALE_SETTINGS"])))
+    qs, qv = [str(q) for q in base["questions"][:n]], base["qvectors"][:n]
+    t0 = time.perf_counter()
+    index.suggestion_candidates(qv[0], 30)
+    first_suggest = (time.perf_counter() - t0) * 1000
+    for q, v in zip(qs[:10], qv[:10], strict=True):  # warm-up
+        index.search(normalize_text(q), v, 5)
+    search_ms, search_cpu_ms, suggest_ms, version_ms = [], [], [], []
+    for q, v in zip(qs, qv, strict=True):
+        t0 = time.perf_counter()
+        index.version()
+        version_ms.append((time.perf_counter() - t0) * 1000)
+        t0, c0 = time.perf_counter(), time.process_time()
+        index.search(normalize_text(q), v, 5)
+        search_ms.append((time.perf_counter() - t0) * 1000)
+        search_cpu_ms.append((time.process_time() - c0) * 1000)  # all threads: what the search costs
+        t0 = time.perf_counter()
+        index.suggestion_candidates(v, 30)
+        suggest_ms.append((time.perf_counter() - t0) * 1000)
+    return {"search_p50_ms": pct(search_ms, 50), "search_p95_ms": pct(search_ms, 95), "queries": len(search_ms),
+            "search_cpu_p50_ms": pct(search_cpu_ms, 50), "search_cpu_p95_ms": pct(search_cpu_ms, 95),
+            "load_avg_after": os.getloadavg(),
+            "suggestions_first_ms": round(first_suggest, 2), "suggestions_p50_ms": pct(suggest_ms, 50),
+            "suggestions_p95_ms": pct(suggest_ms, 95), "version_check_p50_ms": pct(version_ms, 50),
+            "peak_rss_mb": peak_rss_mb(), "peak_rss_before_open_mb": rss0}
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set (VmHWM; unlike ru_maxrss it is not carried over exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _settings(raw: dict[str, Any]) -> Any:
+    from storage.ann import SearchIndexSettings
+
+    return SearchIndexSettings(**raw)
+
+
+def changed_documents(index: Any, base: dict[str, Any], work: Path) -> dict[str, Any]:
+    """Ingest 100 new documents into the big index, then change all 100 and ingest again."""
+    from storage.embedders import make_embedder
+    from storage.ingest import ChunkSettings, ingest
+
+    emb = make_embedder("minilm")
+    kb = work / "kb100"
+    kb.mkdir(parents=True, exist_ok=True)
+    texts = [str(t) for t in base["texts"]]
+    for d in range(100):
+        paras = [texts[(d * 4 + p) % len(texts)] for p in range(4)]
+        (kb / f"doc{d:03d}.md").write_text(f"# Document {d}\n\n" + "\n\n".join(paras) + "\n", encoding="utf-8")
+    settings = ChunkSettings()
+    added = ingest([kb], index, emb, settings)
+    for d in range(100):
+        path = kb / f"doc{d:03d}.md"
+        path.write_text(path.read_text(encoding="utf-8") + "\nThis paragraph was added in the second edition.\n",
+                        encoding="utf-8")
+    changed = ingest([kb], index, emb, settings)
+    qv = base["qvectors"]
+    t0 = time.perf_counter()
+    index.suggestion_candidates(qv[0], 30)
+    first = (time.perf_counter() - t0) * 1000
+    steady = []
+    for v in qv[1:51]:
+        t0 = time.perf_counter()
+        index.suggestion_candidates(v, 30)
+        steady.append((time.perf_counter() - t0) * 1000)
+
+    def one(s: Any) -> dict[str, Any]:
+        return {"documents": len(s.added) + len(s.updated), "chunks_written": s.chunks_written,
+                "vectors_reused": s.vectors_reused, "seconds": round(s.seconds, 1),
+                "embed_seconds": round(s.embed_seconds, 1), "without_embedding_seconds": round(s.seconds - s.embed_seconds, 1),
+                "maintenance": s.index_maintenance}
+
+    return {"add_100_documents": one(added), "change_100_documents": one(changed),
+            "first_suggestions_after_ingest_ms": round(first, 2), "suggestions_steady_p50_ms": pct(steady, 50)}
+
+
+def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_exact: int) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    from storage.chunk_index import LanceChunkIndex
+
+    work = Path(tempfile.mkdtemp(prefix=f"groundbot-scale-{size}-"))
+    try:
+        built = build(work / "index", base, size, settings)
+        print(f"[{size}] built: {built}", flush=True)
+        env = {**os.environ, "GROUNDBOT_SCALE_SETTINGS": json.dumps(asdict(settings))}
+        probe = subprocess.run([sys.executable, "-m", "bench.scale", "--probe", str(work / "index"),
+                                "--queries", str(n_queries)], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+        served = json.loads(probe.stdout.strip().splitlines()[-1])
+        print(f"[{size}] served: {served}", flush=True)
+        index = LanceChunkIndex(work / "index", base["vectors"].shape[1], "minilm", search=settings)
+        rec = recall(index, base["qvectors"][:n_exact], GRID)
+        print(f"[{size}] recall: {rec}", flush=True)
+        ingest = changed_documents(index, base, work)
+        print(f"[{size}] ingest: {ingest}", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    b = len(base["texts"])
+    return {
+        "chunks": size, "base_real_chunks": b, "embedder": "minilm",
+        "data": ("real SQuAD/HaluEval passages and MiniLM embeddings" if size <= b else
+                 f"{b} real passages with MiniLM embeddings, re-used {-(-size // b)} times: copies are prefixed "
+                 f"'(copy N)' and their vectors perturbed (Gaussian noise {NOISE}/dimension, cosine ~0.9 to the original)"),
+        "settings": asdict(settings), "build": built, "serving": served, "recall_vs_exact": rec, "ingest": ingest,
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "load_avg": os.getloadavg()},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--base", type=int, default=8000, help="real passages embedded (the rest are perturbed copies)")
+    ap.add_argument("--queries", type=int, default=200, help="questions timed by the serving process")
+    ap.add_argument("--exact", type=int, default=100, help="questions checked against exact search")
+    ap.add_argument("--force", action="store_true", help="measure sizes whose result file exists")
+    ap.add_argument("--probe", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.probe:
+        print(json.dumps(serve_probe(args.probe, args.queries)))
+        return 0
+    from bot.config import load_config
+
+    cfg = load_config(ROOT / "config.toml", environ={})
+    base = base_set(args.base, max(args.queries, args.exact) + 51)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for size in sorted(int(s) for s in args.sizes.split(",")):
+        out = RESULTS / f"scale-{size}.json"
+        if out.exists() and not args.force:
+            print(f"[{size}] {out} exists; skipped", flush=True)
+            continue
+        t0 = time.perf_counter()
+        result = measure(size, base, replace(cfg.search_index), args.queries, args.exact)
+        result["seconds"] = round(time.perf_counter() - t0, 1)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"[{size}] written to {out}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""The micro-batching queue of query embeddings (storage/embedders.BatchingEmbedder)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from storage.embedders import BatchingEmbedder
+
+
+class SlowEmbedder:
+    """Each call takes 20 ms whatever its size (a forward pass's fixed cost); vectors encode the text."""
+
+    name = "slow"
+    dim = 4
+
+    def __init__(self, fail: bool = False) -> None:
+        self.calls: list[int] = []
+        self.fail = fail
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        time.sleep(0.02)
+        self.calls.append(len(texts))
+        if self.fail:
+            raise RuntimeError("model broke")
+        return np.array([[len(t), ord(t[0]), 0, 1] for t in texts], dtype=np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_queries(texts)
+
+
+def run_concurrently(emb: BatchingEmbedder, n: int) -> dict[int, np.ndarray | BaseException]:
+    out: dict[int, np.ndarray | BaseException] = {}
+    start = threading.Barrier(n)
+
+    def ask(i: int) -> None:
+        start.wait()
+        try:
+            out[i] = emb.embed_queries([chr(65 + i) * (i + 1)])
+        except BaseException as exc:
+            out[i] = exc
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    return out
+
+
+def test_concurrent_questions_share_forward_passes_and_each_gets_its_own_vector() -> None:
+    inner = SlowEmbedder()
+    emb = BatchingEmbedder(inner, max_batch=32)
+    out = run_concurrently(emb, 16)
+    assert len(out) == 16
+    for i, vec in out.items():
+        assert isinstance(vec, np.ndarray) and vec.shape == (1, 4)
+        assert vec[0, 0] == i + 1 and vec[0, 1] == 65 + i  # the caller's own text, not a neighbour's
+    assert sum(inner.calls) == 16 and len(inner.calls) < 16  # fewer passes than questions
+
+
+def test_a_lone_question_is_embedded_at_once_and_batches_respect_the_cap() -> None:
+    inner = SlowEmbedder()
+    emb = BatchingEmbedder(inner, max_batch=4)
+    t0 = time.perf_counter()
+    assert emb.embed_queries(["hello"]).shape == (1, 4)
+    assert time.perf_counter() - t0 < 0.5 and inner.calls == [1]
+    run_concurrently(emb, 12)
+    assert max(inner.calls) <= 4
+
+
+def test_a_failing_model_fails_every_waiting_caller_and_none_hangs() -> None:
+    emb = BatchingEmbedder(SlowEmbedder(fail=True))
+    out = run_concurrently(emb, 6)
+    assert len(out) == 6 and all(isinstance(v, RuntimeError) for v in out.values())
+    with pytest.raises(RuntimeError, match="model broke"):
+        emb.embed_queries(["again"])

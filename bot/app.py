@@ -243,8 +243,8 @@ def build_app(
     emb: Any = embedder or make_embedder(config.embedder, config.embed_batch_size)
     config = with_embedder_profile(config, emb.name)
     r = config.core.retrieval
-    index = LanceChunkIndex(config.index_path, emb.dim, emb.name, candidates=r.candidates, rrf_k=r.rrf_k,
-                            search=config.search_index)
+    index = LanceChunkIndex(config.index_location, emb.dim, emb.name, candidates=r.candidates, rrf_k=r.rrf_k,
+                            storage_options=config.index_storage_options(), search=config.search_index)
     st = store or SqlTranscriptStore(config.db_url, spool=TurnSpool(config.spool_path),
                                      lock_budget_s=config.lock_budget_s)
     try:  # turns spooled while the database was away go in first

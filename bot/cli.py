@@ -49,7 +49,7 @@ def cmd_ingest(cfg: Config, args: argparse.Namespace) -> int:
         print(json.dumps(summary.to_dict(), ensure_ascii=False))
     else:
         print(f"Ingested {', '.join(map(str, paths))}: {summary.line()}")
-        print(f"Index version {summary.index_version}, {app.index.count()} chunks in {cfg.index_path}")
+        print(f"Index version {summary.index_version}, {app.index.count()} chunks in {cfg.index_location}")
     return 0
 
 
@@ -186,8 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"groundbot: configuration error: {exc}", file=sys.stderr)
         return 2
+    from bot.logs import configure_logging
     from bot.redact import install_redaction
 
+    configure_logging(cfg.log.format, cfg.log.level, verbose=args.verbose)  # [log]: text or JSON lines
     install_redaction(cfg.secrets)  # before anything can log a URL or header holding a token
     try:
         return int(args.func(cfg, args))

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator
 
@@ -70,6 +70,27 @@ class ServeSettings:
     conversation_lease_s: float = 60.0
 
 
+@dataclass(frozen=True)
+class IndexStorageSettings:
+    """LanceDB `storage_options` for an object-store `storage.index_uri` (S3 or S3-compatible).
+    Credentials are never stored here: `*_env` names the environment variable holding each."""
+
+    endpoint: str = ""
+    region: str = ""
+    allow_http: bool = False
+    access_key_id_env: str = "GROUNDBOT_INDEX_ACCESS_KEY_ID"
+    secret_access_key_env: str = "GROUNDBOT_INDEX_SECRET_ACCESS_KEY"
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    """Log lines: "text" for a terminal, "json" (one object per line, with turn_uid and
+    conversation while a turn runs) for a log collector; see bot/logs.py."""
+
+    format: Literal["text", "json"] = "text"
+    level: Literal["debug", "info", "warning", "error"] = "warning"
+
+
 # platform user ids: Telegram's are numbers in config.toml, compared as strings
 UserIds = tuple[Annotated[str, BeforeValidator(str)], ...]
 
@@ -87,6 +108,7 @@ class Config:
     reingest_roots: tuple[str, ...] = field(default=(), metadata=at("paths"))
     database_url: str = field(default="", metadata=at("storage"))
     lock_budget_s: float = field(default=10.0, metadata=at("storage"))
+    index_uri: str = field(default="", metadata=at("storage"))
     embedder: str = field(default="minilm", metadata=at("embedder", "name"))
     embed_batch_size: int = field(default=64, metadata=at("embedder", "batch_size"))
     chunking: ChunkSettings = field(default_factory=ChunkSettings, metadata=table(
@@ -98,6 +120,8 @@ class Config:
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
     slack: SlackSettings = field(default_factory=SlackSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
+    index_storage: IndexStorageSettings = field(default_factory=IndexStorageSettings)
+    log: LogSettings = field(default_factory=LogSettings)
     search_index: SearchIndexSettings = field(default_factory=SearchIndexSettings)
     admins: dict[str, UserIds] = field(default_factory=_default_admins, metadata=at("admins", "*"))
     # similarity thresholds config.toml sets explicitly; they override the embedder's profile
@@ -114,6 +138,23 @@ class Config:
         return self.data_dir / "index"
 
     @property
+    def index_location(self) -> str:
+        """Where the chunk index lives: `storage.index_uri` (e.g. s3://bucket/prefix), else data_dir/index."""
+        return self.index_uri or str(self.index_path)
+
+    def index_storage_options(self) -> dict[str, str]:
+        """LanceDB storage_options for an object-store index (empty for a local one)."""
+        s = self.index_storage
+        if "://" not in self.index_uri:
+            return {}
+        options = {"aws_endpoint": s.endpoint, "aws_region": s.region,
+                   "aws_access_key_id": self.secret(s.access_key_id_env),
+                   "aws_secret_access_key": self.secret(s.secret_access_key_env)}
+        if s.allow_http:
+            options["allow_http"] = "true"
+        return {k: v for k, v in options.items() if v}
+
+    @property
     def spool_path(self) -> Path:
         """Turns the transcript database could not take wait here (see storage/spool.py)."""
         return self.data_dir / "spool" / "turns.jsonl"
@@ -127,7 +168,7 @@ class Config:
 
     def env_names(self) -> list[str]:
         """Every environment variable an `*_env` setting names (the secrets to read, and to redact)."""
-        sections = (self.openai, self.telegram, self.slack, self.serve)
+        sections = (self.openai, self.telegram, self.slack, self.serve, self.index_storage)
         return [getattr(s, name) for s in sections for name in vars(s) if name.endswith("_env")]
 
 

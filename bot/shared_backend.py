@@ -9,6 +9,7 @@ must agree on taken from database rows instead of process memory, and every turn
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,6 +19,8 @@ from core.messages import Decision, Incoming
 from core.ports import Delivery
 from core.replies import Reply
 from storage.shared_state import SharedState
+
+log = logging.getLogger("groundbot.turns")
 
 
 class SharedBackend:
@@ -33,6 +36,11 @@ class SharedBackend:
         with self.state.conversation(msg.key.as_str(), self.turn_wait_s):
             decision = self.app.ask(msg)
         self.metrics.observe(decision)
+        # one line per turn; with [log] format = "json" it carries the ids to find the turn by
+        log.info("turn %s", "refused" if decision.refused else "answered",
+                 extra={"turn_uid": decision.turn_uid, "conversation": msg.key.as_str(),
+                        "reason": decision.refusal_reason or "", "status": decision.status,
+                        "latency_ms": round(float(decision.latency_ms.get("total", 0.0)), 1)})
         return decision
 
     def admin_reingest(self, platform: str, user_id: str, paths: Sequence[str] | None = None,

@@ -28,6 +28,7 @@ from core.record import TurnContext, build_decision
 from core.risk import Route, assess, route
 from core.settings import CoreSettings
 from core.suggest import candidate_pool, suggest
+from core.turnlog import turn_context
 from core.verify import verify_answer
 
 log = logging.getLogger(__name__)
@@ -170,6 +171,10 @@ class Pipeline:
     # -- the turn --------------------------------------------------------------
     def handle(self, msg: Incoming) -> Decision:
         """Answer or refuse one message; always returns a recorded decision, never raises."""
+        with turn_context(msg.key.as_str()):  # every log line of the turn carries its uid and conversation
+            return self._handle_safely(msg)
+
+    def _handle_safely(self, msg: Incoming) -> Decision:
         t_start = self.clock()
         with self.store.begin_turn(msg.key, self.settings.retrieval.history_turns) as conversation:
             try:

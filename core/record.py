@@ -8,7 +8,6 @@ sources, latency, index version and config hash): users see part of it, `/why` a
 from __future__ import annotations
 
 import re
-import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +21,7 @@ from core.normalize import normalize_text
 from core.ports import ConversationState
 from core.risk import Risk, Route, template_answer
 from core.settings import RefusalSettings
+from core.turnlog import current_turn_uid
 
 
 @dataclass
@@ -131,6 +131,6 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
         risk=ctx.risk.score if ctx.risk else None,
         risk_parts=dict(ctx.risk.parts) if ctx.risk else {},
         route=str(ctx.route),
-        turn_uid=uuid.uuid4().hex,
+        turn_uid=current_turn_uid(),  # the id the turn's log lines carry
         history=ctx.history,
     )

@@ -31,6 +31,7 @@ from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_lea
 
 log = logging.getLogger(__name__)
 TABLE = "chunks"
+META_TABLE = "groundbot_meta"
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
 _COLUMNS = ["chunk_id", "doc_id", "source", "title", "heading", "url", "kind", "position", "text",
             "faq_question", "faq_answer"]
@@ -58,18 +59,32 @@ def schema(dim: int) -> pa.Schema:
     )
 
 
-class LanceChunkIndex:
-    """ChunkIndex port over a LanceDB table on disk."""
+def is_remote(uri: str | Path) -> bool:
+    """True for an object-store URI (s3://, gs://, az://, ...), False for a local directory."""
+    return "://" in str(uri) and not str(uri).startswith("file://")
 
-    def __init__(self, path: Path, dim: int, embedder_name: str, candidates: int = 20, rrf_k: int = 60,
-                 search: SearchIndexSettings | None = None) -> None:
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
+
+class LanceChunkIndex:
+    """ChunkIndex port over a LanceDB table in a local directory or on object storage.
+
+    `path` may be an `s3://bucket/prefix` URI (or any URI LanceDB's object store takes), with
+    `storage_options` (endpoint, region, credentials) handed to LanceDB as they are. Several
+    workers then read one index: each question checks out the latest committed version, so a
+    re-ingest by any process is seen by every worker on its next question.
+    """
+
+    def __init__(self, path: Path | str, dim: int, embedder_name: str, candidates: int = 20, rrf_k: int = 60,
+                 search: SearchIndexSettings | None = None, storage_options: dict[str, str] | None = None) -> None:
+        self.uri = str(path)
+        self.remote = is_remote(path)
+        self.path = Path(path) if not self.remote else Path(self.uri.split("://", 1)[1])
+        if not self.remote:
+            self.path.mkdir(parents=True, exist_ok=True)
         self.dim = dim
         self.embedder_name = embedder_name
         self.candidates = candidates
         self.rrf_k = rrf_k
-        self.db = lancedb.connect(str(self.path))
+        self.db = lancedb.connect(self.uri, storage_options=storage_options or None)
         self._table: Any = None
         self.settings = search or SearchIndexSettings()
         self.suggestions = SuggestionTable(self.db, dim)
@@ -84,17 +99,30 @@ class LanceChunkIndex:
         return self.path / "groundbot-index.json"
 
     def _check_meta(self) -> None:
-        meta = self._meta_path()
-        if meta.exists():
-            data = json.loads(meta.read_text())
-            if data.get("embedder") != self.embedder_name or data.get("dim") != self.dim:
-                raise RuntimeError(
-                    f"index at {self.path} was built with embedder {data.get('embedder')!r}; "
-                    f"config asks for {self.embedder_name!r}. Re-ingest into a fresh data dir."
-                )
+        data = self._read_meta()
+        if data and (data.get("embedder") != self.embedder_name or data.get("dim") != self.dim):
+            raise RuntimeError(
+                f"index at {self.uri} was built with embedder {data.get('embedder')!r}; "
+                f"config asks for {self.embedder_name!r}. Re-ingest into a fresh data dir."
+            )
+
+    def _read_meta(self) -> dict[str, Any]:
+        """Which embedder built the index: a JSON file beside a local index, a one-row table on
+        object storage (where groundbot has no file API of its own)."""
+        if not self.remote:
+            meta = self._meta_path()
+            return dict(json.loads(meta.read_text())) if meta.exists() else {}
+        try:
+            rows = self.db.open_table(META_TABLE).to_arrow().to_pylist()
+        except (FileNotFoundError, ValueError):
+            return {}
+        return {"embedder": rows[0]["embedder"], "dim": rows[0]["dim"]} if rows else {}
 
     def _write_meta(self) -> None:
-        self._meta_path().write_text(json.dumps({"embedder": self.embedder_name, "dim": self.dim}))
+        if not self.remote:
+            self._meta_path().write_text(json.dumps({"embedder": self.embedder_name, "dim": self.dim}))
+        elif not self._read_meta():
+            self.db.create_table(META_TABLE, data=[{"embedder": self.embedder_name, "dim": self.dim}], mode="overwrite")
 
     def table(self) -> Any:
         """The chunks table, or None before the first ingest."""
@@ -120,6 +148,8 @@ class LanceChunkIndex:
         return str(tbl.version)
 
     def _versions_stamp(self) -> int | None:
+        if self.remote:  # no folder to stat on object storage: ask the store every time
+            return None
         try:
             stamp = os.stat(self.path / f"{TABLE}.lance" / "_versions").st_mtime_ns
         except OSError:

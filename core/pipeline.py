@@ -22,7 +22,7 @@ from core.gates import run_gates
 from core.language import language_of, prefer_language
 from core.messages import ConversationKey, Decision, Hit, Incoming
 from core.normalize import normalize_text
-from core.ports import ChunkIndex, ConversationTurn, Embedder, Generator, TranscriptStore
+from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, TranscriptStore
 from core.reasons import Status
 from core.record import TurnContext, build_decision
 from core.risk import Route, assess, route
@@ -63,8 +63,10 @@ class Pipeline:
         generator: Generator,
         store: TranscriptStore,
         clock: Callable[[], float] = time.perf_counter,
+        claim_judge: ClaimJudge | None = None,
     ) -> None:
         self.settings = settings
+        self.claim_judge = claim_judge if settings.judge.claims else None
         self.embedder = embedder
         self.index = index
         self.generator = generator
@@ -159,7 +161,9 @@ class Pipeline:
 
     def _verify(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None and ctx.generation is not None
-        ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, self.settings.verify)
+        judge = self.claim_judge if ctx.generation.llm_called else None  # extractive quotes were judged already
+        ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, self.settings.verify,
+                                             judge, self.settings.judge.min_claim_probability)
         if v.status == Status.REFUSE:
             return Outcome(Trigger.REJECT, v.reasons[0])
         ctx.risk = assess(v, ctx.gate, ctx.generation, claim_views(v.claim_map), self.settings.verify)

@@ -57,6 +57,14 @@ class AnswerJudge(Protocol):
     def score(self, question: str, passages: Sequence[str]) -> list[float]: ...
 
 
+class ClaimJudge(Protocol):
+    """The claim judge: for each (claim, evidence text) of an answer, the probability (0..1) that
+    the evidence states the claim as the answer to the question. storage/claim_judge.py
+    implements it; the verifier runs it after the lexical checks (core/verify/checks.py)."""
+
+    def score(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]: ...
+
+
 @dataclass
 class ConversationState:
     """What core needs to know about a conversation between turns."""

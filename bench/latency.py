@@ -116,6 +116,22 @@ def verification_cost(passages: list[str], rounds: int = 300) -> dict[str, float
     return {"p50_ms": round(pct(times, 50), 3), "p95_ms": round(pct(times, 95), 3), "n": rounds}
 
 
+def ingest_timed(app: Any, kb: Path, cfg: Any) -> tuple[int, float, float, float]:
+    """Raw encode throughput on the chunk texts, then the real ingest of the same KB, timed."""
+    texts = chunk_texts(kb, cfg)
+    app.embedder.embed_passages(texts[:64])  # warm the model before timing either side
+    t0 = time.perf_counter()
+    app.embedder.embed_passages(texts)
+    raw_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    summary = app.ingest([kb])
+    ingest_s = time.perf_counter() - t0
+    raw_tput, ingest_tput = len(texts) / raw_s, summary.chunks_written / ingest_s
+    print(f"index: {app.index.count()} chunks; raw encode {raw_tput:.1f} chunks/s; ingest {ingest_tput:.1f} chunks/s "
+          f"(ratio {ingest_tput / raw_tput:.3f}; embedding {summary.embed_seconds:.1f}s of {ingest_s:.1f}s)")
+    return app.index.count(), raw_tput, ingest_tput, ingest_s
+
+
 def sequential(app: Any, qs: list[str], tag: str) -> tuple[list[float], list[float], dict[str, list[float]], int]:
     """Ask each question in a conversation of its own, one after the other."""
     wall: list[float] = []
@@ -170,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--questions", type=int, default=300, help="timed questions (after warm-up)")
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--chunk-chars", type=int, default=500, help="chunk size used for the benchmark KB")
+    ap.add_argument("--prebuilt", action="store_true",
+                    help="skip the ingest: write bench.scale's real passages and vectors straight into the index")
     ap.add_argument("--concurrency", type=int, default=16, help="conversations served at once in the throughput run")
     ap.add_argument("--out", default=str(RESULTS / "latency.json"))
     args = ap.parse_args(argv)
@@ -182,21 +200,17 @@ def main(argv: list[str] | None = None) -> int:
         questions, passages = write_corpus(kb, args.chunks, args.chunk_chars)
         cfg = replace(base, data_dir=work / "data", chunking=replace(base.chunking, size=args.chunk_chars,
                                                                      overlap=min(base.chunking.overlap, args.chunk_chars // 4)))
-        app = build_app(cfg)
-        texts = chunk_texts(kb, cfg)
-        app.embedder.embed_passages(texts[:64])  # warm the model before timing either side
-        t0 = time.perf_counter()
-        app.embedder.embed_passages(texts)
-        raw_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        summary = app.ingest([kb])
-        ingest_s = time.perf_counter() - t0
-        n_chunks = app.index.count()
-        raw_tput = len(texts) / raw_s
-        ingest_tput = summary.chunks_written / ingest_s
-        print(f"index: {n_chunks} chunks; raw encode {raw_tput:.1f} chunks/s; ingest {ingest_tput:.1f} chunks/s "
-              f"(ratio {ingest_tput / raw_tput:.3f}; embedding {summary.embed_seconds:.1f}s of {ingest_s:.1f}s)")
+        if args.prebuilt:  # the scale benchmark's real passages and vectors, written straight into the index
+            from bench.scale import base_set, build
 
+            real = base_set(args.chunks, args.questions + args.warmup)
+            build(work / "data" / "index", real, args.chunks, cfg.search_index)
+            questions, passages = [str(q) for q in real["questions"]], [str(t) for t in real["texts"]]
+            app = build_app(cfg)
+            n_chunks, raw_tput, ingest_tput, ingest_s = app.index.count(), None, None, None
+        else:
+            app = build_app(cfg)
+            n_chunks, raw_tput, ingest_tput, ingest_s = ingest_timed(app, kb, cfg)
         rng = random.Random(11)
         qs = rng.sample(questions, min(len(questions), args.questions + args.warmup))
         for q in qs[: args.warmup]:
@@ -225,10 +239,11 @@ def main(argv: list[str] | None = None) -> int:
                           "stage_p50_ms": {k: round(pct(v, 50), 2) for k, v in stages_nj.items()},
                           "answered_share": round(1 - refused_nj / max(1, len(wall_nj)), 3)},
         "concurrent": conc,
-        "raw_encode_chunks_per_s": round(raw_tput, 1),
-        "ingest_chunks_per_s": round(ingest_tput, 1),
-        "ingest_to_raw_ratio": round(ingest_tput / raw_tput, 3),
-        "ingest_seconds": round(ingest_s, 1),
+        "raw_encode_chunks_per_s": round(raw_tput, 1) if raw_tput else None,
+        "ingest_chunks_per_s": round(ingest_tput, 1) if ingest_tput else None,
+        "ingest_to_raw_ratio": round(ingest_tput / raw_tput, 3) if raw_tput and ingest_tput else None,
+        "ingest_seconds": round(ingest_s, 1) if ingest_s else None,
+        "prebuilt_index": args.prebuilt,
         "verify_five_claims_ms": verify,
         "targets": {"turn_p50_ms": 30, "turn_p95_ms": 60, "turns_per_s_16_conversations": 50, "ingest_ratio": 0.9,
                     "verify_ms": 20},

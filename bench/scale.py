@@ -54,8 +54,8 @@ def base_set(n: int, n_questions: int) -> dict[str, Any]:
     """Real passages (title, text) and questions, with their embeddings (cached across runs)."""
     if CACHE.exists():
         data = dict(np.load(CACHE, allow_pickle=False))
-        if len(data["texts"]) >= n and len(data["questions"]) >= n_questions:
-            return data
+        if (len(data["texts"]) >= n or bool(data.get("complete", False))) and len(data["questions"]) >= n_questions:
+            return data  # a cache holding every passage there is serves any larger --base too
     titles: list[str] = []
     texts: list[str] = []
     questions: list[str] = []
@@ -81,7 +81,8 @@ def base_set(n: int, n_questions: int) -> dict[str, Any]:
     qs = [questions[i] for i in qpick]
     data = {"titles": np.array([titles[i] for i in pick]), "texts": np.array([texts[i] for i in pick]),
             "vectors": vectors.astype(np.float32), "questions": np.array(qs),
-            "qvectors": emb.embed_queries([normalize_text(q) for q in qs]).astype(np.float32)}
+            "qvectors": emb.embed_queries([normalize_text(q) for q in qs]).astype(np.float32),
+            "complete": np.array(len(pick) < n)}
     np.savez(CACHE, **data)
     return data
 
@@ -287,6 +288,25 @@ def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_ex
     }
 
 
+def summary_md() -> str:
+    """One table over every scale-<size>.json present (rewritten after each size)."""
+    rows = []
+    for path in sorted(RESULTS.glob("scale-*.json"), key=lambda p: int(p.stem.split("-")[1])):
+        r = json.loads(path.read_text())
+        sv, rec, ing = r["serving"], r["recall_vs_exact"]["configured"], r["ingest"]["change_100_documents"]
+        rows.append(
+            f"| {r['chunks']:,} | {sv['search_p50_ms']} / {sv['search_p95_ms']} | "
+            f"{sv.get('search_cpu_p50_ms', '-')} / {sv.get('search_cpu_p95_ms', '-')} | {rec['recall_at_10']} "
+            f"(nprobes {rec['nprobes']}, refine {rec['refine_factor']}) | {sv['peak_rss_mb']} | "
+            f"{r['ingest']['first_suggestions_after_ingest_ms']} / {r['ingest']['suggestions_steady_p50_ms']} | "
+            f"{ing['seconds']} ({ing['embed_seconds']} embedding) | {r['build']['maintenance'].get('chunks', '')} "
+            f"in {r['build']['index_seconds']} s | {', '.join(f'{x:.1f}' for x in r['machine']['load_avg'])} |")
+    head = ("| chunks | search p50 / p95 ms (wall) | search CPU p50 / p95 ms | recall@10 vs exact | peak RSS MB "
+            "(serving) | suggestions after ingest / steady ms | 100 changed docs: s | index build | load avg |\n"
+            "|---|---|---|---|---|---|---|---|---|\n")
+    return head + "\n".join(rows) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10000,100000,1000000")
@@ -313,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         result = measure(size, base, replace(cfg.search_index), args.queries, args.exact)
         result["seconds"] = round(time.perf_counter() - t0, 1)
         out.write_text(json.dumps(result, indent=2) + "\n")
+        (RESULTS / "scale.md").write_text(summary_md())
         print(f"[{size}] written to {out}", flush=True)
     return 0
 

@@ -28,7 +28,8 @@ class SearchIndexSettings:
 
     ann_min_rows: int = 50_000      # below this a table is searched exactly (a flat scan is fast enough)
     index_type: str = "IVF_PQ"      # "IVF_PQ" or "IVF_HNSW_SQ"
-    partitions: int = 0             # IVF partitions; 0 = sqrt(rows) at training time
+    partitions: int = 0             # IVF partitions; 0 = rows / rows_per_partition at training time
+    rows_per_partition: int = 4096
     sub_vectors: int = 0            # IVF_PQ sub-vectors; 0 = dim / 8 (48 for 384-d vectors)
     nprobes: int = 0                # partitions searched per query; 0 = max(min_nprobes, probe_share * partitions)
     probe_share: float = 0.05
@@ -64,10 +65,12 @@ class AnnPlan:
 
 
 def plan_for(rows: int, dim: int, s: SearchIndexSettings) -> AnnPlan:
-    """Partitions ~ sqrt(rows) (about as many rows per partition as partitions, the usual IVF
-    balance; at most rows / 256, what LanceDB trains), PQ sub-vectors of 8 dimensions (twice
-    LanceDB's default resolution, for recall)."""
-    partitions = s.partitions or max(1, min(round(math.sqrt(rows)), rows // 256))
+    """About `rows_per_partition` rows per IVF partition (k-means training costs partitions x
+    256 samples x partitions, so sqrt(rows) partitions took too long to train at 1M rows on two
+    cores; with `min_nprobes` a query still reads a small share of a large table), at most
+    rows / 256 (what LanceDB trains), and PQ sub-vectors of 8 dimensions (twice LanceDB's
+    default resolution, for recall)."""
+    partitions = s.partitions or max(1, min(rows // max(1, s.rows_per_partition), rows // 256))
     sub_vectors = s.sub_vectors or max(1, dim // 8)
     while dim % sub_vectors:  # PQ needs sub-vectors that divide the dimension
         sub_vectors -= 1

@@ -10,7 +10,8 @@ from storage.ann import AnnPlan, SearchIndexSettings, needs_retraining, nprobes_
 def test_partitions_follow_the_table_size_and_sub_vectors_divide_the_dimension() -> None:
     s = SearchIndexSettings()
     small, big = plan_for(50_000, 384, s), plan_for(1_000_000, 384, s)
-    assert (small.partitions, big.partitions) == (195, 1000)  # sqrt(rows), at most rows / 256
+    assert (small.partitions, big.partitions) == (12, 244)  # rows / 4096
+    assert plan_for(2000, 384, SearchIndexSettings(rows_per_partition=100)).partitions == 7  # at most rows / 256
     assert small.sub_vectors == big.sub_vectors == 48
     assert plan_for(10_000, 100, s).sub_vectors == 10  # 100 // 8 = 12 does not divide 100; 10 does
     fixed = plan_for(1_000_000, 384, SearchIndexSettings(partitions=256, sub_vectors=96))
@@ -20,6 +21,7 @@ def test_partitions_follow_the_table_size_and_sub_vectors_divide_the_dimension()
 def test_nprobes_is_a_share_of_the_partitions_with_a_floor_or_the_configured_number() -> None:
     s = SearchIndexSettings(probe_share=0.05, min_nprobes=20)
     assert nprobes_for(AnnPlan("IVF_PQ", 1000, 48, 1_000_000), s) == 50
+    assert nprobes_for(AnnPlan("IVF_PQ", 244, 48, 1_000_000), s) == 20
     assert nprobes_for(AnnPlan("IVF_PQ", 224, 48, 50_000), s) == 20
     assert nprobes_for(AnnPlan("IVF_PQ", 10, 48, 100), s) == 10  # never more than there are
     assert nprobes_for(AnnPlan("IVF_PQ", 1000, 48, 1_000_000), SearchIndexSettings(nprobes=7)) == 7

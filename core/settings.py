@@ -45,8 +45,8 @@ class JudgeSettings:
     enabled: bool = True
     min_answer_probability: float = 0.1
     candidates: int = 3  # best lexical candidates per question the judge reads (the quoted ones always are)
-    claims: bool = False  # the claim judge (core.ports.ClaimJudge) checks every claim of a generated (LLM) answer
-    min_claim_probability: float = 0.5  # a generated claim the claim judge scores below this is not covered
+    claims: bool = True  # the claim judge (core.ports.ClaimJudge) checks every claim of a generated (LLM) answer
+    min_claim_probability: float = 0.1  # a generated claim the claim judge scores below this is not covered
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,8 @@ It exists for the answers the lexical checks cannot tell apart: a wrong name or 
 from the same passage, or a fluent sentence every word of which is in the evidence but which
 says something else. Trained by `python -m bench.train_claim_judge` on HaluEval QA records the
 benchmark does not test on, with right answers in several forms (bare, "The answer is X.", a
-sentence) so that the form of an answer should not decide. No model ships: the one trained so
-far still tells answers apart by their form (bench/results/claim_judge.md), so `[judge] claims`
-is off and turning it on needs a model at MODEL_FILE.
+sentence) so that the form of an answer should not decide; the shipped model still leans on form,
+hence its low floor (storage/models/claims.md).
 """
 
 from __future__ import annotations

@@ -190,13 +190,13 @@ def test_claim_judge_reads_generated_answers_and_its_refusal_is_explained() -> N
 
     emb = BagOfWordsEmbedder()
     gen, store = QueueGenerator(), MemoryStore()
-    judge = ScriptedClaimJudge({"The webhook listens on port 8443.": 0.2})
+    judge = ScriptedClaimJudge({"The webhook listens on port 8443.": 0.05})
     on = replace(SETTINGS, judge=replace(SETTINGS.judge, claims=True))
     p = Pipeline(on, emb, ListIndex(KB, emb), gen, store, claim_judge=judge)
     gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
     d = p.handle(Incoming(KEY, "u1", "Which port does the Slack app listen on?"))
     assert d.refused and d.refusal_reason == reasons.UNSUPPORTED_CLAIMS
-    assert judge.read and d.claim_map[0]["judge"] == 0.2
+    assert judge.read and d.claim_map[0]["judge"] == 0.05
     off = Pipeline(replace(on, judge=replace(on.judge, claims=False)), emb, ListIndex(KB, emb), gen, store,
                    claim_judge=judge)
     gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)

@@ -34,7 +34,7 @@ class SearchIndexSettings:
     nprobes: int = 0                # partitions searched per query; 0 = max(min_nprobes, probe_share * partitions)
     probe_share: float = 0.05
     min_nprobes: int = 20
-    refine_factor: int = 10         # ANN candidates re-ranked on stored vectors: refine_factor x limit
+    refine_factor: int = 20         # ANN candidates re-ranked on stored vectors: refine_factor x limit
     retrain_share: float = 0.25     # retrain the ANN index when rows written since training exceed this share
 
     def __post_init__(self) -> None:

@@ -76,7 +76,7 @@ def measure(split: str, limit: int | None, halueval: Path) -> list[dict[str, Any
     return rows
 
 
-def write(rows: list[dict[str, Any]], split: str, out: Path) -> dict[str, Any]:
+def write(rows: list[dict[str, Any]], split: str, out: Path, limit: int | None = None) -> dict[str, Any]:
     d = ReviewSettings()
     report = {
         "split": split, "defaults": {"template_risk": d.template_risk, "hold_risk": d.hold_risk},
@@ -84,7 +84,7 @@ def write(rows: list[dict[str, Any]], split: str, out: Path) -> dict[str, Any]:
         "curve_template_at_default": curve(rows, d.template_risk),
         "risk_quantiles": {name: _quantiles([float(r["risk"]) for r in rows if r["pass"] == name and r["risk"] is not None])
                            for name in ("right", "hallucinated")},
-        "command": f"python -m bench.routing --split {split}",
+        "command": f"python -m bench.routing --split {split}" + (f" --limit {limit}" if limit else ""),
     }
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = measure(args.split, args.limit, args.halueval)
         keep = ("pass", "index", "route", "risk", "risk_parts", "refused", "refusal_reason", "status")
         rows_path.write_text("".join(json.dumps({k: r.get(k) for k in keep}) + "\n" for r in rows), encoding="utf-8")
-    report = write(rows, args.split, RESULTS / f"routing_{args.split}.json")
+    report = write(rows, args.split, RESULTS / f"routing_{args.split}.json", args.limit)
     json.dump(report["at_defaults"], sys.stdout, indent=2)
     print()
     return 0

@@ -65,6 +65,7 @@ class ServeSettings:
     port: int = 8080
     workers: int = 1
     api_token_env: str = "GROUNDBOT_API_TOKEN"
+    review_token_env: str = "GROUNDBOT_REVIEW_TOKEN"  # when set, /review is the review queue's web page
     slack_path: str = "/slack/events"
     telegram_path: str = "/telegram"
     conversation_lease_s: float = 60.0

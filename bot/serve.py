@@ -161,6 +161,11 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
         Route(config.serve.slack_path, ep.slack_events, methods=["POST"]),
         Route(config.serve.telegram_path, ep.telegram_webhook, methods=["POST"]),
     ]
+    review_token = config.secret(config.serve.review_token_env)
+    if review_token:  # the review queue's web page, for admins holding the token
+        from bot.review_page import ReviewPage
+
+        routes += ReviewPage(review_token, lambda: service.app).routes()
     asgi = Starlette(routes=routes, lifespan=ep.lifespan)
     asgi.state.service = service
     return asgi

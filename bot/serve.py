@@ -19,6 +19,7 @@ import contextlib
 import hmac
 import json
 import logging
+import os
 import sys
 import threading
 import uuid
@@ -257,7 +258,7 @@ def _readiness(app: App) -> dict[str, Any]:
     ready = bool(health["database_readable"]) and chunks >= 0
     return {"ready": ready, "database_readable": health["database_readable"],
             "database_error": health["database_error"], "index_chunks": chunks, "index_error": index_error,
-            "embedder": app.embedder.name}
+            "embedder": app.embedder.name, "pid": os.getpid()}  # which of the N workers answered
 
 
 def _ask_request(body: bytes) -> Incoming | str:
@@ -319,9 +320,11 @@ class WorkerApp:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self._asgi is None:
+            from bot.logs import configure_logging
             from bot.redact import install_redaction
 
-            install_redaction(self.config.secrets)  # a fresh process: redact before anything logs
+            configure_logging(self.config.log.format, self.config.log.level)  # a fresh process: its own handler
+            install_redaction(self.config.secrets)  # ... and redaction, before anything logs
             from bot.app import build_app, ready_app
 
             cfg = self.config
@@ -340,19 +343,19 @@ def serve(config: Config, host: str, port: int, workers: int) -> None:
     from bot.metrics import use_prometheus_multiprocess
 
     if workers <= 1:
-        uv = uvicorn.Config(WorkerApp(config, None), host=host, port=port, log_level="warning",
+        uv = uvicorn.Config(WorkerApp(config, None), host=host, port=port, log_level="warning", log_config=None,
                             timeout_graceful_shutdown=60, lifespan="on")
         uvicorn.Server(uv).run()
         return
-    from uvicorn.supervisors import Multiprocess
+    from bot.supervisor import Supervisor
 
     with tempfile.TemporaryDirectory(prefix="groundbot-metrics-") as metrics_dir:
         use_prometheus_multiprocess(metrics_dir)  # workers inherit it; their counters are summed
         uv = uvicorn.Config(WorkerApp(config, Path(metrics_dir), ingest_if_empty=False), host=host, port=port,
                             workers=workers,
-                            log_level="warning", timeout_graceful_shutdown=60, lifespan="on")
+                            log_level="warning", log_config=None, timeout_graceful_shutdown=60, lifespan="on")
         sock = uv.bind_socket()
-        Multiprocess(uv, sockets=[sock]).run()
+        Supervisor(uv, sockets=[sock]).run()  # replaces a worker that dies
 
 
 def cmd_serve(cfg: Config, args: argparse.Namespace) -> int:
@@ -366,7 +369,7 @@ def cmd_serve(cfg: Config, args: argparse.Namespace) -> int:
     ) if on]
     print(f"groundbot serve on http://{host}:{port} with {workers} worker(s): /api/ask, /healthz, /readyz, /metrics"
           + "".join(f", {f}" for f in fronts) + ". Press Ctrl-C to stop.", file=sys.stderr)
-    if workers > 1 and not cfg.index_path.exists():
+    if workers > 1 and not cfg.index_uri and not cfg.index_path.exists():
         print(f"groundbot serve: the index {cfg.index_path} does not exist yet; with several workers run "
               "'groundbot ingest' first (one worker ingests the configured KB on its first start)", file=sys.stderr)
         return 2

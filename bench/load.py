@@ -156,7 +156,7 @@ def summarize(args: argparse.Namespace, tally: Tally, turns: list[tuple[int, str
         "latency_ms_p50": pct(latencies, 50), "latency_ms_p95": pct(latencies, 95),
         "latency_ms_max": pct(latencies, 100),
         "turns_per_s": round(len(turns) / wall_s, 2) if wall_s else 0.0, "wall_s": round(wall_s, 1),
-        "cpu_count": os.cpu_count(),
+        "cpu_count": os.cpu_count(), "note": args.note,
     }
 
 
@@ -243,13 +243,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def write_markdown(out_dir: Path) -> Path:
     """One table of every load-*.json run."""
     rows = [json.loads(p.read_text()) for p in sorted(out_dir.glob("load-*.json"))]
-    cols = ["db", "workers", "conversations", "messages", "worker_killed", "messages_sent", "turns_recorded",
+    cols = ["note", "db", "workers", "conversations", "messages", "worker_killed", "messages_sent", "turns_recorded",
             "messages_recorded_once", "messages_not_recorded", "messages_recorded_twice_or_more",
             "replies_received", "duplicate_replies", "order_violations", "latency_ms_p50",
             "latency_ms_p95", "turns_per_s", "wall_s"]
     lines = ["# groundbot serve under load (bench/load.py)", "",
-             "Every figure is measured by `python -m bench.load` (see README, 'Load benchmark'); "
-             "2-core machine shared with other work, so absolute latency and throughput are pessimistic.", "",
+             "Every figure is measured by `nice -n 10 python -m bench.load` (bench/README.md, 'Load on groundbot "
+             "serve'), on a 2-core machine shared with other work: latency and throughput say more about "
+             "that machine than about groundbot; the counts do not depend on it.", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows]
     lines += ["", "Kill details: " + "; ".join(f"{r['db']}/{r['workers']}w: {r['kill']}" for r in rows if r.get("kill"))]
@@ -271,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start-timeout-s", type=float, default=600.0)
     p.add_argument("--max-minutes", type=float, default=30.0, help="abort the run after this long")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--note", default="", help="free text kept with the results (what code, what else ran)")
     p.add_argument("--out", type=Path, default=None, help="default: bench/results/load-<db>-<N>w.json")
     args = p.parse_args(argv)
     if args.workers < 2:

@@ -162,7 +162,10 @@ def judged(ctx: AnswerContext) -> None:
     catches the wrong name or number from the right passage, which every word check passes."""
     if ctx.judge is None or not ctx.claims:
         return
-    probs = ctx.judge.score(ctx.question, [(c.claim, evidence_text(ctx.hits, c.citations)) for c in ctx.claims])
+    # the chunks holding the claim's evidence window, not every chunk it may cite: an uncited
+    # claim falls back to all retrieved chunks, and the one that states it would be cut off
+    probs = ctx.judge.score(ctx.question, [(c.claim, evidence_text(ctx.hits, c.evidence_chunks or c.citations))
+                                           for c in ctx.claims])
     for c, p in zip(ctx.claims, probs, strict=True):
         c.judge = round(p, 4)
         if p < ctx.judge_floor:

@@ -134,9 +134,18 @@ def _plots(s: dict[str, Any], routing: dict[str, Any] | None, out: Path) -> list
 
 
 def _table(rows: list[tuple[Any, ...]], head: tuple[str, ...]) -> str:
+    if not rows:
+        return "<p><em>None yet.</em></p>"  # a header over no rows reads like a broken table
     cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
     return f"<table><tr>{cells}</tr>{body}</table>"
+
+
+def _agreement(s: dict[str, Any]) -> str:
+    if not s["held_decided"]:
+        return "<p>Reviewer agreement (held drafts approved unchanged): no held draft decided yet.</p>"
+    return (f"<p>Reviewer agreement (held drafts approved unchanged): {s['reviewer_agreement']} "
+            f"of {s['held_decided']} decided.</p>")
 
 
 def render(s: dict[str, Any], plots: list[tuple[str, str]], since: str, routing: dict[str, Any] | None) -> str:
@@ -145,8 +154,7 @@ def render(s: dict[str, Any], plots: list[tuple[str, str]], since: str, routing:
              "<h2>Routes</h2>" + _table(sorted(s["routes"].items()), ("route", "turns")),
              "<h2>Refusals by reason</h2>" + _table(list(s["refused_by_reason"].items()), ("reason", "turns")),
              "<h2>Review queue</h2>" + _table(sorted(s["review_status"].items()), ("status", "items")),
-             f"<p>Reviewer agreement (held drafts approved unchanged): {s['reviewer_agreement']} "
-             f"of {s['held_decided']} decided.</p>",
+             _agreement(s),
              "<h2>Feedback</h2>" + _table(list(s["feedback_by_reason"].items()), ("reason", "votes")),
              "<h2>Coverage gaps: most refused questions by topic</h2>"
              + _table([(g["topic"], g["count"], " | ".join(g["examples"])) for g in s["gaps"]],

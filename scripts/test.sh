@@ -4,10 +4,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # the PostgreSQL variants of the transcript and serve tests start a real server on 127.0.0.1 from
 # Debian's postgresql package; install it where we may (root, as in CI), else they skip loudly
-if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "installing Debian's postgresql package for the PostgreSQL tests" >&2
+# the report-page test looks at the page in Debian's Chromium (headless, local file only)
+wanted=""
+ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || wanted="postgresql"
+command -v chromium >/dev/null || wanted="$wanted chromium"
+if [ -n "$wanted" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing Debian's $wanted for the PostgreSQL and report-page tests" >&2
     apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $wanted >/dev/null
 fi
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null

@@ -192,4 +192,4 @@ def test_slack_reingest_refuses_outside_paths(slack_api: SlackStandIn, kb: Kb, t
         adapter.close()
     assert refusals[0].startswith(f"Re-ingest refused: /etc/hostname {OUTSIDE_MSG}")
     assert refusals[1].startswith(f"Re-ingest refused: {kb.root / 'host.txt'} {OUTSIDE_MSG}")
-    assert done.startswith(f"Re-ingest of {kb.root / 'lighthouse.md'} done: added 1")
+    assert done.startswith("Re-ingest done: added 1")  # one command layer: the same words on every platform

@@ -303,8 +303,16 @@ async def test_telegram_webhook_twice_delivered_update_and_reply_thread_across_w
                 assert await _post_update(client, a, update) == 200
                 assert await _post_update(client, b, update) == 200  # Telegram delivered it again, to worker B
                 [answer] = await standin.wait_sent(1, chat_id=-100)
-                # the user replies to the bot's answer; worker B must find the thread worker A started
+                # the user replies to the bot's answer; worker B must find the thread worker A started.
+                # A records the answer's message in the shared thread map right after sending it: a
+                # person cannot reply before that, the test can, so it waits for the row
                 reply_to = answer.result
+                state = SharedState(a.service.app.store.engine)
+                key = f"telegram:-100:{reply_to['message_id']}"
+                deadline = time.monotonic() + WAIT_S
+                while state.thread_of(key) is None:
+                    assert time.monotonic() < deadline, "worker A never recorded its answer in the thread map"
+                    await asyncio.sleep(0.02)
                 follow = {"update_id": 9002, **standin.message_update(FOLLOW_UP, chat_id=-100, chat_type="group",
                                                                       reply_to=reply_to)}
                 assert await _post_update(client, b, follow) == 200

@@ -26,7 +26,7 @@ from core.messages import Hit
 from core.normalize import normalize_text
 from storage.ann import AnnPlan, SearchIndexSettings, ann_state, maintain_table, nprobes_for, train
 from storage.documents import Chunk
-from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, vectors_of
+from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, open_table_or_none, vectors_of
 
 log = logging.getLogger(__name__)
 TABLE = "chunks"
@@ -125,10 +125,7 @@ class LanceChunkIndex:
     def table(self) -> Any:
         """The chunks table, or None before the first ingest."""
         if self._table is None:
-            try:
-                self._table = self.db.open_table(TABLE)
-            except (FileNotFoundError, ValueError):
-                return None
+            self._table = open_table_or_none(self.db, TABLE)
         return self._table
 
     def version(self) -> str:

@@ -22,6 +22,14 @@ from storage.documents import Chunk
 TABLE = "suggestions"
 
 
+def open_table_or_none(db: Any, name: str) -> Any:
+    """LanceDB table `name`, or None while it does not exist yet (before the first ingest)."""
+    try:
+        return db.open_table(name)
+    except (FileNotFoundError, ValueError):
+        return None
+
+
 @dataclass(frozen=True)
 class SuggestionRow:
     doc_id: str
@@ -75,10 +83,7 @@ class SuggestionTable:
 
     def table(self) -> Any:
         if self._table is None:
-            try:
-                self._table = self.db.open_table(TABLE)
-            except (FileNotFoundError, ValueError):
-                return None
+            self._table = open_table_or_none(self.db, TABLE)
         return self._table
 
     def write(self, rows: Sequence[SuggestionRow], replace_docs: Sequence[str]) -> None:

@@ -6,12 +6,13 @@ import re
 from collections.abc import Sequence
 
 from core.claims import split_sentences
-from core.lexicon import AUXILIARIES
+from core.lexicon import AUXILIARIES, content_terms
 from core.messages import Hit
 from core.normalize import normalize_text, words
 from core.verify.features import Sentence, make_sentence
 
 POLARITY = re.compile(r"^(yes|no|بله|آری|خیر|نه)[.!]?$", re.IGNORECASE)
+_POLAR_WORDS = frozenset(["yes", "no", "بله", "آری", "خیر", "نه"])
 _WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how",
                        "چه", "چی", "کجا", "کی", "چرا", "چگونه", "چطور", "کدام", "چند"])
 _ASKS_FOR = frozenset(["name", "list", "give", "identify", "describe", "explain", "tell", "find"])
@@ -34,8 +35,14 @@ def evidence_text(hits: Sequence[Hit], numbers: Sequence[int]) -> str:
 
 
 def is_bare_polarity(claim: str) -> bool:
-    """A bare "yes" or "no": it has no words of its own to support."""
-    return bool(POLARITY.match(claim.strip()))
+    """A bare "yes" or "no", alone or in a sentence of nothing else ("No, they are not.", "The
+    answer is yes."): it has no words of its own to support, so whatever its form it is checked
+    through its question, like the single word."""
+    text = claim.strip()
+    if POLARITY.match(text):
+        return True
+    tokens = words(normalize_text(text))
+    return bool(_POLAR_WORDS.intersection(tokens)) and not content_terms(text)
 
 
 def is_polar(question: str) -> bool:

@@ -95,6 +95,17 @@ def test_bare_yes_no_checked_with_its_question() -> None:
     assert v.status == "REFUSE" and v.claim_map[0]["missing"] == ["quoridor"]
 
 
+def test_yes_or_no_in_a_sentence_of_nothing_else_is_checked_like_the_bare_word() -> None:
+    cfg = replace(CFG, require_citations=False)
+    ev = [hit("Dicksonia is a genus of tree ferns. Hardenbergia is a genus of vines from Australia.")]
+    q = "Are Dicksonia and Hardenbergia in the same genus?"
+    for form in ("No is the answer.", "The answer is no.", "No, they are not."):
+        assert verify_answer(form, q, ev, cfg).status != "REFUSE", form
+    v = verify_answer("Yes, they are.", "Are Dicksonia and Quoridor both genera?", ev, cfg)
+    assert v.status == "REFUSE" and v.claim_map[0]["missing"] == ["quoridor"]
+    assert verify_answer("No, Hardenbergia is a genus of Andean trees.", q, ev, cfg).status == "REFUSE"
+
+
 BAND = [hit("Falling in Reverse is an American rock band based in Las Vegas, Nevada. "
             "The band was formed in 2008 by Ronnie Radke.", n=1)]
 ASK = replace(CFG, require_citations=False)

@@ -103,6 +103,26 @@ class ReviewItem(SQLModel, table=True):
     decided_at: datetime | None = None
 
 
+class OutboxRow(SQLModel, table=True):
+    """A reviewed decision on its way to the user (Alembic 0006): one per review item, pending
+    until a worker holding the platform's connection has sent it (storage/outbox.py)."""
+
+    __tablename__ = "outbox"
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int = Field(index=True, unique=True, foreign_key="review_item.id")
+    platform: str = Field(index=True)
+    chat_id: str
+    thread_id: str = ""
+    decision: dict[str, Any] = Field(default_factory=dict, sa_type=JSON_TYPE)  # Decision.to_dict()
+    status: str = Field(default="pending", index=True)  # pending | sent
+    attempts: int = 0
+    last_error: str = ""
+    due_at: float = 0.0  # epoch seconds: not tried before this (a claim's lease, or a failure's back-off)
+    claimed_by: str = ""  # the worker trying it now
+    created_at: datetime = Field(default_factory=utcnow)
+    sent_at: datetime | None = None
+
+
 def turn_row(conversation_id: int, key: ConversationKey, entry: dict[str, Any], d: dict[str, Any]) -> TurnRecord:
     """The turn table row of one decision record (`Decision.to_dict()` shape)."""
     created = entry.get("created_at")

@@ -1,0 +1,91 @@
+"""The courier: sends reviewed decisions from the outbox (storage/outbox.py) through the
+platforms this process is connected to, and retries what failed until it is sent.
+
+A decision is queued before the first try, so nothing an admin decided is lost: when the
+approving process has no connection to the user's platform (a console admin deciding a
+Telegram question) or the send fails, any groundbot process with that platform sends it
+later; every process that registers a delivery runs a small retry thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from core.messages import Decision, Source, Suggestion
+from core.ports import Delivery
+from storage.outbox import Outbox
+
+log = logging.getLogger(__name__)
+
+
+def decision_from_dict(d: dict[str, Any]) -> Decision:
+    """A Decision back from its `to_dict()` form, as the outbox stores it."""
+    fields = dict(d)
+    fields["sources"] = [Source(s["n"], s["doc"], s["chunk_id"], s["title"], s["heading"], s["source"], s["url"],
+                                s["score"]) for s in d.get("sources") or []]
+    fields["suggestions"] = [Suggestion(int(s["id"]), str(s["text"])) for s in d.get("suggestions") or []]
+    known = set(Decision.__dataclass_fields__)
+    return Decision(**{k: v for k, v in fields.items() if k in known})
+
+
+class Courier:
+    """Tries outbox rows whose platform has a delivery in `deliveries` (this process's)."""
+
+    def __init__(self, outbox: Outbox, deliveries: Mapping[str, Delivery], interval_s: float = 5.0) -> None:
+        self.outbox = outbox
+        self.deliveries = deliveries
+        self.interval_s = interval_s
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def attempt(self, row_id: int) -> str | None:
+        """Try one row now: None if sent, else why not ("" when another worker has it or it is
+        not due). A failure is recorded on the row and retried after a back-off."""
+        parcel = self.outbox.claim(row_id, self.worker)
+        if parcel is None:
+            return ""
+        delivery = self.deliveries.get(parcel.key.platform)
+        try:
+            if delivery is None:
+                raise LookupError(f"no {parcel.key.platform} connection in this process")
+            delivery.deliver(parcel.key, decision_from_dict(parcel.decision))
+        except Exception as exc:  # recorded on the row; the retry thread tries again
+            why = f"{type(exc).__name__}: {str(exc)[:200]}"
+            log.warning("outbox row %s (review item %s): try %s failed: %s", row_id, parcel.item_id,
+                        parcel.attempts, why)
+            self.outbox.failed(row_id, self.worker, why, parcel.attempts)
+            return why
+        if not self.outbox.sent(row_id, self.worker):
+            log.warning("outbox row %s: sent, but its lease had run out (it may be sent again)", row_id)
+        return None
+
+    def flush(self) -> int:
+        """Try every due row this process can send; returns how many were sent."""
+        with self._lock:  # one flush at a time per process; other processes are kept out by the lease
+            rows = self.outbox.due(sorted(self.deliveries))
+            return sum(1 for row_id in rows if self.attempt(row_id) is None)
+
+    def start(self) -> None:
+        """Run `flush` every `interval_s` seconds in a daemon thread (once per courier)."""
+        if self.interval_s <= 0 or (self._thread is not None and self._thread.is_alive()):
+            return
+        self._thread = threading.Thread(target=self._loop, name="groundbot-outbox", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.flush()
+            except Exception as exc:  # a database outage: try again next round
+                log.warning("outbox: flush failed: %s", exc)

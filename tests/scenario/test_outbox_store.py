@@ -1,0 +1,59 @@
+"""The outbox of reviewed decisions on SQLite and a real PostgreSQL server: one row per review
+item, one worker per try (the lease), a failure handed back with its error and a back-off."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from bot.outbox import decision_from_dict
+from core.messages import ConversationKey, Source
+from storage.outbox import Outbox, Parcel
+from storage.reviews import ReviewQueue
+from storage.transcripts import SqlTranscriptStore
+from tests.scenario.test_transcripts import decision
+
+KEY = ConversationKey("slack", "C9", "171.5")
+
+
+def held_item(store: SqlTranscriptStore) -> int:
+    store.record_turn(KEY, "U1", "T1", decision("q"), "pending_review")
+    [entry] = ReviewQueue(store.engine).entries()
+    return entry.id
+
+
+def test_one_worker_per_try_and_a_failure_is_retried_after_a_backoff(database_url: str) -> None:
+    store = SqlTranscriptStore(database_url)
+    item = held_item(store)
+    outbox = Outbox(store.engine, lease_s=30, backoff_s=0.3)
+    d = decision("q")
+    d.sources = [Source(1, "docs/a.md", "c1", "A", "Intro", "docs/a.md", "", 0.8)]
+    row = outbox.add(item, KEY, d.to_dict())
+    assert outbox.add(item, KEY, d.to_dict()) == row and outbox.pending_count() == 1  # once per review item
+
+    won: list[Parcel] = []
+    workers = [threading.Thread(target=lambda n=n: won.extend(p for p in [outbox.claim(row, f"w{n}")] if p))
+               for n in range(6)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    assert len(won) == 1 and won[0].key == KEY and won[0].attempts == 1  # six tried at once, one got it
+    first = won[0]
+    assert decision_from_dict(first.decision) == d  # what is delivered is the decision as it was decided
+    assert outbox.due(["slack"]) == [] and outbox.claim(row, "late") is None  # leased
+    assert not outbox.sent(row, "not-the-holder")
+    holder = outbox.row(row).claimed_by  # type: ignore[union-attr]
+    assert holder.startswith("w") and outbox.failed(row, holder, "ConnectionError: down", first.attempts)
+
+    assert outbox.claim(row, "w9") is None  # backing off
+    time.sleep(0.35)
+    assert outbox.due(["slack"]) == [row] and outbox.due(["telegram"]) == []
+    again = outbox.claim(row, "w9")
+    assert again is not None and again.attempts == 2
+    assert outbox.sent(row, "w9") and not outbox.sent(row, "w9")
+    final = outbox.row(row)
+    assert final is not None and final.status == "sent" and final.attempts == 2 and final.sent_at is not None
+    assert final.last_error == "ConnectionError: down"  # kept for the record
+    assert outbox.claim(row, "w1") is None and outbox.due(["slack"]) == [] and outbox.pending_count() == 0
+

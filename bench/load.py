@@ -11,7 +11,8 @@ replies), `groundbot ingest` of docs/, then `groundbot serve --workers N` as a s
 Half the conversations are Telegram private chats (webhook updates with the secret token),
 half Slack threads (signed Events API callbacks). A share of Telegram updates is delivered
 twice and a share of Slack events re-sent as retries; a delivery the server did not take is
-re-sent, as the platforms do. When half the messages have been sent, one worker gets SIGKILL;
+re-sent, as the platforms do (Telegram while it gets no 2xx; Slack when no 2xx came within 3 s,
+3 retries marked X-Slack-Retry-Num). When half the messages have been sent, one worker gets SIGKILL;
 uvicorn's supervisor starts a replacement. Afterwards the transcript database is read: every
 message should be recorded exactly once, answered once, and each conversation's turns in the
 order it sent them. Results: bench/results/load-<db>-<N>w.json and load.md (all runs).
@@ -120,6 +121,30 @@ def read_turns(db_url: str) -> list[tuple[int, str, str]]:
     return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 
 
+def read_claims(db_url: str) -> dict[str, int]:
+    """Delivery rows by state after the run (claimed ones were never answered)."""
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT state, COUNT(*) FROM delivery GROUP BY state")).all()
+    except Exception:  # a database from before delivery claims
+        return {}
+    finally:
+        engine.dispose()
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
+async def taken_over(url: str) -> dict[str, float]:
+    """groundbot_deliveries_taken_over_total by platform, summed over the workers."""
+    out: dict[str, float] = {}
+    async with httpx.AsyncClient(timeout=30) as client:
+        for line in (await client.get(url + "/metrics")).text.splitlines():
+            if line.startswith("groundbot_deliveries_taken_over_total{"):
+                platform = line.split('platform="', 1)[1].split('"', 1)[0]
+                out[platform] = out.get(platform, 0.0) + float(line.rsplit(" ", 1)[1])
+    return out
+
+
 def pct(values: list[float], q: float) -> float:
     return round(float(np.percentile(np.asarray(values), q)), 1) if values else 0.0
 
@@ -226,10 +251,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         url = f"http://127.0.0.1:{port}"
         await wait_ready(url, tg, args.workers, args.start_timeout_s)
         tally, wall_s, kill = await drive(args, url, serve, tg, slack)
+        kill["deliveries_taken_over"] = await taken_over(url)
         serve.send_signal(signal.SIGTERM)
         serve.wait(120)
         result = summarize(args, tally, read_turns(db_url), wall_s, kill)
         result["serve_exit_code"] = serve.returncode
+        result["delivery_states"] = read_claims(db_url)
         return result
     finally:
         if serve is not None and serve.poll() is None:

@@ -69,6 +69,7 @@ class ServeSettings:
     slack_path: str = "/slack/events"
     telegram_path: str = "/telegram"
     conversation_lease_s: float = 60.0
+    delivery_stale_s: float = 15.0  # a claim its worker stopped renewing this long is taken over
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,9 @@ class Metrics:
         self.ingest_runs = Counter("groundbot_ingest_runs", "Re-ingests run from chat, by result", ["result"], registry=r)
         self.deliveries_skipped = Counter("groundbot_duplicate_deliveries", "Platform re-deliveries not answered again",
                                           ["platform"], registry=r)
+        self.deliveries_taken_over = Counter("groundbot_deliveries_taken_over",
+                                             "Deliveries answered for a worker that died after taking them",
+                                             ["platform"], registry=r)
         self.ready = Gauge("groundbot_ready", "1 once the database, the index and the model are ready", registry=r,
                            multiprocess_mode="max")
 

@@ -6,9 +6,11 @@ the index is open and the model is loaded), `GET /metrics` (Prometheus), `POST /
 `ask --json` decision for a web widget or another service; a bearer token when one is
 configured), the Slack Events API endpoint (slack-bolt's own Starlette adapter, signatures
 checked by bolt) and the Telegram webhook (Telegram's secret token checked). The App is built
-in the background so /healthz answers at once; each worker builds its own. On SIGTERM uvicorn
-stops accepting, waits for requests in flight, and the shutdown hook lets Slack and Telegram
-work already acknowledged finish before the process exits.
+in the background so /healthz answers at once; each worker builds its own. A Slack event or a
+Telegram update is acknowledged only once it is claimed in the database with its payload, and
+marked done once answered; a worker that dies in between leaves its claims to the others
+(bot/deliveries.py). On SIGTERM uvicorn stops accepting, waits for requests in flight, and the
+shutdown hook lets Slack and Telegram work already acknowledged finish before the process exits.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from starlette.routing import Route
 
 from bot.app import App
 from bot.config import Config
+from bot.deliveries import Inbox
 from bot.metrics import Metrics
 from bot.shared_backend import SharedBackend, SharedOnce, SharedRateLimit, SharedThreads
 from core.messages import ConversationKey, Incoming
@@ -60,6 +63,7 @@ class Service:
     slack_endpoint: Any = None  # bolt's Starlette adapter over the adapter's bolt App
     telegram: Any = None  # adapters.telegram.TelegramBot when the webhook is configured
     telegram_secret: str = ""
+    inbox: Inbox | None = None  # claims of Slack events and Telegram updates until answered
     error: str = ""
     _built: threading.Event = field(default_factory=threading.Event)
 
@@ -73,11 +77,14 @@ class Service:
 
         try:
             app = self.app_factory()
-            state = SharedState(app.store.engine, lease_s=self.config.serve.conversation_lease_s)
+            serve = self.config.serve
+            state = SharedState(app.store.engine, lease_s=serve.conversation_lease_s, stale_s=serve.delivery_stale_s)
             backend = SharedBackend(app, state, self.metrics)
             self.metrics.watch_review_queue(lambda: _or_none(app.store.review_queue_depth))
             self._slack(backend, state)
             self._telegram(backend, state)
+            self.inbox = Inbox(state, self.metrics, telegram=self.telegram, slack=self.slack,
+                               slack_secret=self.config.secret(self.config.slack.signing_secret_env))
             self.app = app
             self.backend = backend
             self.metrics.ready.set(1)
@@ -113,7 +120,10 @@ class Service:
         self.telegram_secret = secret
 
     async def start_platforms(self) -> None:
-        """Start Telegram's update processing (and register the webhook when a URL is configured)."""
+        """Start the delivery sweeper, Telegram's update processing (and register the webhook
+        when a URL is configured)."""
+        if self.inbox is not None:
+            self.inbox.start()
         if self.telegram is None:
             return
         application = self.telegram.application
@@ -127,11 +137,15 @@ class Service:
                                                 allowed_updates=ALLOWED_UPDATES)
 
     async def stop(self) -> None:
-        """Finish work already acknowledged: queued Telegram updates, Slack answers in progress."""
+        """Finish work already acknowledged: Telegram updates and Slack answers in progress."""
+        if self.inbox is not None:
+            await self.inbox.stop()
         if self.telegram is not None and self.telegram.application.running:
             await self.telegram.stop()
         if self.slack is not None:
             await run_in_threadpool(self.slack.close)
+        if self.backend is not None:
+            self.backend.state.stop_heartbeat()
 
 
 def _or_none(fn: Callable[[], int]) -> int | None:
@@ -284,23 +298,15 @@ def _ask_request(body: bytes) -> Incoming | str:
 
 
 async def _telegram_update(service: Service, body: bytes) -> Response:
-    """Record the update id once (any worker); queue the update for python-telegram-bot."""
-    from telegram import Update
-
+    """Claim the update with its body (any worker; a re-delivery is acknowledged and dropped),
+    answer it in the background, and say 200 only once the claim is in the database."""
     try:
         data = json.loads(body)
-        update_id = int(data["update_id"])
+        int(data["update_id"])
     except (ValueError, KeyError, TypeError):
         return PlainTextResponse("not a Telegram update", 400)
-    assert service.telegram is not None
-    bot_id = service.telegram.options.token.split(":", 1)[0]
-    first = await run_in_threadpool(service.backend.state.first_delivery,  # type: ignore[union-attr]
-                                    f"telegram:{bot_id}:update:{update_id}")
-    if not first:
-        service.metrics.deliveries_skipped.labels("telegram").inc()
-        return Response(status_code=200)
-    update = Update.de_json(data, service.telegram.bot)
-    await service.telegram.application.update_queue.put(update)
+    assert service.inbox is not None
+    await service.inbox.telegram_update(data)
     return Response(status_code=200)
 
 

@@ -4,7 +4,8 @@ must agree on taken from database rows instead of process memory, and every turn
 - a turn holds its conversation's lease, so one conversation is answered one turn at a time and
   in order whichever worker receives each message;
 - Telegram's per-user rate limit and reply-thread map are rows (storage/shared_state.py);
-- Slack's once-filter (event ids, message timestamps, button presses) is the delivery table.
+- Slack's once-filter (event ids, message timestamps, button presses) is the delivery table;
+  events and messages are claimed there until answered (a dead worker's are taken over).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from bot.metrics import Metrics
 from core.messages import Decision, Incoming
 from core.ports import Delivery
 from core.replies import Reply
-from storage.shared_state import SharedState
+from storage.shared_state import Claim, SharedState
 
 log = logging.getLogger("groundbot.turns")
 
@@ -102,6 +103,19 @@ class SharedOnce:
             return True
         self.metrics.deliveries_skipped.labels(self.platform).inc()
         return False
+
+    def claim(self, key: str, payload: dict[str, Any] | None = None) -> bool:
+        claim = self.state.claim(f"{self.platform}:{key}", payload)
+        if claim is Claim.TAKEN:
+            self.metrics.deliveries_taken_over.labels(self.platform).inc()
+        if claim in (Claim.NEW, Claim.TAKEN):
+            return True
+        self.metrics.deliveries_skipped.labels(self.platform).inc()
+        return False
+
+    def done(self, key: str) -> None:
+        if key:
+            self.state.done(f"{self.platform}:{key}")
 
 
 class SharedThreads:

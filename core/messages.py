@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -28,6 +29,13 @@ class Incoming:
     team_id: str = ""
     suggestion_id: int | None = None  # set when the user picked an offered suggestion
     rejection: str = ""  # set by an adapter that could not read the message (e.g. not valid UTF-8): why
+    uid: str = ""  # the turn's uid when the platform message fixes it (message_uid); else a new one
+
+
+def message_uid(*parts: object) -> str:
+    """A turn uid fixed by the platform message it answers (platform, bot or team, chat, message
+    id): a message answered again after its worker died is then recorded once, not twice."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, "groundbot:" + ":".join(map(str, parts))).hex
 
 
 @dataclass(frozen=True)

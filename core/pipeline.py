@@ -175,7 +175,7 @@ class Pipeline:
     # -- the turn --------------------------------------------------------------
     def handle(self, msg: Incoming) -> Decision:
         """Answer or refuse one message; always returns a recorded decision, never raises."""
-        with turn_context(msg.key.as_str()):  # every log line of the turn carries its uid and conversation
+        with turn_context(msg.key.as_str(), msg.uid):  # every log line of the turn carries its uid and conversation
             return self._handle_safely(msg)
 
     def _handle_safely(self, msg: Incoming) -> Decision:

@@ -18,9 +18,10 @@ CONVERSATION: ContextVar[str] = ContextVar("groundbot_conversation", default="")
 
 
 @contextmanager
-def turn_context(conversation: str) -> Iterator[str]:
-    """Mark the code in the block as one turn of `conversation`; yields the turn's new uid."""
-    uid = uuid.uuid4().hex
+def turn_context(conversation: str, uid: str = "") -> Iterator[str]:
+    """Mark the code in the block as one turn of `conversation`; yields the turn's uid (`uid`,
+    or a new one)."""
+    uid = uid or uuid.uuid4().hex
     uid_token, conv_token = TURN_UID.set(uid), CONVERSATION.set(conversation)
     try:
         yield uid

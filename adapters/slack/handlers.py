@@ -15,7 +15,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from adapters.slack.markup import as_int, question_text
-from adapters.slack.once import OnceKeys
+from adapters.slack.once import OnceKeys, event_key
 from adapters.slack.rendering import (
     FEEDBACK_DOWN,
     FEEDBACK_UP,
@@ -28,7 +28,7 @@ from adapters.slack.rendering import (
 )
 from core.catalogue import say
 from core.language import language_of
-from core.messages import ConversationKey, Incoming
+from core.messages import ConversationKey, Incoming, message_uid
 from core.ports import Backend
 
 log = logging.getLogger("groundbot.slack")
@@ -69,27 +69,37 @@ class Questions:
         app.action(FEEDBACK_DOWN)(self.on_feedback)
 
     def on_mention(self, body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
-        self.question(body, event, context.get("bot_user_id") or "")
+        try:
+            self.question(body, event, context.get("bot_user_id") or "")
+        finally:  # answered (or nothing to answer): no worker takes the event over now
+            self.w.once.done(event_key(body))
 
     def on_message(self, body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
         """Direct messages are questions; channel messages only count when they mention the bot."""
-        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
-            return
-        self.question(body, event, context.get("bot_user_id") or "")
+        try:
+            if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+                return
+            self.question(body, event, context.get("bot_user_id") or "")
+        finally:
+            self.w.once.done(event_key(body))
 
     def question(self, body: dict[str, Any], event: dict[str, Any], bot_user_id: str) -> None:
         channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
-        if not channel or not ts or event.get("bot_id") or not self.w.once.first(f"message:{channel}:{ts}"):
+        key = f"message:{channel}:{ts}"  # one message may come as app_mention and as message
+        if not channel or not ts or event.get("bot_id") or not self.w.once.claim(key):
             return
         thread = str(event.get("thread_ts") or ts)
         team = str(body.get("team_id") or event.get("team") or "")
+        # the turn's uid is the message's: answered again after a worker died, it is recorded once
         msg = Incoming(ConversationKey(PLATFORM, channel, thread), str(event.get("user", "")),
-                       question_text(str(event.get("text", "")), bot_user_id), team_id=team)
+                       question_text(str(event.get("text", "")), bot_user_id), team_id=team,
+                       uid=message_uid(PLATFORM, team, channel, ts))
         self.react("reactions_add", channel, ts)
         try:
             self.answer(msg, channel, thread)
         finally:
             self.react("reactions_remove", channel, ts)
+            self.w.once.done(key)
 
     def answer(self, msg: Incoming, channel: str, thread: str, picked_by: str = "") -> None:
         """Ask the backend and post the decision in the thread; a crash still gets a refusal."""

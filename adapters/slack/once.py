@@ -16,9 +16,16 @@ log = logging.getLogger("groundbot.slack")
 
 
 class OnceKeys(Protocol):
-    """Says whether a key (event id, message ts, button press) is offered for the first time."""
+    """Says whether a key (event id, message ts, button press) is offered for the first time.
+
+    `claim` is `first` for work that must survive its worker: True means answer it and call
+    `done(key)` after; shared rows let another worker take a claim over if this one dies."""
 
     def first(self, key: str) -> bool: ...
+
+    def claim(self, key: str, payload: dict[str, Any] | None = None) -> bool: ...
+
+    def done(self, key: str) -> None: ...
 
 
 class OnceFilter:
@@ -47,13 +54,28 @@ class OnceFilter:
             self._seen[key] = now
             return True
 
+    def claim(self, key: str, payload: dict[str, Any] | None = None) -> bool:
+        """In one process a claim is a first offer: nobody else could take it over."""
+        return self.first(key)
+
+    def done(self, key: str) -> None:
+        """Nothing to release in memory."""
+
+
+def event_key(body: dict[str, Any]) -> str:
+    """The once-key of an Events API callback ("" for anything else)."""
+    event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+    return f"event:{event_id}" if event_id else ""
+
 
 def skip_redelivered(once: Callable[[], OnceKeys]) -> Callable[..., BoltResponse]:
-    """bolt middleware: ack a redelivered event (same event id) without handling it again."""
+    """bolt middleware: ack a redelivered event (same event id) without handling it again.
+    The event is claimed with its body before bolt acks it; the listener marks it done."""
 
     def middleware(body: dict[str, Any], next_: Callable[[], BoltResponse]) -> BoltResponse:
-        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
-        if event_id and not once().first(f"event:{event_id}"):
+        key = event_key(body)
+        if key and not once().claim(key, body):
+            event_id = body.get("event_id")
             log.info("skipping redelivered event %s", event_id)
             return BoltResponse(status=200, body="")
         return next_()

@@ -19,7 +19,7 @@ from adapters.telegram.replies import Replies
 from adapters.telegram.threads import ThreadLookup, addressed_text, reply_target, thread_for, topic_thread
 from core.catalogue import say
 from core.language import language_of
-from core.messages import ConversationKey, Incoming
+from core.messages import ConversationKey, Incoming, message_uid
 from core.ports import Backend
 
 log = logging.getLogger(__name__)
@@ -75,8 +75,11 @@ class Questions:
             await self.w.replies.send(anchor, say("too_long", language_of(question), length=len(question),
                                                   limit=o.max_message_chars), thread=thread)
             return
+        # a question's turn uid is its message's: answered again after a worker died, it is recorded once
+        turn_uid = "" if suggestion_id is not None else message_uid(PLATFORM, o.token.split(":", 1)[0],
+                                                                     anchor.chat_id, anchor.message_id)
         incoming = Incoming(ConversationKey(PLATFORM, str(anchor.chat_id), thread), uid, question,
-                            suggestion_id=suggestion_id)
+                            suggestion_id=suggestion_id, uid=turn_uid)
         async with self.w.replies.typing(anchor):
             try:
                 decision = await asyncio.to_thread(self.w.backend.ask, incoming)

@@ -155,3 +155,27 @@ def test_a_turn_reads_and_writes_its_conversation_as_one_unit(database_url: str,
         assert conversation.found is None
         assert conversation.record("u", "", decision("second"), "replied")[0] is None
     assert missing.pending_spooled() == 1
+
+
+def test_delivery_claims_are_taken_over_only_from_a_worker_that_stopped_renewing(database_url: str) -> None:
+    """A claim is answered by its holder while it renews it; once it stops (killed), one other
+    worker takes it over, with its payload; a done delivery is never answered again."""
+    engine = SqlTranscriptStore(database_url).engine
+    a, b, c = (SharedState(engine, stale_s=0.6, max_attempts=2) for _ in range(3))
+    update = {"update_id": 5, "message": {"text": "q"}}
+    assert a.claim("telegram:1:update:5", update) == "new"
+    assert b.claim("telegram:1:update:5", update) == "busy"  # A is answering it
+    time.sleep(0.4)
+    a.renew()  # A's heartbeat: alive
+    time.sleep(0.4)
+    assert b.claim("telegram:1:update:5") == "busy" and b.abandoned(margin_s=0.0) == []
+    time.sleep(0.7)  # A was SIGKILLed: no more renewals
+    assert b.abandoned(margin_s=0.0) == [("telegram:1:update:5", update)]
+    taken = [s.claim("telegram:1:update:5") for s in (b, c)]
+    assert sorted(taken) == ["busy", "taken"]  # one worker wins
+    a.claim("slack:event:Ev1", {"event_id": "Ev1"})
+    a.done("slack:event:Ev1")
+    time.sleep(0.7)
+    assert b.claim("slack:event:Ev1") == "done" and b.claims() == {"claimed": 1, "done": 1}
+    time.sleep(0.7)  # the taker died too: that was the last attempt, the delivery is given up
+    assert c.abandoned(margin_s=0.0) == [] and c.claims() == {"failed": 1, "done": 1}

@@ -26,6 +26,7 @@ from core.messages import Hit
 from core.normalize import normalize_text
 from storage.ann import AnnPlan, SearchIndexSettings, ann_state, maintain_table, nprobes_for, train
 from storage.documents import Chunk
+from storage.search_legs import LegQuery, LegTimes, async_table, run_legs
 from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, open_table_or_none, vectors_of
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,8 @@ class LanceChunkIndex:
         self.settings = search or SearchIndexSettings()
         self.suggestions = SuggestionTable(self.db, dim)
         self._seen_stamp: int | None = None
+        self._version: int | None = None  # the chunk table's version, cached while the stamp holds
+        self.leg_times = LegTimes()  # the last search's vector and full-text legs (ms)
         self._plans: dict[int, tuple[int, AnnPlan | None]] = {}
         self._written = 0  # chunk rows written since the last maintain()
         self._check_meta()
@@ -131,16 +134,18 @@ class LanceChunkIndex:
     def version(self) -> str:
         """The table version this process reads; a newer one committed by another process is
         checked out first. Locally that check is one stat of the versions folder (a new version
-        adds a file there); on object storage it asks the store, as before."""
+        adds a file there) and the version number is cached between commits; on object storage
+        it asks the store, as before."""
         tbl = self.table()
         if tbl is None:
             return "empty"
         stamp = self._versions_stamp()
-        if stamp is None or stamp != self._seen_stamp:
+        if stamp is None or stamp != self._seen_stamp or self._version is None:
             with contextlib.suppress(Exception):  # see writes made by other processes
                 tbl.checkout_latest()
             self._seen_stamp = stamp
-        return str(tbl.version)
+            self._version = int(tbl.version)
+        return str(self._version)
 
     def _versions_stamp(self) -> int | None:
         if self.remote:  # no folder to stat on object storage: ask the store every time
@@ -194,40 +199,33 @@ class LanceChunkIndex:
     def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]:
         """Vector and full-text results fused by reciprocal rank; scores stay cosine.
 
-        The vector leg reads its cosine from LanceDB's `_distance` (exact: an ANN query re-ranks
-        on stored vectors), so no vector column comes back; only full-text hits fetch theirs, to
-        be scored the same way. The legs run one after the other: run at once on a busy two-core
-        machine the second waited for a core (p50 104 ms against 13 + 5 ms, bench notes).
+        Both legs go to LanceDB at once (storage/search_legs.py: one crossing to its event
+        loop, the legs run concurrently). The vector leg reads its cosine from `_distance`
+        (exact: an ANN query re-ranks on stored vectors), so no vector column comes back; only
+        the full-text hits bring theirs (20 rows), to be scored the same way.
         """
         tbl = self.table()
         if tbl is None:
             return []
+        atbl = async_table(tbl)
+        if atbl is None:
+            raise RuntimeError("this LanceDB has no AsyncTable behind its tables; groundbot needs lancedb>=0.40")
         qv = np.asarray(query_vector, dtype=np.float32)
         terms = _FTS_SAFE.sub(" ", normalize_text(query_text)).split()
-        vec_rows = self._vector_rows(tbl, qv)
-        fts_rows = self._fts_rows(tbl, " ".join(terms), qv) if terms else []
-        return self._fuse(vec_rows, fts_rows, k)
-
-    def _ann_query(self, query: Any, plan: AnnPlan | None) -> Any:
-        """Set nprobes and refine_factor when the table has an ANN index (no-ops without one)."""
-        if plan is None:
-            return query
-        return query.nprobes(nprobes_for(plan, self.settings)).refine_factor(max(1, self.settings.refine_factor))
-
-    def _vector_rows(self, tbl: Any, qv: np.ndarray) -> list[dict[str, Any]]:
-        query = tbl.search(qv, vector_column_name="vector").distance_type("cosine").limit(self.candidates)
-        rows = self._ann_query(query, self._search_plan(tbl)).select([*_COLUMNS, "_distance"]).to_arrow().to_pylist()
-        for row in rows:
+        self.version()  # a stat of the versions folder; checks out a newer version when there is one
+        plan = self._search_plan(tbl, self._version)
+        query = LegQuery(qv, " ".join(terms), self.candidates, _COLUMNS,
+                         nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor)
+        vec, fts = run_legs(atbl, query, self.leg_times)
+        vec_rows = vec.to_pylist()
+        for row in vec_rows:
             row["sim"] = 1.0 - float(row["_distance"])
-        return rows
+        if isinstance(fts, Exception):  # no FTS index yet, or a query the parser rejects
+            log.debug("full-text search skipped: %s", fts)
+        return self._fuse(vec_rows, self._fts_rows(fts, qv) if isinstance(fts, pa.Table) else [], k)
 
-    def _fts_rows(self, tbl: Any, text: str, qv: np.ndarray) -> list[dict[str, Any]]:
-        try:
-            result = (tbl.search(text, query_type="fts", fts_columns="text_norm").limit(self.candidates)
-                      .select([*_COLUMNS, "vector", "_score"]).to_arrow())
-        except Exception as exc:  # no FTS index yet, or a query the parser rejects
-            log.debug("full-text search skipped: %s", exc)
-            return []
+    @staticmethod
+    def _fts_rows(result: pa.Table, qv: np.ndarray) -> list[dict[str, Any]]:
         sims = vectors_of(result) @ qv if result.num_rows else np.zeros(0, dtype=np.float32)
         rows = result.drop_columns(["vector"]).to_pylist()
         for row, sim in zip(rows, sims, strict=True):
@@ -305,18 +303,21 @@ class LanceChunkIndex:
         self._write_meta()
         self.suggestions.write(suggestions, replace_docs)
         self._written += len(new_chunks)
+        self._version = None
 
     # -- index maintenance (storage/ann.py) ------------------------------------
     def ann_state(self, tbl: Any) -> tuple[AnnPlan | None, int]:
         return (None, 0) if tbl is None else ann_state(tbl)
 
-    def _search_plan(self, tbl: Any) -> AnnPlan | None:
-        """The ANN plan a query uses, read from the table's schema once per table version."""
+    def _search_plan(self, tbl: Any, version: int | None = None) -> AnnPlan | None:
+        """The ANN plan a query uses, read from the table's schema once per table version
+        (`version` when the caller knows it, else the table is asked)."""
         if tbl is None:
             return None
+        version = tbl.version if version is None else version
         cached = self._plans.get(id(tbl))
-        if cached is None or cached[0] != tbl.version:
-            cached = self._plans[id(tbl)] = (tbl.version, ann_state(tbl)[0])
+        if cached is None or cached[0] != version:
+            cached = self._plans[id(tbl)] = (version, ann_state(tbl)[0])
         return cached[1]
 
     def maintain(self) -> dict[str, str]:
@@ -325,6 +326,7 @@ class LanceChunkIndex:
         suggestions) is trained when its table reaches `ann_min_rows` and retrained only past
         `retrain_share` of rows written since training. Says what was done, per table."""
         done: dict[str, str] = {}
+        self._version = None
         written, self._written = self._written, 0
         suggestions_written, self.suggestions.written = self.suggestions.written, 0
         chunks = self.table()
@@ -343,9 +345,11 @@ class LanceChunkIndex:
         with warnings.catch_warnings():  # the native (non-tantivy) index is what we want; the alias is deprecated
             warnings.simplefilter("ignore")
             tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)
+        self._version = None
 
     def rebuild_vector_index(self) -> None:
         """Retrain the ANN index now, whatever its drift."""
         tbl = self.table()
         if tbl is not None and tbl.count_rows() > 0:
             train(tbl, self.dim, self.settings)
+            self._version = None

@@ -126,3 +126,18 @@ def test_an_index_written_before_the_suggestion_table_gets_one_on_the_next_inges
     assert summary.chunks_written == 0 and not summary.updated
     texts = {r["text"] for r in index.db.open_table(SUGGESTIONS).to_arrow().to_pylist()}
     assert "How do I reset the device?" in texts and "Section about topic 100" in texts
+
+
+def test_both_legs_are_timed_and_a_write_by_another_process_is_seen(built: tuple[LanceChunkIndex, HashEmbedder, Path]) -> None:
+    """The legs run together in one call to LanceDB, each timed; the cached table version gives
+    way when another process (here another index object on the same folder) commits."""
+    index, emb, kb = built
+    before = index.version()
+    index.search("topic 21", emb.embed_queries(["topic 21"])[0], 3)
+    assert index.leg_times.vector_ms > 0 and index.leg_times.text_ms > 0
+    other = LanceChunkIndex(index.path, emb.dim, emb.name, search=index.settings)
+    (kb / "doc9999.md").write_text("# New\n\nA brand new document about the spare parts catalogue.\n")
+    ingest([kb], other, emb, SETTINGS)
+    new = other.table().search().where("doc_id = 'kb/doc9999.md'").select(["vector"]).limit(1).to_arrow().to_pylist()
+    hits = index.search("spare parts catalogue", np.asarray(new[0]["vector"], dtype=np.float32), 3)
+    assert index.version() != before and hits[0].doc_id == "kb/doc9999.md" and hits[0].keyword_rank == 1

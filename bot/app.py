@@ -15,6 +15,7 @@ import yaml
 
 from bot.config import Config
 from bot.openai_generator import OpenAIGenerator
+from bot.outbox import Courier
 from core.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.pipeline import Pipeline
@@ -24,6 +25,7 @@ from core.replies import Reply
 from storage.chunk_index import LanceChunkIndex
 from storage.embedders import make_embedder
 from storage.ingest import IngestSummary, Progress, ingest
+from storage.outbox import Outbox
 from storage.spool import TurnSpool
 from storage.transcripts import SqlTranscriptStore
 
@@ -48,6 +50,7 @@ class App:
     # how a reviewed answer reaches its conversation: each running adapter registers itself
     deliveries: dict[str, Delivery] = field(default_factory=dict)
     _commands: Commands | None = None
+    _courier: Courier | None = None
 
     def ask(self, msg: Incoming) -> Decision:
         decision = self.pipeline.handle(msg)
@@ -158,7 +161,18 @@ class App:
         return self.commands.feedback(user_id, turn_id, value, reason, comment, lang)
 
     def register_delivery(self, platform: str, delivery: Delivery) -> None:
+        """A platform this process can send to; its reviewed answers waiting in the outbox are
+        sent (and retried) from now on by this process's courier."""
         self.deliveries[platform] = delivery
+        self.courier.start()
+
+    @property
+    def courier(self) -> Courier:
+        """Sends reviewed decisions from the outbox (bot/outbox.py); one per process."""
+        if self._courier is None:
+            every = self.config.core.review.retry_seconds
+            self._courier = Courier(Outbox(self.store.engine, backoff_s=max(every, 0.1)), self.deliveries, every)
+        return self._courier
 
     def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "", reason: str = "") -> bool:
         return self.store.record_feedback(turn_id, user_id, value, comment, reason)

@@ -183,13 +183,12 @@ class ReviewDesk:
                              reason=reasons.REVIEW_REJECTED)
 
     def deliver(self, entry: QueueEntry, decision: Decision) -> str:
-        """Send the decision to the original chat/thread; the problem, if it could not be sent."""
-        delivery = self.app.deliveries.get(entry.platform)
-        if delivery is None:
+        """Queue the decision in the outbox, then send it to the original chat/thread if this
+        process is connected to that platform; the problem, if it is not sent yet (it stays in
+        the outbox, and a process connected to the platform retries it until it is sent)."""
+        courier = self.app.courier
+        row = courier.outbox.add(entry.id, ConversationKey(entry.platform, entry.chat_id, entry.thread_id),
+                                 decision.to_dict())
+        if entry.platform not in self.app.deliveries:
             return say("review_no_delivery", ADMIN_LANG, platform=entry.platform)
-        try:
-            delivery.deliver(ConversationKey(entry.platform, entry.chat_id, entry.thread_id), decision)
-        except Exception as exc:  # the decision stands; the admin is told the user was not reached
-            log.warning("review item %s: delivery to %s failed: %s", entry.id, entry.platform, exc)
-            return f"{type(exc).__name__}: {str(exc)[:200]}"
-        return ""
+        return courier.attempt(row) or ""

@@ -67,6 +67,7 @@ class ReviewSettings:
 
     template_risk: float = 0.5
     hold_risk: float = 0.75
+    retry_seconds: float = 5.0  # how often a process tries reviewed answers not yet sent (bot/outbox.py)
 
 
 @dataclass(frozen=True)

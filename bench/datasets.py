@@ -74,9 +74,12 @@ def parse_range(spec: str | None, total: int) -> range:
 
 
 def select_split(records: Iterable[HaluRecord], split: str) -> list[HaluRecord]:
-    """Records of `split` ('all', 'dev' or 'test')."""
-    if split not in ("all", "dev", "test"):
-        raise ValueError(f"unknown split {split!r}; expected all, dev or test")
+    """Records of `split` ('all', 'dev', 'test', or 'dev_unseen': the dev records the claim
+    judge was not trained on, (index // 5) % 4 == 0, where its scores are not flattered)."""
+    if split not in ("all", "dev", "test", "dev_unseen"):
+        raise ValueError(f"unknown split {split!r}; expected all, dev, test or dev_unseen")
+    if split == "dev_unseen":
+        return [r for r in records if r.split == "dev" and (r.index // TEST_EVERY) % 4 == 0]
     return [r for r in records if split == "all" or r.split == split]
 
 

@@ -127,6 +127,11 @@ def _plots(s: dict[str, Any], routing: dict[str, Any] | None, out: Path) -> list
         ax.plot([p["right_sent_to_review"] for p in pts], [p["hallucinated_unreviewed"] for p in pts], marker="o")
         for p in pts[::4]:
             ax.annotate(str(p["hold_risk"]), (p["right_sent_to_review"], p["hallucinated_unreviewed"]), fontsize=7)
+        chosen = [p for p in pts if p["hold_risk"] == routing["defaults"]["hold_risk"]]
+        if chosen:  # where the defaults sit on the curve
+            ax.plot([chosen[0]["right_sent_to_review"]], [chosen[0]["hallucinated_unreviewed"]], "r*", markersize=12,
+                    label=f"defaults (hold_risk {chosen[0]['hold_risk']})")
+            ax.legend(fontsize=7)
         ax.set_xlabel("right answers sent to review")
         ax.set_ylabel("hallucinated answers reaching users unreviewed")
         save(fig, "tradeoff.png", f"HaluEval ({routing['split']} split): the hold_risk trade-off (labels: hold_risk)")

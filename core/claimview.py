@@ -22,6 +22,7 @@ class ClaimView:
     evidence_chunks: tuple[int, ...]
     missing: tuple[str, ...]
     supported: bool
+    judge: float | None = None  # the claim judge's probability, for a generated answer's claim
 
 
 def _get(row: Any, names: Iterable[str], default: Any) -> Any:
@@ -44,6 +45,7 @@ def claim_view(row: Any) -> ClaimView:
         evidence_chunks=tuple(int(c) for c in _get(row, ("evidence_chunks",), ())),
         missing=tuple(str(m) for m in _get(row, ("missing", "missing_critical"), ())),
         supported=bool(_get(row, ("supported",), False)),
+        judge=None if (j := _get(row, ("judge",), None)) is None else float(j),
     )
 
 

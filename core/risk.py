@@ -3,8 +3,10 @@
 The risk score (0..1) is a weighted mean of parts the turn already measured, each 0..1, so a
 reviewer sees why: uncovered claims, how far the weakest supported claim clears the support
 threshold, claims resting on numbers and names, the generator's own doubt, the keyword-coverage
-warning and a WARN verdict. Parts a turn has no measure for (no generation confidence from the
-extractive generator without the judge) are left out and the mean is taken over the rest.
+warning, a WARN verdict, and the claim judge's doubt about the weakest claim of a generated
+answer. Parts a turn has no measure for (no generation confidence from the extractive generator
+without the judge; no claim judge for an extractive quote) are left out and the mean is taken
+over the rest.
 
 Below `review.template_risk` the answer is sent; between the thresholds it is replaced by the
 cited evidence quoted verbatim (`template_answer`); at or above `review.hold_risk` it waits
@@ -23,7 +25,10 @@ from core.gates import GateResult
 from core.messages import Generation, Hit, Verification
 from core.settings import ReviewSettings, VerifySettings
 
-# how much each part counts; the score is the weighted mean over the parts a turn has
+# how much each part counts; the score is the weighted mean over the parts a turn has. The claim
+# judge's weight was chosen with the thresholds on HaluEval dev records it was not trained on
+# (`python -m bench.routing --split dev_unseen --forms --choose`, bench/results/routing_choice.json):
+# it is the one part that tells a fluent wrong answer from a right one, so it outweighs the rest
 WEIGHTS: dict[str, float] = {
     "uncovered_claims": 0.30,
     "support_margin": 0.20,
@@ -31,6 +36,7 @@ WEIGHTS: dict[str, float] = {
     "generation_doubt": 0.15,
     "keyword_coverage_warning": 0.10,
     "warn_status": 0.15,
+    "judge_doubt": 2.0,
 }
 
 
@@ -69,6 +75,20 @@ def _doubt(gen: Generation | None) -> float | None:
     return None if sure is None else min(1.0, max(0.0, 1.0 - sure))
 
 
+def _judge_doubt(claims: Sequence[ClaimView]) -> float | None:
+    """1 - the claim judge's probability for the weakest judged claim; None when no claim was
+    judged (an extractive quote, or the judge switched off)."""
+    judged = [c.judge for c in claims if c.judge is not None]
+    return None if not judged else min(1.0, max(0.0, 1.0 - min(judged)))
+
+
+def score_of(parts: dict[str, float], weights: dict[str, float] | None = None) -> float:
+    """The weighted mean of the parts a turn has (bench.routing re-weighs recorded parts with it)."""
+    w = WEIGHTS if weights is None else weights
+    total = sum(w.get(k, 0.0) for k in parts)
+    return round(sum(w.get(k, 0.0) * v for k, v in parts.items()) / total, 4) if total > 0 else 0.0
+
+
 def assess(verification: Verification, gate: GateResult | None, generation: Generation | None,
            claims: Sequence[ClaimView], cfg: VerifySettings) -> Risk:
     """The risk of sending this verified answer, with its parts."""
@@ -80,12 +100,11 @@ def assess(verification: Verification, gate: GateResult | None, generation: Gene
         "keyword_coverage_warning": 1.0 if gate is not None and "keyword_coverage" in gate.warnings else 0.0,
         "warn_status": 1.0 if verification.status == "WARN" else 0.0,
     }
-    doubt = _doubt(generation)
-    if doubt is not None:
-        parts["generation_doubt"] = doubt
-    weight = sum(WEIGHTS[k] for k in parts)
-    score = sum(WEIGHTS[k] * v for k, v in parts.items()) / weight
-    return Risk(round(score, 4), {k: round(v, 4) for k, v in parts.items()})
+    for name, value in (("generation_doubt", _doubt(generation)), ("judge_doubt", _judge_doubt(claims))):
+        if value is not None:
+            parts[name] = value
+    parts = {k: round(v, 4) for k, v in parts.items()}
+    return Risk(score_of(parts), parts)
 
 
 def route(score: float, cfg: ReviewSettings) -> Route:

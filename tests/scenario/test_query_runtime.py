@@ -1,0 +1,30 @@
+"""Questions are embedded by ONNX Runtime once the exported model is ready, with the vectors
+torch (and SentenceTransformer) give; a model that cannot be used leaves them on torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from storage.embedders import MiniLMEmbedder
+from storage.onnx_query import FILE
+
+QUESTIONS = ["how do i reset the device after an update?", "opening hours of the museum on sundays",
+             "wer hat das telefon erfunden", "what is groundbot?"]
+
+
+def test_questions_go_through_onnx_runtime_with_the_same_vectors(embedder: Any) -> None:
+    assert embedder.wait_query_runtime() == "onnxruntime"
+    one_by_one = np.concatenate([embedder.embed_queries([q]) for q in QUESTIONS])
+    together = embedder.embed_queries(QUESTIONS)  # padded to the longest: the mask keeps pads out
+    reference = embedder._encode(QUESTIONS)  # SentenceTransformer.encode, as passages are embedded
+    assert np.allclose(one_by_one, reference, atol=1e-5) and np.allclose(together, reference, atol=1e-5)
+
+
+def test_a_model_that_cannot_be_loaded_leaves_questions_on_torch(tmp_path: Path, embedder: Any) -> None:
+    (tmp_path / FILE).write_bytes(b"not an onnx model")
+    fallback = MiniLMEmbedder(onnx_dir=tmp_path)
+    assert fallback.wait_query_runtime() == "torch"
+    assert np.allclose(fallback.embed_queries(QUESTIONS), embedder._encode(QUESTIONS), atol=1e-5)

@@ -75,6 +75,23 @@ def topic_gaps(questions: list[str], top: int = 10) -> list[dict[str, Any]]:
     return [{"topic": k, "count": len(v), "examples": v[:3]} for k, v in ranked]
 
 
+def _tradeoff(plt: Any, routing: dict[str, Any]) -> Any:
+    """bench.routing's curve: hallucinated answers unreviewed against right ones held, defaults marked."""
+    pts = routing["curve_template_at_default"]
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.plot([p["right_sent_to_review"] for p in pts], [p["hallucinated_unreviewed"] for p in pts], marker="o")
+    for p in pts[::4]:
+        ax.annotate(str(p["hold_risk"]), (p["right_sent_to_review"], p["hallucinated_unreviewed"]), fontsize=7)
+    chosen = [p for p in pts if p["hold_risk"] == routing["defaults"]["hold_risk"]]
+    if chosen:  # where the defaults sit on the curve
+        ax.plot([chosen[0]["right_sent_to_review"]], [chosen[0]["hallucinated_unreviewed"]], "r*", markersize=12,
+                label=f"defaults (hold_risk {chosen[0]['hold_risk']})")
+        ax.legend(fontsize=7)
+    ax.set_xlabel("right answers sent to review")
+    ax.set_ylabel("hallucinated answers reaching users unreviewed")
+    return fig
+
+
 def _plots(s: dict[str, Any], routing: dict[str, Any] | None, out: Path) -> list[tuple[str, str]]:
     """PNG files (file name, caption); none when matplotlib is missing."""
     try:
@@ -122,18 +139,7 @@ def _plots(s: dict[str, Any], routing: dict[str, Any] | None, out: Path) -> list
         ax.barh(list(s["feedback_by_reason"]), list(s["feedback_by_reason"].values()))
         save(fig, "feedback.png", "Feedback by reason")
     if routing:
-        pts = routing["curve_template_at_default"]
-        fig, ax = plt.subplots(figsize=(5, 4))
-        ax.plot([p["right_sent_to_review"] for p in pts], [p["hallucinated_unreviewed"] for p in pts], marker="o")
-        for p in pts[::4]:
-            ax.annotate(str(p["hold_risk"]), (p["right_sent_to_review"], p["hallucinated_unreviewed"]), fontsize=7)
-        chosen = [p for p in pts if p["hold_risk"] == routing["defaults"]["hold_risk"]]
-        if chosen:  # where the defaults sit on the curve
-            ax.plot([chosen[0]["right_sent_to_review"]], [chosen[0]["hallucinated_unreviewed"]], "r*", markersize=12,
-                    label=f"defaults (hold_risk {chosen[0]['hold_risk']})")
-            ax.legend(fontsize=7)
-        ax.set_xlabel("right answers sent to review")
-        ax.set_ylabel("hallucinated answers reaching users unreviewed")
+        fig = _tradeoff(plt, routing)
         save(fig, "tradeoff.png", f"HaluEval ({routing['split']} split): the hold_risk trade-off (labels: hold_risk)")
     return made
 

@@ -176,6 +176,7 @@ def summarize(args: argparse.Namespace, tally: Tally, turns: list[tuple[int, str
         "replies_received": sum(tally.replies.values()),
         # a conversation's k-th reply is counted as message k's, so an extra reply shows past its last message
         "duplicate_replies": sum(n for k, n in tally.replies.items() if k not in sent),
+        "duplicate_reply_conversations": sorted({k[0] for k, n in tally.replies.items() if k not in sent and n}),
         "order_violations": violations,
         "reply_timeouts": tally.timeouts,
         "latency_ms_p50": pct(latencies, 50), "latency_ms_p95": pct(latencies, 95),

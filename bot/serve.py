@@ -128,6 +128,7 @@ class Service:
             return
         application = self.telegram.application
         await application.initialize()
+        await self.telegram.delivery.bind()  # admins' cards and reviewed answers can leave before any update arrives
         await application.start()
         url = self.config.telegram.webhook_url
         if url:
@@ -306,8 +307,11 @@ async def _telegram_update(service: Service, body: bytes) -> Response:
     except (ValueError, KeyError, TypeError):
         return PlainTextResponse("not a Telegram update", 400)
     assert service.inbox is not None
-    await service.inbox.telegram_update(data)
-    return Response(status_code=200)
+    try:
+        await service.inbox.telegram_update(data)
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:  # not an update python-telegram-bot reads
+        return PlainTextResponse(f"not a Telegram update: {type(exc).__name__}", 400)
+    return Response(status_code=200)  # a database error above is a 500: Telegram sends the update again
 
 
 # -- the command ------------------------------------------------------------------------

@@ -106,7 +106,7 @@ class SharedOnce:
 
     def claim(self, key: str, payload: dict[str, Any] | None = None) -> bool:
         claim = self.state.claim(f"{self.platform}:{key}", payload)
-        if claim is Claim.TAKEN:
+        if claim is Claim.TAKEN and key.startswith("event:"):  # not again for the event's message key
             self.metrics.deliveries_taken_over.labels(self.platform).inc()
         if claim in (Claim.NEW, Claim.TAKEN):
             return True

@@ -98,8 +98,8 @@ class Questions:
         try:
             self.answer(msg, channel, thread)
         finally:
+            self.w.once.done(key)  # first: a worker killed after the answer went out must not leave it open
             self.react("reactions_remove", channel, ts)
-            self.w.once.done(key)
 
     def answer(self, msg: Incoming, channel: str, thread: str, picked_by: str = "") -> None:
         """Ask the backend and post the decision in the thread; a crash still gets a refusal."""

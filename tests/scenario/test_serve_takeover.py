@@ -137,6 +137,6 @@ async def test_a_worker_killed_between_acknowledging_and_answering_leaves_its_me
             assert f"telegram:{tg.token.split(':')[0]}:update:70001" in states()
             metrics = httpx.get(b_url + "/metrics", timeout=30).text
             assert 'groundbot_deliveries_taken_over_total{platform="telegram"} 1.0' in metrics
-            assert 'groundbot_deliveries_taken_over_total{platform="slack"}' in metrics
+            assert 'groundbot_deliveries_taken_over_total{platform="slack"} 1.0' in metrics
     finally:
         await tg.stop()

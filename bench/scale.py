@@ -176,6 +176,7 @@ def serve_probe(index_dir: str, n: int) -> dict[str, Any]:
     from storage.chunk_index import LanceChunkIndex
 
     base = dict(np.load(CACHE, allow_pickle=False))
+    load0 = os.getloadavg()
     rss0 = peak_rss_mb()
     index = LanceChunkIndex(Path(index_dir), base["vectors"].shape[1], "minilm",
                             search=_settings(json.loads(os.environ["GROUNDBOT_SCALE_SETTINGS"])))
@@ -185,7 +186,7 @@ def serve_probe(index_dir: str, n: int) -> dict[str, Any]:
     first_suggest = (time.perf_counter() - t0) * 1000
     for q, v in zip(qs[:10], qv[:10], strict=True):  # warm-up
         index.search(normalize_text(q), v, 5)
-    search_ms, search_cpu_ms, suggest_ms, version_ms = [], [], [], []
+    search_ms, search_cpu_ms, suggest_ms, version_ms, vec_ms, text_ms = [], [], [], [], [], []
     for q, v in zip(qs, qv, strict=True):
         t0 = time.perf_counter()
         index.version()
@@ -194,12 +195,16 @@ def serve_probe(index_dir: str, n: int) -> dict[str, Any]:
         index.search(normalize_text(q), v, 5)
         search_ms.append((time.perf_counter() - t0) * 1000)
         search_cpu_ms.append((time.process_time() - c0) * 1000)  # all threads: what the search costs
+        vec_ms.append(index.leg_times.vector_ms)  # each leg's wall time, measured inside LanceDB's event loop
+        text_ms.append(index.leg_times.text_ms)
         t0 = time.perf_counter()
         index.suggestion_candidates(v, 30)
         suggest_ms.append((time.perf_counter() - t0) * 1000)
     return {"search_p50_ms": pct(search_ms, 50), "search_p95_ms": pct(search_ms, 95), "queries": len(search_ms),
             "search_cpu_p50_ms": pct(search_cpu_ms, 50), "search_cpu_p95_ms": pct(search_cpu_ms, 95),
-            "load_avg_after": os.getloadavg(),
+            "vector_leg_p50_ms": pct(vec_ms, 50), "vector_leg_p95_ms": pct(vec_ms, 95),
+            "text_leg_p50_ms": pct(text_ms, 50), "text_leg_p95_ms": pct(text_ms, 95),
+            "load_avg_before": load0, "load_avg_after": os.getloadavg(),
             "suggestions_first_ms": round(first_suggest, 2), "suggestions_p50_ms": pct(suggest_ms, 50),
             "suggestions_p95_ms": pct(suggest_ms, 95), "version_check_p50_ms": pct(version_ms, 50),
             "peak_rss_mb": peak_rss_mb(), "peak_rss_before_open_mb": rss0}
@@ -258,7 +263,8 @@ def changed_documents(index: Any, base: dict[str, Any], work: Path) -> dict[str,
             "first_suggestions_after_ingest_ms": round(first, 2), "suggestions_steady_p50_ms": pct(steady, 50)}
 
 
-def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_exact: int) -> dict[str, Any]:
+def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_exact: int,
+            grid: tuple[tuple[int, int], ...] = GRID) -> dict[str, Any]:
     from dataclasses import asdict
 
     from storage.chunk_index import LanceChunkIndex
@@ -273,7 +279,7 @@ def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_ex
         served = json.loads(probe.stdout.strip().splitlines()[-1])
         print(f"[{size}] served: {served}", flush=True)
         index = LanceChunkIndex(work / "index", base["vectors"].shape[1], "minilm", search=settings)
-        rec = recall(index, base["qvectors"][:n_exact], GRID)
+        rec = recall(index, base["qvectors"][:n_exact], grid)
         print(f"[{size}] recall: {rec}", flush=True)
         ingest = changed_documents(index, base, work)
         print(f"[{size}] ingest: {ingest}", flush=True)
@@ -316,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=200, help="questions timed by the serving process")
     ap.add_argument("--exact", type=int, default=100, help="questions checked against exact search")
     ap.add_argument("--force", action="store_true", help="measure sizes whose result file exists")
+    ap.add_argument("--grid", default="", help="nprobes:refine_factor pairs tried besides the configured one, "
+                                               "e.g. 10:1,20:1,40:1 (default: the IVF_PQ grid)")
     ap.add_argument("--probe", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.probe:
@@ -332,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{size}] {out} exists; skipped", flush=True)
             continue
         t0 = time.perf_counter()
-        result = measure(size, base, replace(cfg.search_index), args.queries, args.exact)
+        grid = tuple(tuple(int(x) for x in pair.split(":")) for pair in args.grid.split(",")) if args.grid else GRID
+        result = measure(size, base, replace(cfg.search_index), args.queries, args.exact, grid)  # type: ignore[arg-type]
         result["seconds"] = round(time.perf_counter() - t0, 1)
         out.write_text(json.dumps(result, indent=2) + "\n")
         (RESULTS / "scale.md").write_text(summary_md())

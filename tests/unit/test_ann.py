@@ -10,7 +10,9 @@ from storage.ann import AnnPlan, SearchIndexSettings, needs_retraining, nprobes_
 def test_partitions_follow_the_table_size_and_sub_vectors_divide_the_dimension() -> None:
     s = SearchIndexSettings()
     small, big = plan_for(50_000, 384, s), plan_for(1_000_000, 384, s)
-    assert (small.partitions, big.partitions) == (12, 244)  # rows / 4096
+    assert (small.partitions, big.partitions) == (3, 61)  # rows / 16384
+    assert small.index_type == "IVF_HNSW_SQ"
+    assert plan_for(1_000_000, 384, SearchIndexSettings(rows_per_partition=4096)).partitions == 244
     assert plan_for(2000, 384, SearchIndexSettings(rows_per_partition=100)).partitions == 7  # at most rows / 256
     assert small.sub_vectors == big.sub_vectors == 48
     assert plan_for(10_000, 100, s).sub_vectors == 10  # 100 // 8 = 12 does not divide 100; 10 does

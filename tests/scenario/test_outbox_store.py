@@ -57,3 +57,19 @@ def test_one_worker_per_try_and_a_failure_is_retried_after_a_backoff(database_ur
     assert final.last_error == "ConnectionError: down"  # kept for the record
     assert outbox.claim(row, "w1") is None and outbox.due(["slack"]) == [] and outbox.pending_count() == 0
 
+
+
+def test_a_row_whose_worker_died_mid_try_is_taken_over_when_its_lease_runs_out(database_url: str) -> None:
+    store = SqlTranscriptStore(database_url)
+    item = held_item(store)
+    outbox = Outbox(store.engine, lease_s=0.3)
+    row = outbox.add(item, KEY, decision("q").to_dict())
+    assert outbox.claim(row, "dead") is not None  # and never settles: its process was killed
+    assert outbox.claim(row, "alive") is None and outbox.due(["slack"]) == []
+    time.sleep(0.35)
+    taken = outbox.claim(row, "alive")
+    assert taken is not None and taken.attempts == 2
+    assert not outbox.sent(row, "dead") and not outbox.failed(row, "dead", "late", 1)  # a late word changes nothing
+    assert outbox.sent(row, "alive")
+    final = outbox.row(row)
+    assert final is not None and final.status == "sent" and final.attempts == 2

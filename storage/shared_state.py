@@ -34,6 +34,8 @@ from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, Session, SQLModel, col, func, select
 
+from storage.database import make_engine
+
 log = logging.getLogger(__name__)
 
 
@@ -189,10 +191,10 @@ class SharedState:
         return out
 
     # -- heartbeat ---------------------------------------------------------------------
-    def renew(self) -> None:
+    def renew(self, engine: Engine | None = None) -> None:
         """Renew this worker's delivery claims and conversation leases (it is alive)."""
         now = _now()
-        with Session(self.engine) as session:
+        with Session(engine or self.engine) as session:
             session.execute(update(Delivery).where(col(Delivery.holder) == self.holder, col(Delivery.state) == CLAIMED)
                             .values(claimed_at=now))
             session.execute(update(ConversationLease).where(col(ConversationLease.holder) == self.holder)
@@ -205,14 +207,17 @@ class SharedState:
             return
         self._beating.set()
         interval = every_s or max(0.2, self.stale_s / 5)
+        # its own connection: turns holding every pooled one must not make a live worker look dead
+        own = make_engine(self.engine.url.render_as_string(hide_password=False))
 
         def beat() -> None:
             while self._beating.is_set():
                 time.sleep(interval)
                 try:
-                    self.renew()
+                    self.renew(own)
                 except Exception as exc:  # the database is away: claims go stale, others take them
                     log.warning("heartbeat failed: %s", str(exc).splitlines()[0][:200])
+            own.dispose()
 
         threading.Thread(target=beat, name="groundbot-heartbeat", daemon=True).start()
 

@@ -179,3 +179,10 @@ def test_delivery_claims_are_taken_over_only_from_a_worker_that_stopped_renewing
     assert b.claim("slack:event:Ev1") == "done" and b.claims() == {"claimed": 1, "done": 1}
     time.sleep(0.7)  # the taker died too: that was the last attempt, the delivery is given up
     assert c.abandoned(margin_s=0.0) == [] and c.claims() == {"failed": 1, "done": 1}
+    a.claim("slack:event:Ev2", {"event_id": "Ev2"})
+    a.start_heartbeat(every_s=0.1)  # a live worker on its own connection: its claim never goes stale
+    try:
+        time.sleep(1.2)
+        assert b.claim("slack:event:Ev2") == "busy" and b.abandoned(margin_s=0.0) == []
+    finally:
+        a.stop_heartbeat()

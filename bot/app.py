@@ -214,6 +214,10 @@ class App:
         data = self.store.stats()
         data["index"] = {"chunks": self.index.count(), "version": self.index.version(),
                          "embedder": self.embedder.name}
+        try:  # reviewed answers still in the outbox: none should stay there long
+            data["outbox_pending"] = self.courier.outbox.pending_count()
+        except Exception as exc:
+            log.warning("outbox not read for stats: %s", exc)
         return data
 
 

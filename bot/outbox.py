@@ -75,6 +75,7 @@ class Courier:
 
     def start(self) -> None:
         """Run `flush` every `interval_s` seconds in a daemon thread (once per courier)."""
+        self._stop.clear()  # a thread still winding down after stop() carries on
         if self.interval_s <= 0 or (self._thread is not None and self._thread.is_alive()):
             return
         self._thread = threading.Thread(target=self._loop, name="groundbot-outbox", daemon=True)

@@ -58,6 +58,7 @@ async def test_an_admin_in_another_process_approves_and_the_connected_one_sends(
     app = outbox_app(tg_app, base_config)
     async with running(app):
         _, item = await held(app, standin)
+        app.courier.stop()  # the connected groundbot does not look at the outbox until later
         # a console admin in a groundbot of its own on the same database: no Telegram connection there
         console_admin = replace(app.config, admins={**app.config.admins, "console": ("local",)})
         other = build_app(console_admin, embedder=app.embedder)
@@ -66,9 +67,16 @@ async def test_an_admin_in_another_process_approves_and_the_connected_one_sends(
         console.handle_line(f"/review approve {item}")
         assert f"#{item} approved" in out.getvalue()
         assert "no telegram connection runs in this process; a groundbot connected to telegram sends it" in out.getvalue()
+        console.handle_line("/stats")
+        assert "Review queue: 0 waiting; reviewed answers not sent yet: 1" in out.getvalue()
+        assert not answers(standin)
+        app.courier.start()
         [answer] = await standin.wait_for(lambda: answers(standin))
         await standin.wait_for(lambda: app.courier.outbox.pending_count() == 0)
         assert other.courier.flush() == 0 and app.courier.flush() == 0  # sent: nobody sends it again
+        before = len(out.getvalue())
+        console.handle_line("/stats")
+        assert "Review queue: 0 waiting; reviewed answers not sent yet: 0" in out.getvalue()[before:]
     assert answer.startswith("An admin reviewed your question") and len(answers(standin)) == 1
     row = Outbox(app.store.engine).row(1)
     assert row is not None and row.status == "sent" and row.attempts == 1 and row.last_error == ""

@@ -18,7 +18,9 @@ import asyncio
 import json
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 
@@ -26,6 +28,7 @@ from bot.metrics import Metrics
 from storage.shared_state import Claim, SharedState
 
 log = logging.getLogger("groundbot.serve")
+T = TypeVar("T")
 
 
 class Inbox:
@@ -41,6 +44,13 @@ class Inbox:
         self.sweep_s = sweep_s
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
+        # claims and their marks off the event loop, but never queued behind the turns that
+        # python-telegram-bot runs in asyncio's default pool: a done mark waiting there for
+        # seconds is a window in which a killed worker's answered update gets answered again
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groundbot-deliveries")
+
+    async def _db(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     # -- Telegram ------------------------------------------------------------------------
     def telegram_key(self, update_id: int) -> str:
@@ -53,7 +63,7 @@ class Inbox:
 
         update = Update.de_json(data, self.telegram.bot)
         key = self.telegram_key(update.update_id)
-        claim = await run_in_threadpool(self.state.claim, key, data)
+        claim = await self._db(self.state.claim, key, data)
         if claim in (Claim.BUSY, Claim.DONE):
             self.metrics.deliveries_skipped.labels("telegram").inc()
             return False
@@ -89,7 +99,7 @@ class Inbox:
     async def sweep(self) -> int:
         """Answer the claims of workers that stopped renewing them; returns how many were offered."""
         offered = 0
-        for key, payload in await asyncio.to_thread(self.state.abandoned):
+        for key, payload in await self._db(self.state.abandoned):
             if self.telegram is not None and key.startswith(self.telegram_key(0).rsplit(":", 1)[0] + ":"):
                 offered += await self.telegram_update(payload)
             elif self.slack is not None and key.startswith("slack:event:"):  # its middleware claims it
@@ -116,9 +126,10 @@ class Inbox:
             self._sweeper.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._pool.shutdown(wait=True)
 
     async def _done(self, key: str) -> None:
         try:
-            await asyncio.to_thread(self.state.done, key)
+            await self._db(self.state.done, key)
         except Exception as exc:  # the claim stays; a sweeper answers again, recorded once by uid
             log.error("could not mark delivery %s done: %s", key, str(exc).splitlines()[0][:200])

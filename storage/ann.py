@@ -32,7 +32,7 @@ ANN_KEY = "groundbot:ann"  # vector-field metadata: the trained plan and the row
 class SearchIndexSettings:
     """[search_index] in config.toml: how the chunk and suggestion tables are indexed and read."""
 
-    ann_min_rows: int = 50_000      # below this a table is searched exactly (a flat scan is fast enough)
+    ann_min_rows: int = 8_000       # below this a table is searched exactly (a flat scan is fast enough there)
     index_type: str = "IVF_HNSW_SQ"  # "IVF_HNSW_SQ" or "IVF_PQ"
     partitions: int = 0             # IVF partitions; 0 = rows / rows_per_partition at training time
     rows_per_partition: int = 16384

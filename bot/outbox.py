@@ -22,6 +22,9 @@ from core.ports import Delivery
 from storage.outbox import Outbox
 
 log = logging.getLogger(__name__)
+# the platforms with a Delivery (adapters that can write to a user first); a question asked
+# through `groundbot ask` ("cli") or POST /api/ask ("api") has no one to send the answer to later
+PUSHED = frozenset({"console", "telegram", "slack"})
 
 
 def decision_from_dict(d: dict[str, Any]) -> Decision:

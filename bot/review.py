@@ -12,6 +12,7 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
+from bot.outbox import PUSHED
 from core import reasons
 from core.catalogue import say
 from core.claimview import claim_views
@@ -186,6 +187,8 @@ class ReviewDesk:
         """Queue the decision in the outbox, then send it to the original chat/thread if this
         process is connected to that platform; the problem, if it is not sent yet (it stays in
         the outbox, and a process connected to the platform retries it until it is sent)."""
+        if entry.platform not in PUSHED:  # kept with the review item, where the queue shows it
+            return say("review_no_push", ADMIN_LANG, platform=entry.platform)
         courier = self.app.courier
         row = courier.outbox.add(entry.id, ConversationKey(entry.platform, entry.chat_id, entry.thread_id),
                                  decision.to_dict())

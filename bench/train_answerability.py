@@ -38,6 +38,7 @@ import json
 import random
 import re
 import statistics
+import sys
 import time
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -112,11 +113,24 @@ def swapped(question: str, passage: str, gold_sentence: str, rng: random.Random)
     return None
 
 
+_AUX = re.compile(r"\b(is|was|are|were|did|does|do|can|could|has|had|have|will|would)\b")
+
+
+def negated(question: str, gold_sentence: str) -> str | None:
+    """The question with its first auxiliary negated ("was" -> "was not"): SQuAD 2.0's negation
+    unanswerables, for which the gold sentence is a negative; None when there is no auxiliary or
+    the sentence itself holds a negation."""
+    if re.search(r"\b(not|never|no)\b|n't", gold_sentence + " " + question, re.IGNORECASE):
+        return None
+    m = _AUX.search(question)
+    return None if m is None else question[: m.end()] + " not" + question[m.end():]
+
+
 def ex(q: str, title: str, sentence: str, y: int, src: str, kind: str, held: bool) -> Example:
     return {"q": q, "p": judge_passage(title, "", sentence), "y": y, "src": src, "kind": kind, "held": held}
 
 
-def squad_examples(path: Path, rng: random.Random) -> list[Example]:
+def squad_examples(path: Path, rng: random.Random, negation: bool = False) -> list[Example]:
     out: list[Example] = []
     for art in load_squad(path):
         if art.index % 2 == 0:  # the benchmark's test KB: never trained on
@@ -145,6 +159,8 @@ def squad_examples(path: Path, rng: random.Random) -> list[Example]:
                 out.append(ex(q.question, art.title, s, 0, "squad", "other_paragraph", held))
             if (sq := swapped(q.question, art.paragraphs[q.paragraph], sents[gold], rng)) is not None:
                 out.append(ex(sq, art.title, sents[gold], 0, "squad", "swapped", held))
+            if negation and (nq := negated(q.question, sents[gold])) is not None and rng.random() < 0.5:
+                out.append(ex(nq, art.title, sents[gold], 0, "squad", "negated", held))
     return out
 
 
@@ -173,7 +189,7 @@ def halueval_lines(shared: Path, wheel: Path | None) -> Iterator[tuple[int, str]
             n += 1
 
 
-def halueval_examples(shared: Path, wheel: Path | None, rng: random.Random) -> list[Example]:
+def halueval_examples(shared: Path, wheel: Path | None, rng: random.Random, negation: bool = False) -> list[Example]:
     out: list[Example] = []
     for idx, line in halueval_lines(shared, wheel):
         r = json.loads(line)
@@ -191,6 +207,8 @@ def halueval_examples(shared: Path, wheel: Path | None, rng: random.Random) -> l
             out.append(ex(q, "", sents[i], 0, "halueval", "other_sentence", held))
         if (sq := swapped(q, knowledge, sents[gold], rng)) is not None:
             out.append(ex(sq, "", sents[gold], 0, "halueval", "swapped", held))
+        if negation and (nq := negated(q, sents[gold])) is not None and rng.random() < 0.3:
+            out.append(ex(nq, "", sents[gold], 0, "halueval", "negated", held))
     return out
 
 
@@ -198,7 +216,7 @@ def build_data(args: argparse.Namespace, path: Path) -> list[Example]:
     if path.is_file():
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     rng = random.Random(0)
-    data = squad_examples(args.squad, rng) + halueval_examples(args.halueval, args.wheel, rng)
+    data = squad_examples(args.squad, rng, args.negated) + halueval_examples(args.halueval, args.wheel, rng, args.negated)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in data), encoding="utf-8")
     return data
@@ -357,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=1.5e-4)
     ap.add_argument("--max-train", type=int, default=9000,
                     help="training pairs: every SQuAD pair, then HaluEval pairs sampled up to this many")
+    ap.add_argument("--negated", action="store_true",
+                    help="add SQuAD 2.0-style negation unanswerables (the question's first auxiliary negated)")
     ap.add_argument("--held-halueval", type=int, default=600, help="held-out HaluEval pairs measured")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is faster on a busy machine)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ans/train"))
@@ -398,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         judge.score(e["q"], [e["p"]] * 4)
         timing.append((time.perf_counter() - t0) * 1000)
-    result = {"command": "python -m bench.train_answerability " + " ".join(argv or []),
+    result = {"command": "python -m bench.train_answerability " + " ".join(sys.argv[1:] if argv is None else argv),
               "layers": args.layers, "frozen": args.frozen, "epochs": args.epochs, "lr": args.lr,
               "training_pairs": len(train_set), "training_positives": sum(e["y"] for e in train_set),
               "held_out_pairs": len(held), "pairs_by_source_kind": counts,

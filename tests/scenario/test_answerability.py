@@ -38,7 +38,7 @@ def library(tmp_path: Path) -> Path:
     return tmp_path / "kb"
 
 
-def test_model_ships_and_scores_each_passage_alone() -> None:
+def test_model_ships_and_scores_each_passage_the_same_alone_or_with_others() -> None:
     assert MODEL_FILE.is_file() and MODEL_FILE.stat().st_size <= 60_000_000
     judge = OnnxAnswerJudge()
     q = "How many books may members borrow?"
@@ -47,8 +47,8 @@ def test_model_ships_and_scores_each_passage_alone() -> None:
     together = judge.score(q, passages)
     alone = [judge.score(q, [p])[0] for p in passages]
     assert all(0.0 <= p <= 1.0 for p in together)
-    # int8 activations are quantized per batch, so a batch moves a score slightly (same batch, same score)
-    assert together == pytest.approx(alone, abs=0.02)
+    # each pair is its own run: int8 activations are quantized per run, so batching moved scores
+    assert together == alone
     assert judge.score(q, passages) == together
     assert judge.score(q, []) == []
 

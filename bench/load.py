@@ -161,7 +161,8 @@ def summarize(args: argparse.Namespace, tally: Tally, turns: list[tuple[int, str
             key = (int(m.group(1)), int(m.group(2)))
             recorded[key] += 1
             order.setdefault(key[0], []).append(key[1])
-    violations = sum(1 for seqs in order.values() for a, b in zip(seqs, seqs[1:], strict=False) if b <= a)
+    out_of_order = {c: sum(1 for a, b in zip(seqs, seqs[1:], strict=False) if b <= a) for c, seqs in order.items()}
+    violations = sum(out_of_order.values())
     latencies = [(tally.replied_at[k] - tally.sent_at[k]) * 1000 for k in sent if k in tally.replied_at]
     return {
         "db": args.db, "workers": args.workers, "conversations": args.conversations, "messages": args.messages,
@@ -178,6 +179,7 @@ def summarize(args: argparse.Namespace, tally: Tally, turns: list[tuple[int, str
         "duplicate_replies": sum(n for k, n in tally.replies.items() if k not in sent),
         "duplicate_reply_conversations": sorted({k[0] for k, n in tally.replies.items() if k not in sent and n}),
         "order_violations": violations,
+        "order_violation_conversations": sorted(c for c, n in out_of_order.items() if n),
         "reply_timeouts": tally.timeouts,
         "latency_ms_p50": pct(latencies, 50), "latency_ms_p95": pct(latencies, 95),
         "latency_ms_max": pct(latencies, 100),

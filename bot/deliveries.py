@@ -69,10 +69,26 @@ class Inbox:
             return False
         if claim is Claim.TAKEN:
             self.metrics.deliveries_taken_over.labels("telegram").inc()
+            if await self._db(self._replied, update):
+                log.warning("delivery %s was answered before its worker died; not answering it again", key)
+                await self._done(key)
+                return True
         task = asyncio.create_task(self._answer_telegram(update, key))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return True
+
+    def _replied(self, update: Any) -> bool:
+        """A question whose turn the dead worker recorded and whose reply it sent (the reply-thread
+        row the adapter writes after the send): answering it again would be a duplicate reply."""
+        from core.messages import message_uid
+
+        message = update.message
+        if message is None:
+            return False
+        bot_id = self.telegram.options.token.split(":", 1)[0]
+        uid = message_uid("telegram", bot_id, message.chat_id, message.message_id)  # as the handler makes it
+        return self.state.replied_after_turn(uid, f"telegram:{message.chat_id}:")
 
     async def _answer_telegram(self, update: Any, key: str) -> None:
         """python-telegram-bot's own processing (its per-chat order, its handlers), then done."""

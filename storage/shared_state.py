@@ -271,6 +271,20 @@ class SharedState:
             row = session.exec(select(ReplyThread).where(ReplyThread.key == key)).first()
             return row.thread if row else None
 
+    def replied_after_turn(self, turn_uid: str, thread_prefix: str) -> bool:
+        """Whether turn `turn_uid` is recorded and a bot message was sent in its chat since (a
+        reply-thread row under `thread_prefix`, which the adapter writes right after each send):
+        a worker killed between sending a reply and marking its delivery done leaves both."""
+        from storage.tables import TurnRecord
+
+        with Session(self.engine) as session:
+            recorded = session.exec(select(TurnRecord.created_at).where(TurnRecord.uid == turn_uid)).first()
+            if recorded is None:
+                return False
+            sent = session.exec(select(ReplyThread.id).where(col(ReplyThread.key).startswith(thread_prefix),
+                                                             col(ReplyThread.created_at) >= recorded)).first()
+        return sent is not None
+
     # -- conversation leases ---------------------------------------------------------------
     @contextmanager
     def conversation(self, key: str, wait_s: float = 120.0) -> Iterator[None]:

@@ -186,3 +186,18 @@ def test_delivery_claims_are_taken_over_only_from_a_worker_that_stopped_renewing
         assert b.claim("slack:event:Ev2") == "busy" and b.abandoned(margin_s=0.0) == []
     finally:
         a.stop_heartbeat()
+
+
+def test_a_reply_sent_after_a_recorded_turn_is_seen_by_the_worker_taking_over(database_url: str) -> None:
+    """The reply-thread row written after each send tells a taker that the dead worker's reply went out."""
+    store = SqlTranscriptStore(database_url)
+    state = SharedState(store.engine)
+    d = decision("q")
+    d.turn_uid = "5" * 32
+    assert not state.replied_after_turn(d.turn_uid, "telegram:42:")  # not even recorded
+    state.remember_thread("telegram:42:900", "")  # the previous turn's reply
+    store.record_turn(ConversationKey("telegram", "42"), "7", "", d, "replied")
+    state.remember_thread("telegram:420:901", "")  # a reply in another chat
+    assert not state.replied_after_turn(d.turn_uid, "telegram:42:")  # recorded, its reply not sent
+    state.remember_thread("telegram:42:902", "")
+    assert state.replied_after_turn(d.turn_uid, "telegram:42:")

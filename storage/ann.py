@@ -12,7 +12,10 @@ The default index is IVF_HNSW_SQ (a graph per partition over 8-bit scalar-quanti
 on bench.scale's data at 200k rows IVF_PQ's recall was bounded by the partitions a query did
 not probe (0.86 at 8% of them, 0.96 at 20%, the same with 48 or 96 sub-vectors and any refine
 factor), while a graph search per partition is cheap enough to probe 40% of them (recall 0.97
-at refine 1, 0.98 at refine 10; bench/results/ann-variants-200000*.json).
+at refine 1, 0.98 at refine 10; bench/results/ann-variants-200000*.json). With partitions of
+16k rows a graph search is bounded by its candidate list (ef), which LanceDB sizes from limit x
+refine_factor: at 1M rows recall@10 was 0.69 at refine 5, 0.89 at 10, 0.95 at 20 and 0.97 at
+40, the same with 15 or all 61 partitions probed (bench/results/scale-1000000.json).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ class SearchIndexSettings:
     nprobes: int = 0                # partitions searched per query; 0 = max(min_nprobes, probe_share * partitions)
     probe_share: float = 0.4
     min_nprobes: int = 20
-    refine_factor: int = 5          # ANN candidates re-ranked on stored vectors: refine_factor x limit
+    refine_factor: int = 20         # ANN candidates re-ranked on stored vectors: refine_factor x limit
     retrain_share: float = 0.25     # retrain the ANN index when rows written since training exceed this share
 
     def __post_init__(self) -> None:

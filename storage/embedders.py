@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from storage.onnx_query import DEFAULT_DIR as DEFAULT_ONNX_DIR
+from storage.onnx_query import FILE as ONNX_FILE
 from storage.onnx_query import MIN_COSINE, OnnxQueryModel, exported
 
 log = logging.getLogger(__name__)
@@ -55,18 +56,29 @@ class MiniLMEmbedder:
         self._tok.enable_truncation(int(self.model.max_seq_length or 256))
         self._tok.enable_padding()
         self._onnx: OnnxQueryModel | None = None
+        self._onnx_file: Path | None = None  # exported and not loaded yet
+        self._onnx_lock = threading.Lock()
         self._onnx_ready = threading.Event()
-        if onnx_dir is None:
-            self._onnx_ready.set()
-        else:  # exported (once per machine) and checked in the background; questions use torch meanwhile
-            threading.Thread(target=self._prepare_onnx, args=(path, onnx_dir), daemon=True,
-                             name="groundbot-onnx-query").start()
+        if onnx_dir is not None and (onnx_dir / ONNX_FILE).exists():
+            self._load_onnx(onnx_dir / ONNX_FILE)  # at once: the same runtime from the first question
+        elif onnx_dir is not None:  # exported once per machine, by a child process; torch meanwhile
+            threading.Thread(target=self._export, args=(path, onnx_dir), daemon=True,
+                             name="groundbot-onnx-export").start()
+            return
+        self._onnx_ready.set()
 
-    def _prepare_onnx(self, model_dir: Path, folder: Path) -> None:
+    def _export(self, model_dir: Path, folder: Path) -> None:
+        """Runs on a daemon thread, so it only waits on the child process: loading a native
+        session there could still be running when the interpreter exits, which aborts the
+        process ("terminate called without an active exception"). The caller's thread loads it."""
         try:
-            found = exported(model_dir, folder)
-            if found is None:
-                return
+            self._onnx_file = exported(model_dir, folder)
+        finally:
+            self._onnx_ready.set()
+
+    def _load_onnx(self, found: Path) -> None:
+        """Load the exported model and keep it only if it gives torch's vectors."""
+        try:
             model = OnnxQueryModel(found, self._tok)
             probe = ["how do i reset the device after an update?", "opening hours"]
             cos = (model.embed(probe) * self._forward(probe)).sum(1)
@@ -76,13 +88,20 @@ class MiniLMEmbedder:
                 log.warning("questions stay on torch: the ONNX model's vectors differ (cosine %.6f)", float(cos.min()))
         except Exception as exc:  # any failure leaves questions on torch, which gives the same vectors
             log.warning("questions stay on torch: ONNX Runtime could not be prepared (%s)", str(exc)[:200])
-        finally:
-            self._onnx_ready.set()
+
+    def _query_model(self) -> OnnxQueryModel | None:
+        """The ONNX model, loaded on this thread the first time a finished export is seen."""
+        if self._onnx_file is not None:
+            with self._onnx_lock:
+                found, self._onnx_file = self._onnx_file, None
+                if found is not None:
+                    self._load_onnx(found)
+        return self._onnx
 
     def wait_query_runtime(self, timeout_s: float = 600.0) -> str:
         """Wait until the ONNX query model is ready or given up; says which runtime embeds questions."""
         self._onnx_ready.wait(timeout_s)
-        return "onnxruntime" if self._onnx is not None else "torch"
+        return "onnxruntime" if self._query_model() is not None else "torch"
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -119,7 +138,7 @@ class MiniLMEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if len(texts) > self.batch_size:
             return self._encode(texts)
-        onnx = self._onnx
+        onnx = self._query_model()
         return onnx.embed(texts) if onnx is not None else self._forward(texts)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:

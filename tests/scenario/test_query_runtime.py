@@ -23,6 +23,17 @@ def test_questions_go_through_onnx_runtime_with_the_same_vectors(embedder: Any) 
     assert np.allclose(one_by_one, reference, atol=1e-5) and np.allclose(together, reference, atol=1e-5)
 
 
+def test_an_exported_model_is_loaded_by_the_constructor_not_by_a_background_thread(embedder: Any) -> None:
+    """A native session built on a daemon thread could still be loading when a short `groundbot
+    ask` exits, which aborted the process; with the export on disk nothing runs in the background."""
+    import threading
+
+    embedder.wait_query_runtime()
+    again = MiniLMEmbedder()
+    assert again._onnx is not None and again._onnx_ready.is_set()
+    assert not [t for t in threading.enumerate() if t.name == "groundbot-onnx-export" and t.is_alive()]
+
+
 def test_a_model_that_cannot_be_loaded_leaves_questions_on_torch(tmp_path: Path, embedder: Any) -> None:
     (tmp_path / FILE).write_bytes(b"not an onnx model")
     fallback = MiniLMEmbedder(onnx_dir=tmp_path)

@@ -18,6 +18,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -61,16 +62,28 @@ def export(model_dir: Path, dest: Path) -> None:
 
 
 def exported(model_dir: Path, folder: Path, timeout_s: float = 600.0) -> Path | None:
-    """The exported model in `folder`, exported first (in a child process) if missing; None if that fails."""
+    """The exported model in `folder`, exported first (in a child process) if missing; None if that
+    fails or another process is exporting it (a lock file younger than `timeout_s`): many workers or
+    CLI runs starting at once on a new machine run one export, not one each."""
     dest = folder / FILE
     if dest.exists():
         return dest
+    lock = folder / (FILE + ".lock")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if lock.exists() and time.time() - lock.stat().st_mtime > timeout_s:
+            lock.unlink(missing_ok=True)  # left by an export that died
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except OSError:
+        return None  # another process is exporting (or the folder is not writable): torch meanwhile
     try:
         subprocess.run([sys.executable, "-m", "storage.onnx_query", str(model_dir), str(dest)], check=True,
                        capture_output=True, timeout=timeout_s, cwd=Path(__file__).resolve().parents[1])
     except (OSError, subprocess.SubprocessError) as exc:
         log.warning("questions stay on torch: the ONNX export failed (%s)", str(exc).splitlines()[0][:200])
         return None
+    finally:
+        lock.unlink(missing_ok=True)
     return dest if dest.exists() else None
 
 

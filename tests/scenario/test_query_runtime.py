@@ -39,3 +39,12 @@ def test_a_model_that_cannot_be_loaded_leaves_questions_on_torch(tmp_path: Path,
     fallback = MiniLMEmbedder(onnx_dir=tmp_path)
     assert fallback.wait_query_runtime() == "torch"
     assert np.allclose(fallback.embed_queries(QUESTIONS), embedder._encode(QUESTIONS), atol=1e-5)
+
+
+def test_one_export_at_a_time_on_a_machine(tmp_path: Path) -> None:
+    """Workers starting together on a new machine: one exports, the others stay on torch."""
+    from storage.onnx_query import exported
+
+    (tmp_path / (FILE + ".lock")).write_text("")
+    assert exported(tmp_path / "no-model", tmp_path) is None
+    assert not (tmp_path / FILE).exists() and (tmp_path / (FILE + ".lock")).exists()

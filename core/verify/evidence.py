@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from core.claims import split_sentences
@@ -11,7 +10,6 @@ from core.messages import Hit
 from core.normalize import normalize_text, words
 from core.verify.features import Sentence, make_sentence
 
-POLARITY = re.compile(r"^(yes|no|بله|آری|خیر|نه)[.!]?$", re.IGNORECASE)
 _POLAR_WORDS = frozenset(["yes", "no", "بله", "آری", "خیر", "نه"])
 _WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how",
                        "چه", "چی", "کجا", "کی", "چرا", "چگونه", "چطور", "کدام", "چند"])
@@ -38,11 +36,8 @@ def is_bare_polarity(claim: str) -> bool:
     """A bare "yes" or "no", alone or in a sentence of nothing else ("No, they are not.", "The
     answer is yes."): it has no words of its own to support, so whatever its form it is checked
     through its question, like the single word."""
-    text = claim.strip()
-    if POLARITY.match(text):
-        return True
-    tokens = words(normalize_text(text))
-    return bool(_POLAR_WORDS.intersection(tokens)) and not content_terms(text)
+    tokens = words(normalize_text(claim))
+    return bool(_POLAR_WORDS.intersection(tokens)) and all(t in _POLAR_WORDS for t in content_terms(claim))
 
 
 def is_polar(question: str) -> bool:

@@ -2,7 +2,33 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def serve_subprocess(cfg: Path, port: int, workers: int, env: dict[str, str],
+                     log_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """`python -m bot.cli serve` as an operator starts it, output to `log_path`; stopped with
+    SIGTERM (graceful shutdown), killed if it has not stopped after 120 s."""
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "--config", str(cfg), "serve", "--port", str(port),
+                                 "--workers", str(workers)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(120)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
 
 
 def worker_pids(supervisor: int) -> set[int]:

@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -27,13 +26,13 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests.processes import serve_subprocess
 from tests.scenario.slack_standin import SlackStandIn
 from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_serve import ANSWERED, SLACK_SECRET, TG_SECRET, _slack_event
 from tests.scenario.test_serve_workers import START_S, _free_port, wait_until
 from tests.scenario.test_slack import sign
 
-ROOT = Path(__file__).resolve().parents[2]
 CHAT = 700
 SLACK_TS = "1700000000.000700"
 pytestmark = pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warnings.PTBDeprecationWarning")
@@ -55,21 +54,10 @@ def serve_one(tmp: Path, name: str, docs_index: Path, db_url: str, tg: TelegramS
            "GROUNDBOT_SLACK_BOT_TOKEN": "xoxb-standin-bot", "GROUNDBOT_SLACK_SIGNING_SECRET": SLACK_SECRET}
     for proxy in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
         env.pop(proxy, None)
-    log = (tmp / f"{name}.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "--config", str(cfg), "serve", "--port", str(port),
-                             "--workers", "1"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
+    with serve_subprocess(cfg, port, 1, env, tmp / f"{name}.log") as proc:
         url = f"http://127.0.0.1:{port}"
         wait_until(lambda: _ready(url, proc), START_S, f"worker {name} ready")
         yield url, proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(120)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        log.close()
 
 
 def _ready(url: str, proc: subprocess.Popen[bytes]) -> bool:

@@ -13,7 +13,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,11 +27,10 @@ from bot.app import App
 from bot.logs import configure_logging
 from bot.redact import install_redaction, uninstall_redaction
 from core.messages import ConversationKey
-from tests.processes import worker_pids
+from tests.processes import serve_subprocess, worker_pids
 from tests.scenario.test_serve import API_TOKEN, config_with, serving, worker
 from tests.scenario.waits import WAIT_S
 
-ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = ["How do I re-ingest documents?", "What is the capital of Mongolia?", "How do I run groundbot as a web service?"]
 START_S = max(WAIT_S, 300.0)  # two workers load their models at once on a busy 2-core machine
 
@@ -53,19 +51,8 @@ def serve_process(tmp_path: Path, docs_index: Path, db_url: str, workers: int) -
                    "[serve]\nconversation_lease_s = 5.0\n", encoding="utf-8")
     port = _free_port()
     env = {**os.environ, "GROUNDBOT_API_TOKEN": API_TOKEN}
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "--config", str(cfg), "serve", "--port", str(port),
-                             "--workers", str(workers)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
+    with serve_subprocess(cfg, port, workers, env, tmp_path / "serve.log") as proc:
         yield f"http://127.0.0.1:{port}", proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(120)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        log.close()
 
 
 def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:

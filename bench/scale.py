@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -264,12 +264,17 @@ def changed_documents(index: Any, base: dict[str, Any], work: Path) -> dict[str,
 
 
 def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_exact: int,
-            grid: tuple[tuple[int, int], ...] = GRID) -> dict[str, Any]:
-    from dataclasses import asdict
-
+            grid: tuple[tuple[int, int], ...] = GRID, keep: Path | None = None) -> dict[str, Any]:
+    """Build, probe, check recall and ingest at one size; with `keep` the work directory (the
+    index in keep/index) is that one and is left in place, so serving can be probed again later
+    (python -m bench.scale --probe keep/index)."""
     from storage.chunk_index import LanceChunkIndex
 
-    work = Path(tempfile.mkdtemp(prefix=f"groundbot-scale-{size}-"))
+    if keep is not None:
+        if (keep / "index").exists():
+            raise SystemExit(f"{keep / 'index'} exists: remove it or choose another --work directory")
+        keep.mkdir(parents=True, exist_ok=True)
+    work = keep if keep is not None else Path(tempfile.mkdtemp(prefix=f"groundbot-scale-{size}-"))
     try:
         built = build(work / "index", base, size, settings)
         print(f"[{size}] built: {built}", flush=True)
@@ -284,7 +289,8 @@ def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_ex
         ingest = changed_documents(index, base, work)
         print(f"[{size}] ingest: {ingest}", flush=True)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
     b = len(base["texts"])
     return {
         "chunks": size, "base_real_chunks": b, "embedder": "minilm",
@@ -324,27 +330,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--force", action="store_true", help="measure sizes whose result file exists")
     ap.add_argument("--grid", default="", help="nprobes:refine_factor pairs tried besides the configured one, "
                                                "e.g. 10:1,20:1,40:1 (default: the IVF_PQ grid)")
-    ap.add_argument("--probe", help=argparse.SUPPRESS)
+    ap.add_argument("--work", help="keep the index in this directory (one size per run) instead of a temporary one, "
+                                   "to probe its serving again later with --probe WORK/index")
+    ap.add_argument("--out", default="scale", help="result files are OUT-<size>.json (default scale-<size>.json)")
+    ap.add_argument("--probe", help="only probe serving of an existing index directory (prints one JSON line); "
+                                    "search settings from GROUNDBOT_SCALE_SETTINGS (JSON) or config.toml")
     args = ap.parse_args(argv)
-    if args.probe:
-        print(json.dumps(serve_probe(args.probe, args.queries)))
-        return 0
     from bot.config import load_config
 
     cfg = load_config(ROOT / "config.toml", environ={})
+    if args.probe:
+        os.environ.setdefault("GROUNDBOT_SCALE_SETTINGS", json.dumps(asdict(cfg.search_index)))
+        print(json.dumps(serve_probe(args.probe, args.queries)))
+        return 0
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    if args.work and len(sizes) != 1:
+        raise SystemExit("--work keeps one index: give one size with --sizes")
     base = base_set(args.base, max(args.queries, args.exact) + 51)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    for size in sorted(int(s) for s in args.sizes.split(",")):
-        out = RESULTS / f"scale-{size}.json"
+    for size in sizes:
+        out = RESULTS / f"{args.out}-{size}.json"
         if out.exists() and not args.force:
             print(f"[{size}] {out} exists; skipped", flush=True)
             continue
         t0 = time.perf_counter()
         grid = tuple(tuple(int(x) for x in pair.split(":")) for pair in args.grid.split(",")) if args.grid else GRID
-        result = measure(size, base, replace(cfg.search_index), args.queries, args.exact, grid)  # type: ignore[arg-type]
+        result = measure(size, base, replace(cfg.search_index), args.queries, args.exact, grid,  # type: ignore[arg-type]
+                         Path(args.work).resolve() if args.work else None)
         result["seconds"] = round(time.perf_counter() - t0, 1)
         out.write_text(json.dumps(result, indent=2) + "\n")
-        (RESULTS / "scale.md").write_text(summary_md())
+        if args.out == "scale":
+            (RESULTS / "scale.md").write_text(summary_md())
         print(f"[{size}] written to {out}", flush=True)
     return 0
 

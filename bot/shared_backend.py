@@ -97,6 +97,7 @@ class SharedOnce:
         self.state = state
         self.metrics = metrics
         self.platform = platform
+        self._taken: set[str] = set()  # keys this worker took over and has not marked done yet
 
     def first(self, key: str) -> bool:
         if self.state.first_delivery(f"{self.platform}:{key}"):
@@ -106,8 +107,10 @@ class SharedOnce:
 
     def claim(self, key: str, payload: dict[str, Any] | None = None) -> bool:
         claim = self.state.claim(f"{self.platform}:{key}", payload)
-        if claim is Claim.TAKEN and key.startswith("event:"):  # not again for the event's message key
-            self.metrics.deliveries_taken_over.labels(self.platform).inc()
+        if claim is Claim.TAKEN:
+            self._taken.add(key)
+            if key.startswith("event:"):  # not again for the event's message key
+                self.metrics.deliveries_taken_over.labels(self.platform).inc()
         if claim in (Claim.NEW, Claim.TAKEN):
             return True
         self.metrics.deliveries_skipped.labels(self.platform).inc()
@@ -116,6 +119,10 @@ class SharedOnce:
     def done(self, key: str) -> None:
         if key:
             self.state.done(f"{self.platform}:{key}")
+            self._taken.discard(key)
+
+    def taken_over(self, key: str) -> bool:
+        return key in self._taken
 
 
 class SharedThreads:

@@ -14,6 +14,7 @@ from slack_bolt import App as BoltApp
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from adapters.slack.answered import answer_metadata, answered_before
 from adapters.slack.markup import as_int, question_text
 from adapters.slack.once import OnceKeys, event_key
 from adapters.slack.rendering import (
@@ -94,6 +95,10 @@ class Questions:
         msg = Incoming(ConversationKey(PLATFORM, channel, thread), str(event.get("user", "")),
                        question_text(str(event.get("text", "")), bot_user_id), team_id=team,
                        uid=message_uid(PLATFORM, team, channel, ts))
+        if self.w.once.taken_over(key) and answered_before(self.w.client, channel, thread, msg.uid):
+            log.warning("message %s was answered before its worker died; not answering it again", key)
+            self.w.once.done(key)
+            return
         self.react("reactions_add", channel, ts)
         try:
             self.answer(msg, channel, thread)
@@ -108,13 +113,15 @@ class Questions:
         except Exception:
             log.exception("answering %s failed", msg.key.as_str())
             messages = [failure_message(self.w.refusal_message, say("internal_error", language_of(msg.text)))]
-        self.post(channel, thread, messages)
+        self.post(channel, thread, messages, answer_metadata(msg.uid))
 
-    def post(self, channel: str, thread: str, messages: Sequence[SlackMessage]) -> None:
+    def post(self, channel: str, thread: str, messages: Sequence[SlackMessage],
+             metadata: dict[str, Any] | None = None) -> None:
+        """Post in the thread; `metadata` marks an answer to a question (adapters/slack/answered.py)."""
         for m in messages:
             try:
                 self.w.client.chat_postMessage(channel=channel, thread_ts=thread, text=m.text, blocks=m.blocks,
-                                               unfurl_links=False, unfurl_media=False)
+                                               unfurl_links=False, unfurl_media=False, metadata=metadata)
             except SlackApiError as exc:
                 log.error("posting to %s failed: %s", channel, exc.response.get("error"))
                 return

@@ -19,13 +19,16 @@ class OnceKeys(Protocol):
     """Says whether a key (event id, message ts, button press) is offered for the first time.
 
     `claim` is `first` for work that must survive its worker: True means answer it and call
-    `done(key)` after; shared rows let another worker take a claim over if this one dies."""
+    `done(key)` after; shared rows let another worker take a claim over if this one dies, and
+    `taken_over(key)` then says so (the dead worker may have answered before it died)."""
 
     def first(self, key: str) -> bool: ...
 
     def claim(self, key: str, payload: dict[str, Any] | None = None) -> bool: ...
 
     def done(self, key: str) -> None: ...
+
+    def taken_over(self, key: str) -> bool: ...
 
 
 class OnceFilter:
@@ -60,6 +63,10 @@ class OnceFilter:
 
     def done(self, key: str) -> None:
         """Nothing to release in memory."""
+
+    def taken_over(self, key: str) -> bool:
+        """One process never takes a claim over from another."""
+        return False
 
 
 def event_key(body: dict[str, Any]) -> str:

@@ -44,9 +44,10 @@ class SlackStandIn:
     def __init__(self) -> None:
         self.calls: list[Call] = []
         self.acks: dict[str, dict[str, Any]] = {}
-        self._failures: dict[str, list[tuple[int, int]]] = {}
+        self._failures: dict[str, list[tuple[int, int, str]]] = {}
         self._cond = threading.Condition()
         self._ts = itertools.count(1)
+        self.messages: list[dict[str, Any]] = []  # what chat.postMessage posted, for conversations.replies
         self._sockets: list[ServerConnection] = []
         standin = self
 
@@ -63,7 +64,7 @@ class SlackStandIn:
                         args.update(json.loads(raw))
                     else:
                         args.update(dict(parse_qsl(raw, keep_blank_values=True)))
-                for key in ("blocks", "attachments", "view"):  # form-encoded calls send these as JSON strings
+                for key in ("blocks", "attachments", "view", "metadata"):  # form-encoded calls send these as JSON strings
                     if isinstance(args.get(key), str):
                         args[key] = json.loads(args[key])
                 auth = self.headers.get("Authorization", "")
@@ -78,6 +79,8 @@ class SlackStandIn:
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
+
+            do_GET = do_POST  # conversations.replies and other reads send their arguments as a query
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.http.daemon_threads = True
@@ -98,20 +101,22 @@ class SlackStandIn:
         return f"ws://127.0.0.1:{self.ws.socket.getsockname()[1]}/link/?ticket=standin"
 
     # -- Web API ----------------------------------------------------------------------
-    def fail_next(self, method: str, *, status: int = 429, retry_after: int = 1, times: int = 1) -> None:
-        """The next `times` calls of `method` get `status` (429: with a Retry-After header)."""
+    def fail_next(self, method: str, *, status: int = 429, retry_after: int = 1, times: int = 1,
+                  error: str = "") -> None:
+        """The next `times` calls of `method` get `status` (429: with a Retry-After header), or
+        with `error` Slack's 200 with `ok: false` and that error (e.g. "missing_scope")."""
         with self._cond:
-            self._failures.setdefault(method, []).extend([(status, retry_after)] * times)
+            self._failures.setdefault(method, []).extend([(200 if error else status, retry_after, error)] * times)
 
     def _answer(self, method: str, args: dict[str, Any], token: str) -> tuple[int, dict[str, str], dict[str, Any]]:
         call = Call(method, args, token)
         with self._cond:
             failures = self._failures.get(method) or []
             if failures:
-                status, retry_after = failures.pop(0)
+                status, retry_after, error = failures.pop(0)
                 call.status = status
                 headers = {"Retry-After": str(retry_after)} if status == 429 else {}
-                call.result = {"ok": False, "error": "ratelimited" if status == 429 else "fatal_error"}
+                call.result = {"ok": False, "error": error or ("ratelimited" if status == 429 else "fatal_error")}
             else:
                 status, headers = 200, {}
                 call.result = self._result(method, args, token, next(self._ts))
@@ -138,9 +143,24 @@ class SlackStandIn:
             "reactions.remove": {},
             "respond": {},
         }
+        if method == "chat.postMessage":
+            self.messages.append({**payloads[method]["message"], "channel": args.get("channel"),
+                                  "metadata": args.get("metadata")})
+        if method == "conversations.replies":
+            return self._replies(args)
         if method not in payloads:
             return {"ok": False, "error": "unknown_method"}
         return {"ok": True, **payloads[method]}
+
+    def _replies(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A thread's bot messages, oldest first, with their metadata only when asked for it;
+        `missing_scope` is injected with fail_next(error=...) like any error."""
+        thread = [dict(m) for m in self.messages if m["channel"] == args.get("channel")
+                  and args.get("ts") in (m["ts"], m["thread_ts"])]
+        if str(args.get("include_all_metadata")).lower() not in ("1", "true"):
+            for m in thread:
+                m.pop("metadata", None)
+        return {"ok": True, "messages": thread, "has_more": False}
 
     def requests(self, method: str) -> list[Call]:
         with self._cond:

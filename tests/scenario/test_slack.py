@@ -26,8 +26,10 @@ from urllib.parse import urlencode
 
 import pytest
 import yaml
+from slack_sdk import WebClient
 
 from adapters.slack import SlackAdapter, SlackHTTPServer, question_text
+from adapters.slack.answered import ANSWER_EVENT, answer_metadata
 from adapters.slack.rendering import (
     FEEDBACK_DOWN,
     FEEDBACK_UP,
@@ -42,9 +44,12 @@ from adapters.slack.rendering import (
 from bot.app import App, build_app
 from bot.cli import main as cli_main
 from bot.config import load_config
+from bot.metrics import Metrics
 from bot.run_slack import build_adapter, slack_secrets
+from bot.shared_backend import SharedOnce
 from core import reasons
-from core.messages import Decision, Generation, Source, Suggestion
+from core.messages import Decision, Generation, Source, Suggestion, message_uid
+from storage.shared_state import SharedState
 from tests.scenario.slack_standin import BOT_USER, TEAM, Call, SlackStandIn
 from tests.scenario.waits import WAIT_S
 
@@ -691,3 +696,38 @@ def test_more_than_fifty_blocks_spread_over_messages() -> None:
     parts = render_decision(huge)
     assert len(parts) == 2 and parts[-1].blocks[-1]["block_id"] == "groundbot_feedback"
     assert all(len(m.blocks) <= MAX_BLOCKS for m in parts)
+
+
+@pytest.mark.parametrize("thread_before", ["answered", "not answered", "unreadable"])
+def test_a_question_taken_over_from_a_dead_worker_is_answered_only_if_its_thread_lacks_the_answer(
+        start: Callable[..., Slack], tmp_path: Path, thread_before: str) -> None:
+    """`groundbot serve`: a worker killed after Slack accepted its answer, before the question
+    was marked done, leaves a claim another worker takes over; the answer's metadata in the
+    thread says it went out. Unreadable thread (no history scope): answered again, not lost."""
+    bot = start("http")
+    state = SharedState(bot.app.store.engine, stale_s=0.0)  # every claim not renewed is stale
+    bot.adapter.once = SharedOnce(state, Metrics(), "slack")
+    bot.mention("When does the library open?", ts="1719.000100")  # an ordinary question: no read-back
+    (first,) = bot.replies(1)
+    assert first.args["metadata"]["event_type"] == ANSWER_EVENT and not bot.api.requests("conversations.replies")
+
+    ts = "1719.000200"
+    SharedState(bot.app.store.engine).claim(f"slack:message:{CHANNEL}:{ts}")  # the dead worker's claim
+    uid = message_uid("slack", TEAM, CHANNEL, ts)
+    if thread_before == "answered":  # Slack had accepted the dead worker's answer
+        WebClient(token=BOT_TOKEN, base_url=bot.api.api_url).chat_postMessage(
+            channel=CHANNEL, thread_ts=ts, text="The library opens at 9.", metadata=answer_metadata(uid))
+    if thread_before == "unreadable":
+        bot.api.fail_next("conversations.replies", error="missing_scope")
+    bot.mention("How do I renew a book?", ts=ts)  # the event again, as the sweeper replays it
+    bot.settle()
+    (read,) = bot.api.requests("conversations.replies")
+    assert (read.args["channel"], read.args["ts"]) == (CHANNEL, ts)
+    answers = [c for c in bot.api.requests("chat.postMessage") if c.args.get("thread_ts") == ts]
+    assert len(answers) == 1  # the dead worker's, or the one this worker posted
+    if thread_before != "answered":
+        assert "renew a book online" in blocks_text(answers[-1])
+        assert answers[-1].args["metadata"]["event_payload"] == {"question": uid}
+    asked = [t.question for t in bot.app.store.turns()]
+    assert asked == ["When does the library open?"] + ([] if thread_before == "answered" else ["How do I renew a book?"])
+    assert "claimed" not in state.claims()  # nothing left for a sweeper: the question is done either way

@@ -1,0 +1,49 @@
+"""Whether a question's answer is already in its thread, read back from Slack.
+
+A worker killed after Slack accepted its answer but before it marked the question done leaves a
+claim another worker takes over; answering again would post the answer twice. Every answer
+carries the question's uid in Slack message metadata, so the worker taking over reads the thread
+(`conversations.replies`, which needs the `*:history` scope of the conversation type) and posts
+only when the answer is not there. When the thread cannot be read it answers again: a second
+copy of an answer costs the user less than no answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+log = logging.getLogger("groundbot.slack")
+
+ANSWER_EVENT = "groundbot_answer"
+MAX_PAGES = 10  # 2,000 messages of one thread; an answer older than that is not looked for
+
+
+def answer_metadata(question_uid: str) -> dict[str, Any] | None:
+    """The metadata every answer to a question carries (None for turns without a message uid)."""
+    return {"event_type": ANSWER_EVENT, "event_payload": {"question": question_uid}} if question_uid else None
+
+
+def answered_before(client: WebClient, channel: str, thread: str, question_uid: str) -> bool:
+    """True when a message of `thread` carries the answer metadata of `question_uid`."""
+    if not question_uid:
+        return False
+    try:
+        pages = client.conversations_replies(channel=channel, ts=thread, include_all_metadata=True, limit=200)
+        for n, page in enumerate(pages):
+            if any(_answers(m, question_uid) for m in page.get("messages") or []):
+                return True
+            if n + 1 >= MAX_PAGES:
+                break
+    except SlackApiError as exc:
+        log.warning("could not read thread %s in %s to see whether it was answered (%s); answering it again",
+                    thread, channel, exc.response.get("error"))
+    return False
+
+
+def _answers(message: dict[str, Any], question_uid: str) -> bool:
+    meta = message.get("metadata") or {}
+    return meta.get("event_type") == ANSWER_EVENT and (meta.get("event_payload") or {}).get("question") == question_uid

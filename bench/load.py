@@ -145,6 +145,17 @@ async def taken_over(url: str) -> dict[str, float]:
     return out
 
 
+def found_sent(log: Path) -> dict[str, int]:
+    """Taken-over questions whose reply had gone out before their worker died (so not sent again),
+    by platform, from the workers' log: each of these was a duplicate reply before the check."""
+    out: dict[str, int] = {}
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        if "answered before its worker died" in line:
+            platform = "slack" if "groundbot.slack" in line else "telegram"
+            out[platform] = out.get(platform, 0) + 1
+    return out
+
+
 def pct(values: list[float], q: float) -> float:
     return round(float(np.percentile(np.asarray(values), q)), 1) if values else 0.0
 
@@ -257,6 +268,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         kill["deliveries_taken_over"] = await taken_over(url)
         serve.send_signal(signal.SIGTERM)
         serve.wait(120)
+        kill["replies_found_sent"] = found_sent(folder / "serve.log")
         result = summarize(args, tally, read_turns(db_url), wall_s, kill)
         result["serve_exit_code"] = serve.returncode
         result["delivery_states"] = read_claims(db_url)

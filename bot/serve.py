@@ -6,7 +6,8 @@ the index is open and the model is loaded), `GET /metrics` (Prometheus), `POST /
 `ask --json` decision for a web widget or another service; a bearer token when one is
 configured), the Slack Events API endpoint (slack-bolt's own Starlette adapter, signatures
 checked by bolt) and the Telegram webhook (Telegram's secret token checked). The App is built
-in the background so /healthz answers at once; each worker builds its own. A Slack event or a
+in the background so /healthz answers at once; each worker builds its own. Several workers share
+one port, and there a worker takes connections only once built, leaving them to its ready siblings. A Slack event or a
 Telegram update is acknowledged only once it is claimed in the database with its payload, and
 marked done once answered; a worker that dies in between leaves its claims to the others
 (bot/deliveries.py). On SIGTERM uvicorn stops accepting, waits for requests in flight, and the
@@ -162,13 +163,16 @@ def _unavailable(service: Service) -> JSONResponse:
 
 
 def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
-               metrics_dir: Path | None = None) -> Starlette:
-    """The ASGI application of one worker. `app_factory` builds the App (default: ready_app)."""
+               metrics_dir: Path | None = None, accept_when_ready: bool = False) -> Starlette:
+    """The ASGI application of one worker. `app_factory` builds the App (default: ready_app).
+    `accept_when_ready`: take no connection before the App is built (uvicorn starts accepting
+    after the lifespan's startup), for workers sharing a port; a lone worker answers /readyz
+    with 503 while it loads instead."""
     from bot.app import ready_app
 
     metrics = Metrics(metrics_dir)
     service = Service(config, app_factory or (lambda: ready_app(config)), metrics)
-    ep = _Endpoints(config, service, metrics)
+    ep = _Endpoints(config, service, metrics, accept_when_ready=accept_when_ready)
     routes = [
         Route("/healthz", ep.healthz, methods=["GET"]),
         Route("/readyz", ep.readyz, methods=["GET"]),
@@ -191,14 +195,19 @@ class _Endpoints:
     """The routes of one worker, and its lifespan: build the App off the event loop, then
     start Telegram's update processing; on shutdown finish the work already acknowledged."""
 
-    def __init__(self, config: Config, service: Service, metrics: Metrics) -> None:
+    def __init__(self, config: Config, service: Service, metrics: Metrics, *, accept_when_ready: bool = False) -> None:
         self.config = config
         self.service = service
         self.metrics_ = metrics
+        self.accept_when_ready = accept_when_ready
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _: Starlette) -> AsyncIterator[None]:
         task = asyncio.create_task(self._start())
+        if self.accept_when_ready:
+            # one of N workers on a shared socket: a connection taken while loading is one a ready
+            # sibling could have answered (a Slack event 503'd on each of its quick retries is lost)
+            await asyncio.wait({task})
         try:
             yield
         finally:
@@ -340,7 +349,9 @@ class WorkerApp:
             cfg = self.config
             # several workers must not all ingest an empty index at once: `groundbot ingest` first
             factory = (lambda: ready_app(cfg)) if self.ingest_if_empty else (lambda: build_app(cfg))
-            self._asgi = build_asgi(cfg, app_factory=factory, metrics_dir=self.metrics_dir)
+            # several workers share the port: each takes connections only once it can answer them
+            self._asgi = build_asgi(cfg, app_factory=factory, metrics_dir=self.metrics_dir,
+                                    accept_when_ready=self.metrics_dir is not None)
         await self._asgi(scope, receive, send)
 
 

@@ -47,11 +47,13 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warning
 class Server:
     """One uvicorn server running an ASGI app in a thread, on a free port of 127.0.0.1."""
 
-    def __init__(self, asgi: Any) -> None:
+    def __init__(self, asgi: Any, sock: socket.socket | None = None) -> None:
+        """`sock`: another server's listening socket, shared as `serve --workers N` shares one."""
         self.asgi = asgi
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock = sock or socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if sock is None:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.server = uvicorn.Server(uvicorn.Config(asgi, log_level="warning", lifespan="on",
                                                     timeout_graceful_shutdown=int(WAIT_S)))
@@ -150,6 +152,36 @@ def test_readyz_is_503_until_the_model_and_index_are_loaded(make_app: Callable[.
     finally:
         release.set()
         server.stop()
+
+
+def test_a_worker_sharing_the_port_takes_no_connection_until_it_is_ready(make_app: Callable[..., App],
+                                                                         shared_db: str) -> None:
+    """A replacement worker loading its model must leave the shared port to its ready siblings:
+    while it loaded it answered 503 to whatever it took, and a Slack event whose quick retries
+    all met it was lost (bench.load, one run in six)."""
+    cfg = config_with({})
+    release = threading.Event()
+
+    def slow_factory() -> App:
+        assert release.wait(WAIT_S)
+        return make_app(config=cfg, database_url=shared_db)
+
+    with serving(worker(make_app, cfg, shared_db)) as [ready]:
+        loading = Server(build_asgi(cfg, app_factory=slow_factory, accept_when_ready=True), sock=ready.sock)
+        try:
+            time.sleep(0.5)  # its lifespan has begun building the App
+            assert [ready.get("/readyz").status_code for _ in range(40)] == [200] * 40
+            assert not loading.server.started
+            release.set()
+            deadline = time.monotonic() + WAIT_S
+            while not loading.server.started:  # built: it takes its share now
+                assert time.monotonic() < deadline, loading.service.error
+                time.sleep(0.05)
+            assert loading.service.ready
+        finally:
+            release.set()
+            loading.server.should_exit = True
+            loading.thread.join(WAIT_S)
 
 
 def test_api_ask_needs_the_token_and_gives_the_ask_json_decision(make_app: Callable[..., App], shared_db: str) -> None:

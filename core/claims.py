@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from core.lexicon import content_terms
 
@@ -54,6 +55,12 @@ def _logical_lines(text: str) -> list[str]:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of a passage; paragraphs and bullets are boundaries too."""
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=4096)
+def _sentences(text: str) -> tuple[str, ...]:
+    """Cached: a turn splits the same retrieved passages in its generator and for every claim."""
     out: list[str] = []
     for line in _logical_lines(text):
         line = _GLUED.sub(" ", line)
@@ -68,7 +75,7 @@ def split_sentences(text: str) -> list[str]:
         rest = line[start:].strip()
         if rest:
             out.append(rest)
-    return out
+    return tuple(out)
 
 
 def parse_citations(text: str) -> list[int]:

@@ -7,6 +7,7 @@ such sources exist, and refuses, suggests and explains in that language.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TypeVar
 
 from core.lexicon import STOP_EN, STOP_FA
@@ -15,9 +16,11 @@ from core.normalize import normalize_text, words
 T = TypeVar("T")
 
 
+@lru_cache(maxsize=8192)
 def language_of(text: str) -> str:
     """"fa" or "en": the language of the text's grammar words ("groundbot چیست؟" is Persian,
-    "What is تخت جمشید?" English), else of most of its letters."""
+    "What is تخت جمشید?" English), else of most of its letters. Cached: every turn asks it of
+    each retrieved passage."""
     tokens = words(normalize_text(text))
     fa = sum(1 for w in tokens if w in STOP_FA)
     en = sum(1 for w in tokens if w in STOP_EN)

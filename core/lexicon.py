@@ -51,5 +51,10 @@ def stem(word: str) -> str:
 
 def content_terms(text: str, *, normalized: bool = False) -> list[str]:
     """Stemmed content words of a text, in order, duplicates kept."""
-    norm = text if normalized else normalize_text(text)
-    return [stem(w) for w in words(norm) if w not in STOP and (len(w) > 1 or w.isdigit())]
+    return list(_terms(text if normalized else normalize_text(text)))
+
+
+@lru_cache(maxsize=16384)
+def _terms(norm: str) -> tuple[str, ...]:
+    """Cached per normalised text: a turn's gate, generator and verifier read the same passages."""
+    return tuple(stem(w) for w in words(norm) if w not in STOP and (len(w) > 1 or w.isdigit()))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _LETTER_MAP = {
     "\u064a": "\u06cc",  # Arabic yeh -> Persian yeh
@@ -26,23 +27,25 @@ _LETTER_MAP = {
 }
 _DIGITS = {ord(c): str(i) for i, c in enumerate("۰۱۲۳۴۵۶۷۸۹")}
 _DIGITS.update({ord(c): str(i) for i, c in enumerate("٠١٢٣٤٥٦٧٨٩")})
-_TABLE = {ord(k): v for k, v in _LETTER_MAP.items()}
+_TABLE: dict[int, str | None] = {ord(k): v for k, v in _LETTER_MAP.items()}
 _TABLE.update(_DIGITS)
+# Arabic diacritics (harakat), which users rarely type consistently, are dropped by the same table
+_TABLE.update({c: None for c in range(0x064B, 0x0660)})
+_TABLE[0x0670] = None
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
 
-def _strip_marks(text: str) -> str:
-    """Drop Arabic diacritics (harakat) which users rarely type consistently."""
-    return "".join(ch for ch in text if not ("\u064b" <= ch <= "\u065f" or ch == "\u0670"))
-
-
+@lru_cache(maxsize=16384)
 def normalize_text(text: str) -> str:
-    """NFC, Arabic->Persian letters, ASCII digits, folded case, single spaces."""
-    text = unicodedata.normalize("NFC", text)
-    text = _strip_marks(text.translate(_TABLE))
-    text = text.casefold()
-    return _WS.sub(" ", text).strip()
+    """NFC, Arabic->Persian letters, ASCII digits, no diacritics, folded case, single spaces.
+
+    Cached: a turn normalises the same retrieved passages in its gate, generator and verifier
+    (and concurrent conversations often retrieve the same ones); ASCII text skips the Unicode steps,
+    which cannot change it."""
+    if text.isascii():
+        return _WS.sub(" ", text.lower()).strip()
+    return _WS.sub(" ", unicodedata.normalize("NFC", text).translate(_TABLE).casefold()).strip()
 
 
 def words(text: str) -> list[str]:

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from core.lexicon import content_terms
 from core.normalize import normalize_text, words
@@ -24,6 +25,8 @@ FEATURES = ("sup1", "sup2", "supall", "nov_all", "nov1", "cooc1", "cooc2", "qcov
 def fold(token: str) -> str:
     """Accent- and possessive-insensitive form for exact-token checks (Zürich = Zurich, Kingdom's = Kingdom)."""
     token = token.removesuffix("'s").removesuffix("’s")
+    if token.isascii():  # nothing to decompose
+        return token
     decomposed = unicodedata.normalize("NFKD", token)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -43,7 +46,10 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _PARTS = re.compile(r"[-'’/_.]")
 
 
+@lru_cache(maxsize=8192)
 def make_sentence(chunk: int, text: str) -> Sentence:
+    """Cached (a Sentence is immutable): every claim of an answer reads the sentences of the chunks it
+    cites, so one turn would otherwise build the same sentence once per claim."""
     norm = normalize_text(text)
     toks = words(norm)
     tokens = {fold(t) for t in toks} | set(_NUMBER.findall(norm))

@@ -123,18 +123,25 @@ class OutboxRow(SQLModel, table=True):
     sent_at: datetime | None = None
 
 
+def turn_values(conversation_id: int, key: ConversationKey, entry: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
+    """The turn table's columns for one decision record (`Decision.to_dict()` shape), as written
+    by one INSERT (storage/transcripts.py; `record` is filled in once the row has its id)."""
+    created = entry.get("created_at")
+    return {
+        "uid": entry.get("uid") or None, "conversation_id": conversation_id, "platform": key.platform,
+        "chat_id": key.chat_id, "thread_id": key.thread_id, "team_id": entry["team_id"], "user_id": entry["user_id"],
+        "created_at": datetime.fromisoformat(created) if created else utcnow(),
+        "question": d["question"], "normalized_question": d["normalized_question"],
+        "retrieval_query": d["retrieval_query"], "answer": d["answer"], "refused": d["refused"],
+        "refusal_reason": d["refusal_reason"], "status": d["status"], "state": d["state"], "reasons": list(d["reasons"]),
+        "checks_passed": list(d["checks_passed"]), "checks_failed": list(d["checks_failed"]), "scores": dict(d["scores"]),
+        "llm_called": d["llm_called"], "sources": list(d["sources"]), "uncovered_claims": list(d["uncovered_claims"]),
+        "latency_ms": dict(d["latency_ms"]), "latency_total_ms": d["latency_ms"].get("total", 0.0),
+        "index_version": d["index_version"], "config_hash": d["config_hash"], "language": d["language"],
+        "record": dict(d),
+    }
+
+
 def turn_row(conversation_id: int, key: ConversationKey, entry: dict[str, Any], d: dict[str, Any]) -> TurnRecord:
     """The turn table row of one decision record (`Decision.to_dict()` shape)."""
-    created = entry.get("created_at")
-    return TurnRecord(
-        uid=entry.get("uid") or None, conversation_id=conversation_id, platform=key.platform, chat_id=key.chat_id,
-        thread_id=key.thread_id, team_id=entry["team_id"], user_id=entry["user_id"],
-        created_at=datetime.fromisoformat(created) if created else utcnow(),
-        question=d["question"], normalized_question=d["normalized_question"], retrieval_query=d["retrieval_query"],
-        answer=d["answer"], refused=d["refused"], refusal_reason=d["refusal_reason"], status=d["status"],
-        state=d["state"], reasons=list(d["reasons"]), checks_passed=list(d["checks_passed"]),
-        checks_failed=list(d["checks_failed"]), scores=dict(d["scores"]), llm_called=d["llm_called"],
-        sources=list(d["sources"]), uncovered_claims=list(d["uncovered_claims"]),
-        latency_ms=dict(d["latency_ms"]), latency_total_ms=d["latency_ms"].get("total", 0.0),
-        index_version=d["index_version"], config_hash=d["config_hash"], language=d["language"], record=dict(d),
-    )
+    return TurnRecord(**turn_values(conversation_id, key, entry, d))

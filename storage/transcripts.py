@@ -11,17 +11,20 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any, TypeVar
 
+from sqlalchemy import Connection, CursorResult, bindparam, insert, update
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, func, select
+from sqlmodel import Session, SQLModel, func, select
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from core.messages import ConversationKey, Decision, Suggestion
 from core.ports import ConversationState, ConversationTurn
 from storage.database import MIGRATIONS, make_engine, migrate, transient
 from storage.spool import ReplayResult, SpoolError, TurnSpool
-from storage.tables import Conversation, Feedback, ReviewItem, SuggestionRow, TurnRecord, turn_row, utcnow
+from storage.tables import Conversation, Feedback, ReviewItem, SuggestionRow, TurnRecord, turn_values, utcnow
 
 # the tables and engine helpers keep their old import path (storage/reviews.py, migrations, tests)
 __all__ = ["MIGRATIONS", "Conversation", "Feedback", "ReviewItem", "SqlTranscriptStore", "SuggestionRow",
@@ -29,6 +32,33 @@ __all__ = ["MIGRATIONS", "Conversation", "Feedback", "ReviewItem", "SqlTranscrip
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# a turn's reads and writes are SQL statements on these tables, not ORM objects: the ORM's unit of
+# work (instances, flushes, attributes expired and reloaded after commit) cost more than the SQL
+_CONV, _TURN, _SUGG, _REVIEW = (SQLModel.metadata.tables[m.__tablename__] for m in  # type: ignore[index]
+                                 (Conversation, TurnRecord, SuggestionRow, ReviewItem))
+
+
+# built once: SQLAlchemy then finds each statement's compiled form by a key memoised on the object
+_CONV_LOCK = sa_select(_CONV.c.id).where(_CONV.c.key == bindparam("key")).with_for_update()
+_CONV_NEW = insert(_CONV)
+_CONV_STATE = sa_select(_CONV.c.id, _CONV.c.state).where(_CONV.c.key == bindparam("key"))
+_CONV_SET_STATE = update(_CONV).where(_CONV.c.id == bindparam("conv_id")).values(
+    state=bindparam("new_state"), updated_at=bindparam("now"))
+_HISTORY = (sa_select(_TURN.c.question, _TURN.c.answer).where(_TURN.c.conversation_id == bindparam("conv_id"))
+            .order_by(_TURN.c.id.desc()).limit(bindparam("n")))
+_TURN_BY_UID = sa_select(_TURN.c.id).where(_TURN.c.uid == bindparam("uid"))
+_TURN_NEW = insert(_TURN)
+_TURN_SET_RECORD = update(_TURN).where(_TURN.c.id == bindparam("turn_id")).values(record=bindparam("turn_record"))
+_SUGG_OF_TURN = sa_select(_SUGG.c.id, _SUGG.c.text).where(_SUGG.c.turn_id == bindparam("turn_id")).order_by(_SUGG.c.id)
+_SUGG_NEW = insert(_SUGG)
+_REVIEW_NEW = insert(_REVIEW)
+
+
+def _new_id(result: CursorResult[Any]) -> int:
+    """The primary key an INSERT gave its row."""
+    key = result.inserted_primary_key
+    assert key is not None
+    return int(key[0])
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -80,24 +110,22 @@ class SqlTranscriptStore:
     def _conversation(self, session: Session, key: ConversationKey) -> Conversation | None:
         return session.exec(select(Conversation).where(Conversation.key == key.as_str())).first()
 
-    def _conversation_for_update(self, session: Session, key: ConversationKey, team_id: str) -> Conversation:
-        """The conversation row, created if new, locked until the transaction ends.
+    def _conversation_for_update(self, conn: Connection, key: ConversationKey, team_id: str, now: datetime) -> int:
+        """The conversation row's id, the row created if new and locked until the transaction ends.
 
         SQLite's BEGIN IMMEDIATE already serialises writers; on PostgreSQL the row lock
         (SELECT ... FOR UPDATE) does, and a conversation two workers create at the same moment
         is created once (the loser of the unique key reads the winner's row)."""
-        query = select(Conversation).where(Conversation.key == key.as_str()).with_for_update()
-        conv = session.exec(query).first()
-        if conv is not None:
-            return conv
+        found = conn.execute(_CONV_LOCK, {"key": key.as_str()}).scalar()
+        if found is not None:
+            return int(found)
         try:
-            with session.begin_nested():
-                conv = Conversation(key=key.as_str(), platform=key.platform, chat_id=key.chat_id,
-                                    thread_id=key.thread_id, team_id=team_id)
-                session.add(conv)
-            return conv
+            with conn.begin_nested():
+                return _new_id(conn.execute(_CONV_NEW, {
+                    "key": key.as_str(), "platform": key.platform, "chat_id": key.chat_id, "thread_id": key.thread_id,
+                    "team_id": team_id, "state": "idle", "created_at": now, "updated_at": now}))
         except IntegrityError:
-            return session.exec(query).one()
+            return int(conn.execute(_CONV_LOCK, {"key": key.as_str()}).scalar_one())
 
     @contextlib.contextmanager
     def begin_turn(self, key: ConversationKey, history_turns: int) -> Iterator[ConversationTurn]:
@@ -117,16 +145,13 @@ class SqlTranscriptStore:
         return self._retry(lambda: self._load(key, history_turns))
 
     def _load(self, key: ConversationKey, history_turns: int) -> ConversationState:
-        with Session(self.read_engine) as session:
-            conv = self._conversation(session, key)
+        with self.read_engine.connect() as conn:
+            conv = conn.execute(_CONV_STATE, {"key": key.as_str()}).first()
             if conv is None:
                 return ConversationState(key=key, state="idle", history=[])
-            rows = session.exec(
-                select(TurnRecord).where(TurnRecord.conversation_id == conv.id)
-                .order_by(TurnRecord.id.desc()).limit(max(0, history_turns))  # type: ignore[union-attr]
-            ).all()
-            history = [(r.question, r.answer) for r in reversed(rows) if r.question]
-            return ConversationState(key=key, state=conv.state, history=history)
+            rows = conn.execute(_HISTORY, {"conv_id": conv.id, "n": max(0, history_turns)}).all()
+        history = [(q, a) for q, a in reversed(rows) if q]
+        return ConversationState(key=key, state=conv.state, history=history)
 
     def record_turn(self, key: ConversationKey, user_id: str, team_id: str, decision: Decision,
                     new_state: str) -> tuple[int | None, list[Suggestion]]:
@@ -191,42 +216,30 @@ class SqlTranscriptStore:
     def _insert(self, entry: dict[str, Any]) -> tuple[int, list[Suggestion]]:
         """One turn in one transaction; a uid already stored (a replay after a crash) is a no-op."""
         d: dict[str, Any] = entry["record"]
-        platform, chat_id, thread_id = entry["key"]
-        key = ConversationKey(platform, chat_id, thread_id)
-        with Session(self.engine) as session:
+        key = ConversationKey(*entry["key"])
+        with self.engine.begin() as conn:
             if entry.get("uid"):
-                existing = session.exec(select(TurnRecord).where(TurnRecord.uid == entry["uid"])).first()
-                if existing is not None and existing.id is not None:
-                    rows = session.exec(select(SuggestionRow).where(SuggestionRow.turn_id == existing.id)
-                                        .order_by(SuggestionRow.id)).all()  # type: ignore[arg-type]
-                    return existing.id, [Suggestion(r.id or 0, r.text) for r in rows]
-            conv = self._conversation_for_update(session, key, entry["team_id"])
-            conv.state = entry["new_state"]
-            conv.updated_at = utcnow()
-            session.add(conv)
-            session.flush()
-            assert conv.id is not None
-            turn = turn_row(conv.id, key, entry, d)
-            session.add(turn)
-            try:
-                session.flush()
-            except IntegrityError:  # the same uid committed by another worker meanwhile
-                session.rollback()
-                raise
-            assert turn.id is not None
+                existing = conn.execute(_TURN_BY_UID, {"uid": entry["uid"]}).scalar()
+                if existing is not None:
+                    rows = conn.execute(_SUGG_OF_TURN, {"turn_id": existing}).all()
+                    return int(existing), [Suggestion(i, t) for i, t in rows]
+            now = utcnow()
+            conv_id = self._conversation_for_update(conn, key, entry["team_id"], now)
+            conn.execute(_CONV_SET_STATE, {"conv_id": conv_id, "new_state": entry["new_state"], "now": now})
+            values = turn_values(conv_id, key, entry, d) | {"record": {}}  # the record, with its id, below
+            # a uid committed by another worker meanwhile raises IntegrityError: the transaction rolls back
+            turn_id = _new_id(conn.execute(_TURN_NEW, values))
             if entry["new_state"] == "pending_review":  # held by the risk score: into the review queue
-                session.add(ReviewItem(turn_id=turn.id, origin="held", created_at=turn.created_at))
+                conn.execute(_REVIEW_NEW, {"turn_id": turn_id, "origin": "held", "reason": "", "comment": "",
+                                           "status": "open", "reviewer": "", "final_answer": "",
+                                           "created_at": values["created_at"], "decided_at": None})
             stored: list[Suggestion] = []
             for s in d.get("suggestions", []):
-                row = SuggestionRow(turn_id=turn.id, text=s["text"])
-                session.add(row)
-                session.flush()
-                assert row.id is not None
-                stored.append(Suggestion(row.id, s["text"]))
-            turn.record = d | {"turn_id": turn.id, "suggestions": [{"id": x.id, "text": x.text} for x in stored]}
-            session.add(turn)
-            session.commit()
-            return turn.id, stored
+                stored.append(Suggestion(_new_id(conn.execute(_SUGG_NEW, {"turn_id": turn_id, "text": s["text"]})),
+                                         s["text"]))
+            record = d | {"turn_id": turn_id, "suggestions": [{"id": x.id, "text": x.text} for x in stored]}
+            conn.execute(_TURN_SET_RECORD, {"turn_id": turn_id, "turn_record": record})
+        return turn_id, stored
 
     def suggestion_text(self, suggestion_id: int) -> str | None:
         with Session(self.engine) as session:

@@ -141,33 +141,41 @@ def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any) -> di
             "maintenance": done, "suggestion_rows": len(rows)}
 
 
-def recall(index: Any, qvecs: np.ndarray, grid: tuple[tuple[int, int], ...]) -> dict[str, Any]:
-    """recall@10 of the vector leg against exact search, per (nprobes, refine_factor), with latency.
-    Like `LanceChunkIndex.search`, the ANN query asks for `candidates` rows (refine_factor x that
-    many are re-ranked) and its first 10 are compared with the exact first 10."""
+def recall(index: Any, qvecs: np.ndarray, grid: tuple[tuple[int, ...], ...]) -> dict[str, Any]:
+    """recall@10 of the vector leg against exact search, per (nprobes, refine_factor[, ef]), with
+    latency. Like `LanceChunkIndex.search`, the ANN query asks for `candidates` rows (refine_factor
+    x that many are re-ranked; ef, when given, is the graph search's candidate list) and its first
+    10 are compared with the exact first 10."""
     tbl = index.table()
     exact = [set(tbl.search(q, vector_column_name="vector").distance_type("cosine").bypass_vector_index()
                  .limit(10).select(["chunk_id", "_distance"]).to_arrow().column("chunk_id").to_pylist()) for q in qvecs]
     plan = index._search_plan(tbl)
     out: dict[str, Any] = {"exact_queries": len(qvecs)}
-    from storage.ann import nprobes_for
+    from storage.ann import ef_for, nprobes_for
 
-    configured = (nprobes_for(plan, index.settings), index.settings.refine_factor) if plan else (0, 0)
-    for nprobes, refine in (*grid, configured):
+    configured = (nprobes_for(plan, index.settings), index.settings.refine_factor, ef_for(plan, index.settings)) \
+        if plan else (0, 0, 0)
+    for nprobes, refine, ef in ((*g, 0)[:3] for g in (*grid, configured)):
         if plan is None and (nprobes, refine) != (0, 0):
             continue
-        hits, times = 0, []
+        hits, times, cpu = 0, [], []
         for q, ex in zip(qvecs, exact, strict=True):
             query = tbl.search(q, vector_column_name="vector").distance_type("cosine").limit(index.candidates)
             if nprobes:
                 query = query.nprobes(nprobes).refine_factor(refine)
-            t0 = time.perf_counter()
+            if ef:
+                query = query.ef(ef)
+            t0, c0 = time.perf_counter(), time.process_time()
             got = query.select(["chunk_id", "_distance"]).to_arrow().column("chunk_id").to_pylist()[:10]
             times.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.process_time() - c0) * 1000)
             hits += len(ex & set(got))
-        key = "configured" if (nprobes, refine) == configured else f"nprobes={nprobes},refine={refine}"
-        out[key] = {"nprobes": nprobes, "refine_factor": refine, "recall_at_10": round(hits / (10 * len(qvecs)), 4),
-                    "vector_leg_p50_ms": pct(times, 50), "vector_leg_p95_ms": pct(times, 95)}
+        key = "configured" if (nprobes, refine, ef) == configured else \
+            f"nprobes={nprobes},refine={refine}" + (f",ef={ef}" if ef else "")
+        out[key] = {"nprobes": nprobes, "refine_factor": refine, "ef": ef,
+                    "recall_at_10": round(hits / (10 * len(qvecs)), 4),
+                    "vector_leg_p50_ms": pct(times, 50), "vector_leg_p95_ms": pct(times, 95),
+                    "vector_leg_cpu_p50_ms": pct(cpu, 50), "vector_leg_cpu_p95_ms": pct(cpu, 95)}
     return out
 
 
@@ -264,7 +272,7 @@ def changed_documents(index: Any, base: dict[str, Any], work: Path) -> dict[str,
 
 
 def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_exact: int,
-            grid: tuple[tuple[int, int], ...] = GRID, keep: Path | None = None) -> dict[str, Any]:
+            grid: tuple[tuple[int, ...], ...] = GRID, keep: Path | None = None) -> dict[str, Any]:
     """Build, probe, check recall and ingest at one size; with `keep` the work directory (the
     index in keep/index) is that one and is left in place, so serving can be probed again later
     (python -m bench.scale --probe keep/index)."""
@@ -328,8 +336,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=200, help="questions timed by the serving process")
     ap.add_argument("--exact", type=int, default=100, help="questions checked against exact search")
     ap.add_argument("--force", action="store_true", help="measure sizes whose result file exists")
-    ap.add_argument("--grid", default="", help="nprobes:refine_factor pairs tried besides the configured one, "
-                                               "e.g. 10:1,20:1,40:1 (default: the IVF_PQ grid)")
+    ap.add_argument("--grid", default="", help="nprobes:refine_factor[:ef] settings tried besides the configured "
+                                               "one, e.g. 10:1:400,20:1 (default: the IVF_PQ grid)")
+    ap.add_argument("--recall-only", help="only measure recall (the --grid settings and the configured one) on an "
+                                          "existing index directory; prints one JSON line")
     ap.add_argument("--work", help="keep the index in this directory (one size per run) instead of a temporary one, "
                                    "to probe its serving again later with --probe WORK/index")
     ap.add_argument("--out", default="scale", help="result files are OUT-<size>.json (default scale-<size>.json)")
@@ -343,6 +353,14 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("GROUNDBOT_SCALE_SETTINGS", json.dumps(asdict(cfg.search_index)))
         print(json.dumps(serve_probe(args.probe, args.queries)))
         return 0
+    grid = tuple(tuple(int(x) for x in pair.split(":")) for pair in args.grid.split(",")) if args.grid else GRID
+    if args.recall_only:
+        from storage.chunk_index import LanceChunkIndex
+
+        qv = dict(np.load(CACHE, allow_pickle=False))["qvectors"][: args.exact]
+        index = LanceChunkIndex(Path(args.recall_only), qv.shape[1], "minilm", search=cfg.search_index)
+        print(json.dumps(recall(index, qv, grid)))
+        return 0
     sizes = sorted(int(s) for s in args.sizes.split(","))
     if args.work and len(sizes) != 1:
         raise SystemExit("--work keeps one index: give one size with --sizes")
@@ -354,7 +372,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{size}] {out} exists; skipped", flush=True)
             continue
         t0 = time.perf_counter()
-        grid = tuple(tuple(int(x) for x in pair.split(":")) for pair in args.grid.split(",")) if args.grid else GRID
         result = measure(size, base, replace(cfg.search_index), args.queries, args.exact, grid,  # type: ignore[arg-type]
                          Path(args.work).resolve() if args.work else None)
         result["seconds"] = round(time.perf_counter() - t0, 1)

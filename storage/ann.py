@@ -14,8 +14,14 @@ not probe (0.86 at 8% of them, 0.96 at 20%, the same with 48 or 96 sub-vectors a
 factor), while a graph search per partition is cheap enough to probe 40% of them (recall 0.97
 at refine 1, 0.98 at refine 10; bench/results/ann-variants-200000*.json). With partitions of
 16k rows a graph search is bounded by its candidate list (ef), which LanceDB sizes from limit x
-refine_factor: at 1M rows recall@10 was 0.69 at refine 5, 0.89 at 10, 0.95 at 20 and 0.97 at
-40, the same with 15 or all 61 partitions probed (bench/results/scale-1000000.json).
+refine_factor unless told: at 1M rows recall@10 was 0.69 at refine 5, 0.89 at 10, 0.95 at 20 and
+0.97 at 40, the same with 15 or all 61 partitions probed (bench/results/scale-1000000.json). The
+re-ranking is the expensive part (a read of each candidate's full vector), so the candidate list
+is set on its own (`ef`) and only the returned rows are re-ranked (refine 1, which keeps their
+cosines exact): on a rebuilt 1M index recall@10 0.905 / 0.936 / 0.957 / 0.978 at ef 400 / 800 /
+1200 / 1600 with 10 to 61 partitions probed, at 6-9 ms of CPU against 12 ms for refine 20
+(recall 0.935 on that index) and 23 ms for refine 40 (0.957); at 10k rows recall 1.0 with ef 200
+to 1600 (bench/results/scale_rebuild-recall-1000000.json).
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ class SearchIndexSettings:
     nprobes: int = 0                # partitions searched per query; 0 = max(min_nprobes, probe_share * partitions)
     probe_share: float = 0.4
     min_nprobes: int = 20
-    refine_factor: int = 20         # ANN candidates re-ranked on stored vectors: refine_factor x limit
+    refine_factor: int = 1          # ANN candidates re-ranked on stored vectors: refine_factor x limit
+    ef: int = 1600                  # IVF_HNSW_SQ graph search's candidate list; 0 = LanceDB's (limit x refine_factor)
     retrain_share: float = 0.25     # retrain the ANN index when rows written since training exceed this share
 
     def __post_init__(self) -> None:
@@ -98,6 +105,13 @@ def nprobes_for(plan: AnnPlan, s: SearchIndexSettings) -> int:
     """Partitions one query searches: the configured number, else a share of the partitions."""
     wanted = s.nprobes or max(s.min_nprobes, math.ceil(plan.partitions * s.probe_share))
     return max(1, min(wanted, plan.partitions))
+
+
+def ef_for(plan: AnnPlan | None, s: SearchIndexSettings) -> int:
+    """The graph search's candidate list for a query (0 = LanceDB's default). Set apart from the
+    refine factor, a wide graph search keeps recall while only a few candidates are re-ranked on
+    their stored vectors (each a read of a full vector, the most expensive step of a query)."""
+    return s.ef if plan is not None and plan.index_type == "IVF_HNSW_SQ" else 0
 
 
 def needs_retraining(plan: AnnPlan | None, rows: int, written_since_training: int, s: SearchIndexSettings) -> bool:

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from core.messages import Hit
 from core.normalize import normalize_text
-from storage.ann import AnnPlan, SearchIndexSettings, ann_state, maintain_table, nprobes_for, train
+from storage.ann import AnnPlan, SearchIndexSettings, ann_state, ef_for, maintain_table, nprobes_for, train
 from storage.documents import Chunk
 from storage.search_legs import LegQuery, LegTimes, async_table, run_legs
 from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, open_table_or_none, vectors_of
@@ -215,7 +215,8 @@ class LanceChunkIndex:
         self.version()  # a stat of the versions folder; checks out a newer version when there is one
         plan = self._search_plan(tbl, self._version)
         query = LegQuery(qv, " ".join(terms), self.candidates, _COLUMNS,
-                         nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor)
+                         nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor,
+                         ef_for(plan, self.settings))
         vec, fts = run_legs(atbl, query, self.leg_times)
         vec_rows = vec.to_pylist()
         for row in vec_rows:
@@ -272,7 +273,8 @@ class LanceChunkIndex:
         table (written at ingest); the chunk table is not read."""
         plan = self._search_plan(self.suggestions.table())
         nprobes = nprobes_for(plan, self.settings) if plan else 0
-        return self.suggestions.nearest(query_vector, limit, nprobes, self.settings.refine_factor)
+        return self.suggestions.nearest(query_vector, limit, nprobes, self.settings.refine_factor,
+                                        ef_for(plan, self.settings))
 
     # -- writing ----------------------------------------------------------------
     def apply(self, new_chunks: Sequence[Chunk], vectors: np.ndarray, doc_hashes: dict[str, str],

@@ -34,6 +34,7 @@ class LegQuery:
     columns: list[str]
     nprobes: int = 0          # 0 = no ANN index: exact search, no ANN settings
     refine_factor: int = 0
+    ef: int = 0               # graph search candidates (IVF_HNSW_SQ); 0 = LanceDB's default
 
 
 def async_table(tbl: Any) -> Any | None:
@@ -44,10 +45,23 @@ def async_table(tbl: Any) -> Any | None:
     return inner if isinstance(inner, AsyncTable) else None
 
 
-async def _timed(coro: Any) -> tuple[Any, float]:
+async def _rows(query: Any) -> pa.Table:
+    """A query's result, read straight from LanceDB's native stream. Its `to_arrow()` first fetches
+    the table's schema and walks it for blob columns (the chunk and suggestion tables have none),
+    then copies the batches through two more readers: each step more work for the one event-loop
+    thread every search in the process goes through. Falls back to `to_arrow()` on a LanceDB
+    without the native query object."""
+    inner = getattr(query, "_inner", None)
+    if inner is None or not hasattr(inner, "execute"):
+        return await query.to_arrow()
+    stream = await inner.execute(None, None)
+    return pa.Table.from_batches([batch async for batch in stream], stream.schema)
+
+
+async def _timed(query: Any) -> tuple[Any, float]:
     t0 = time.perf_counter()
     try:
-        result = await coro
+        result = await _rows(query)
     except Exception as exc:  # a leg that fails (no FTS index yet, a query the parser rejects) is empty
         result = exc
     return result, (time.perf_counter() - t0) * 1000
@@ -57,11 +71,13 @@ async def _both(atbl: Any, q: LegQuery) -> tuple[tuple[Any, float], tuple[Any, f
     vec = atbl.query().nearest_to(q.vector).distance_type("cosine").limit(q.limit).select([*q.columns, "_distance"])
     if q.nprobes:
         vec = vec.nprobes(q.nprobes).refine_factor(max(1, q.refine_factor))
+        if q.ef:
+            vec = vec.ef(q.ef)
     if not q.text:
-        return await _timed(vec.to_arrow()), (None, 0.0)
+        return await _timed(vec), (None, 0.0)
     # the full-text hits bring their vectors: they are scored by cosine like the vector leg's
     fts = atbl.query().nearest_to_text(q.text, columns="text_norm").limit(q.limit).select([*q.columns, "vector", "_score"])
-    vec_out, fts_out = await asyncio.gather(_timed(vec.to_arrow()), _timed(fts.to_arrow()))
+    vec_out, fts_out = await asyncio.gather(_timed(vec), _timed(fts))
     return vec_out, fts_out
 
 

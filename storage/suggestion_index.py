@@ -106,7 +106,8 @@ class SuggestionTable:
             builder = builder.when_not_matched_by_source_delete(f"doc_id IN ({scope})")
         builder.execute(data)
 
-    def nearest(self, query_vector: np.ndarray, limit: int, nprobes: int = 0, refine_factor: int = 0) -> list[tuple[str, np.ndarray]]:
+    def nearest(self, query_vector: np.ndarray, limit: int, nprobes: int = 0, refine_factor: int = 0,
+                ef: int = 0) -> list[tuple[str, np.ndarray]]:
         """The `limit` rows nearest the question, as (text, vector); the table stays on disk."""
         tbl = self.table()
         if tbl is None or limit <= 0:
@@ -114,6 +115,8 @@ class SuggestionTable:
         q = tbl.search(np.asarray(query_vector, dtype=np.float32), vector_column_name="vector").distance_type("cosine")
         if nprobes:
             q = q.nprobes(nprobes).refine_factor(refine_factor or 1)
+            if ef:
+                q = q.ef(ef)
         result = q.limit(limit).select(["text", "vector", "_distance"]).to_arrow()
         texts = result.column("text").to_pylist()
         vecs = vectors_of(result)

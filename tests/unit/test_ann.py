@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from storage.ann import AnnPlan, SearchIndexSettings, needs_retraining, nprobes_for, plan_for
+from storage.ann import AnnPlan, SearchIndexSettings, ef_for, needs_retraining, nprobes_for, plan_for
 
 
 def test_partitions_follow_the_table_size_and_sub_vectors_divide_the_dimension() -> None:
@@ -27,6 +27,14 @@ def test_nprobes_is_a_share_of_the_partitions_with_a_floor_or_the_configured_num
     assert nprobes_for(AnnPlan("IVF_PQ", 224, 48, 50_000), s) == 20
     assert nprobes_for(AnnPlan("IVF_PQ", 10, 48, 100), s) == 10  # never more than there are
     assert nprobes_for(AnnPlan("IVF_PQ", 1000, 48, 1_000_000), SearchIndexSettings(nprobes=7)) == 7
+
+
+def test_graph_search_width_is_set_only_for_a_graph_index() -> None:
+    s = SearchIndexSettings(ef=400)
+    assert ef_for(AnnPlan("IVF_HNSW_SQ", 61, 48, 1_000_000), s) == 400
+    assert ef_for(AnnPlan("IVF_PQ", 61, 48, 1_000_000), s) == 0  # no graph: LanceDB's own query
+    assert ef_for(None, s) == 0  # exact search
+    assert ef_for(AnnPlan("IVF_HNSW_SQ", 1, 48, 10_000), SearchIndexSettings(ef=0)) == 0
 
 
 def test_retrain_only_past_the_size_floor_and_the_drift_share() -> None:

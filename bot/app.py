@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 import sys
@@ -286,6 +287,15 @@ def build_app(
     return App(config=config, pipeline=pipeline, store=st, index=index, embedder=emb)
 
 
+def settle_heap() -> None:
+    """Move everything loaded so far (models, tokenizers, libraries: over 600k objects) out of the
+    garbage collector's reach. They live as long as the process, yet every full collection walked
+    them all, with the GIL held: one took 0.85 s in a run of 400 turns over 16 conversations,
+    stalling every conversation at once. Called once a long-running process is ready."""
+    gc.collect()
+    gc.freeze()
+
+
 def ready_app(config: Config, progress: Progress | None = None) -> App:
     """The App every long-running front end starts with: built, and the configured KB ingested
     on first run (with a notice on stderr, so a new user knows what happened)."""
@@ -294,4 +304,5 @@ def ready_app(config: Config, progress: Progress | None = None) -> App:
     if summary is not None:
         print("The knowledge base was empty; ingested", ", ".join(config.kb_paths) + ":", summary.line(),
               file=sys.stderr)
+    settle_heap()
     return app

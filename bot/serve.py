@@ -25,7 +25,6 @@ import logging
 import os
 import sys
 import threading
-import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,17 +36,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from bot.api_ask import parse_ask
 from bot.app import App
 from bot.config import Config
 from bot.deliveries import Inbox
 from bot.metrics import Metrics
 from bot.shared_backend import SharedBackend, SharedOnce, SharedRateLimit, SharedThreads
-from core.messages import ConversationKey, Incoming
 
 log = logging.getLogger("groundbot.serve")
 
-MAX_QUESTION_CHARS = 4000
-MAX_BODY_BYTES = 1_000_000
 TELEGRAM_SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
@@ -246,7 +243,7 @@ class _Endpoints:
         if token and not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
             return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
                                 headers={"WWW-Authenticate": "Bearer"})
-        parsed = _ask_request(await request.body())
+        parsed = parse_ask(await request.body())
         if isinstance(parsed, str):
             return JSONResponse({"error": parsed}, status_code=400)
         if self.service.backend is None:
@@ -283,28 +280,6 @@ def _readiness(app: App) -> dict[str, Any]:
     return {"ready": ready, "database_readable": health["database_readable"],
             "database_error": health["database_error"], "index_chunks": chunks, "index_error": index_error,
             "embedder": app.embedder.name, "pid": os.getpid()}  # which of the N workers answered
-
-
-def _ask_request(body: bytes) -> Incoming | str:
-    """The question of a POST /api/ask body, or what is wrong with the body."""
-    if len(body) > MAX_BODY_BYTES:
-        return "body too large"
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return "the body must be a JSON object"
-    if not isinstance(data, dict):
-        return "the body must be a JSON object"
-    question, conversation, user = data.get("question"), data.get("conversation"), data.get("user")
-    if not isinstance(question, str) or not question.strip():
-        return "'question' must be a non-empty string"
-    if len(question) > MAX_QUESTION_CHARS:
-        return f"'question' is longer than {MAX_QUESTION_CHARS} characters"
-    for name, value in (("conversation", conversation), ("user", user)):
-        if value is not None and (not isinstance(value, str) or len(value) > 200):
-            return f"'{name}' must be a string of at most 200 characters"
-    chat = conversation or f"api-{uuid.uuid4().hex[:12]}"
-    return Incoming(ConversationKey("api", chat), user or "api", question)
 
 
 async def _telegram_update(service: Service, body: bytes) -> Response:

@@ -1,0 +1,34 @@
+"""The body of `POST /api/ask` (groundbot serve): a question for a web chat widget or another
+service, checked before anything is asked (bad input gets a 400 with what is wrong)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from core.messages import ConversationKey, Incoming
+
+MAX_QUESTION_CHARS = 4000
+MAX_BODY_BYTES = 1_000_000
+
+
+def parse_ask(body: bytes) -> Incoming | str:
+    """The question of a POST /api/ask body, or what is wrong with the body."""
+    if len(body) > MAX_BODY_BYTES:
+        return "body too large"
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return "the body must be a JSON object"
+    if not isinstance(data, dict):
+        return "the body must be a JSON object"
+    question, conversation, user = data.get("question"), data.get("conversation"), data.get("user")
+    if not isinstance(question, str) or not question.strip():
+        return "'question' must be a non-empty string"
+    if len(question) > MAX_QUESTION_CHARS:
+        return f"'question' is longer than {MAX_QUESTION_CHARS} characters"
+    for name, value in (("conversation", conversation), ("user", user)):
+        if value is not None and (not isinstance(value, str) or len(value) > 200):
+            return f"'{name}' must be a string of at most 200 characters"
+    chat = conversation or f"api-{uuid.uuid4().hex[:12]}"
+    return Incoming(ConversationKey("api", chat), user or "api", question)

@@ -13,17 +13,18 @@ from storage.embedders import BatchingEmbedder
 
 
 class SlowEmbedder:
-    """Each call takes 20 ms whatever its size (a forward pass's fixed cost); vectors encode the text."""
+    """Each call takes 20 ms (or `delay`) whatever its size (a forward pass's fixed cost); vectors encode the text."""
 
     name = "slow"
     dim = 4
 
-    def __init__(self, fail: bool = False) -> None:
+    def __init__(self, fail: bool = False, delay: float = 0.02) -> None:
         self.calls: list[int] = []
         self.fail = fail
+        self.delay = delay
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        time.sleep(0.02)
+        time.sleep(self.delay)
         self.calls.append(len(texts))
         if self.fail:
             raise RuntimeError("model broke")
@@ -71,6 +72,29 @@ def test_a_lone_question_is_embedded_at_once_and_batches_respect_the_cap() -> No
     assert time.perf_counter() - t0 < 0.5 and inner.calls == [1]
     run_concurrently(emb, 12)
     assert max(inner.calls) <= 4
+
+
+def _second_arrives_during_the_first_pass(emb: BatchingEmbedder) -> float:
+    """Seconds until both of two questions have vectors, the second asked 50 ms into the first's pass."""
+    threads = [threading.Thread(target=emb.embed_queries, args=([t],)) for t in ("first", "second")]
+    t0 = time.perf_counter()
+    threads[0].start()
+    time.sleep(0.05)
+    threads[1].start()
+    for t in threads:
+        t.join(5)
+    return time.perf_counter() - t0
+
+
+def test_two_leaders_run_two_passes_at_once() -> None:
+    """With leaders=2 a question arriving while a pass runs gets a pass of its own at once
+    (the ONNX session takes concurrent runs, one per core) instead of waiting for the first."""
+    inner = SlowEmbedder(delay=0.2)
+    assert _second_arrives_during_the_first_pass(BatchingEmbedder(inner, leaders=2)) < 0.35  # 0.25 s
+    assert inner.calls == [1, 1]
+    one = SlowEmbedder(delay=0.2)
+    assert _second_arrives_during_the_first_pass(BatchingEmbedder(one, leaders=1)) >= 0.38  # waited: 0.4 s
+    assert one.calls == [1, 1]
 
 
 def test_a_failing_model_fails_every_waiting_caller_and_none_hangs() -> None:

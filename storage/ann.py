@@ -21,7 +21,8 @@ is set on its own (`ef`) and only the returned rows are re-ranked (refine 1, whi
 cosines exact): on a rebuilt 1M index recall@10 0.905 / 0.936 / 0.957 / 0.978 at ef 400 / 800 /
 1200 / 1600 with 10 to 61 partitions probed, at 6-9 ms of CPU against 12 ms for refine 20
 (recall 0.935 on that index) and 23 ms for refine 40 (0.957); at 10k rows recall 1.0 with ef 200
-to 1600 (bench/results/scale_rebuild-recall-1000000.json).
+to 1600
+(bench/results/scale_rebuild-recall-1000000.json, scale_rebuild-recall-10000.json).
 """
 
 from __future__ import annotations

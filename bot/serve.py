@@ -37,7 +37,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bot.api_ask import parse_ask
-from bot.app import App
+from bot.app import App, settle_heap
 from bot.config import Config
 from bot.deliveries import Inbox
 from bot.metrics import Metrics
@@ -83,6 +83,7 @@ class Service:
             self._telegram(backend, state)
             self.inbox = Inbox(state, self.metrics, telegram=self.telegram, slack=self.slack,
                                slack_secret=self.config.secret(self.config.slack.signing_secret_env))
+            settle_heap()  # workers of several are built by build_app, which does not settle it
             self.app = app
             self.backend = backend
             self.metrics.ready.set(1)

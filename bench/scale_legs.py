@@ -1,0 +1,134 @@
+"""Where a big index's search time goes: each search leg timed with and without the columns a
+hit shows, the full-text leg with and without stop words, and a fetch of the final rows by row id.
+
+    python -m bench.scale_legs --index DIR [--queries 100]
+
+DIR is an index kept by `bench.scale --work` (e.g. the 1M one); the questions and their vectors
+come from bench.scale's cache. Every variant runs the same questions after 10 warm-up ones,
+one query at a time on LanceDB's event loop. Results: bench/results/scale_legs-<rows>.json.
+The last variants fetch a question's 20 vector-leg rows by row id with different columns: the
+cost of reading rows at random goes with the number of columns read, not with the rows.
+Nothing here changes how groundbot searches: it says which change would pay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from lancedb.background_loop import LOOP
+
+from bench.scale import CACHE, RESULTS, pct
+from core.lexicon import STOP
+from core.normalize import normalize_text
+from storage.ann import ef_for, nprobes_for
+from storage.chunk_index import _COLUMNS, _FTS_SAFE, LanceChunkIndex
+from storage.search_legs import _rows, async_table
+
+KEYS = ["chunk_id", "doc_id", "position", "kind"]  # what fusion needs before the final rows are known
+
+
+def _terms(question: str, drop_stop: bool) -> str:
+    terms = _FTS_SAFE.sub(" ", normalize_text(question)).split()
+    kept = [t for t in terms if not (drop_stop and t in STOP)]
+    return " ".join(kept or terms)
+
+
+class Legs:
+    """The queries of one index, built as LanceChunkIndex.search builds them."""
+
+    def __init__(self, index: LanceChunkIndex) -> None:
+        tbl = index.table()
+        assert tbl is not None, "no chunk table in the index"
+        self.atbl = async_table(tbl)
+        plan = index._search_plan(tbl, index.version())
+        self.nprobes, self.ef = (nprobes_for(plan, index.settings), ef_for(plan, index.settings)) if plan else (0, 0)
+        self.rows = tbl.count_rows()
+
+    def vector(self, v: np.ndarray, cols: list[str]) -> Any:
+        q = self.atbl.query().nearest_to(v).distance_type("cosine").limit(20).select([*cols, "_distance"])
+        if self.nprobes:
+            q = q.nprobes(self.nprobes).refine_factor(1)
+            if self.ef:
+                q = q.ef(self.ef)
+        return q
+
+    def text(self, question: str, cols: list[str], drop_stop: bool) -> Any:
+        return self.atbl.query().nearest_to_text(_terms(question, drop_stop), columns="text_norm").limit(20) \
+            .select([*cols, "_score"])
+
+    async def two_phase(self, question: str, v: np.ndarray) -> None:
+        """Legs with the fusion keys only, then the shown columns of the top rows by row id."""
+        a, b = await asyncio.gather(_rows(self.vector(v, KEYS).with_row_id()),
+                                    _rows(self.text(question, [*KEYS, "vector"], True).with_row_id()))
+        ids = list(dict.fromkeys(a.column("_rowid").to_pylist()[:3] + b.column("_rowid").to_pylist()[:3]))
+        await self.atbl.take_row_ids(ids).select(_COLUMNS).to_arrow()
+
+
+def _pos(vectors: np.ndarray, v: np.ndarray) -> int:
+    """Which question `v` is (the variants get the vector, the row ids are kept per question)."""
+    return int(np.flatnonzero((vectors == v).all(axis=1))[0])
+
+
+def _time(run: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    LOOP.run(run())
+    return (time.perf_counter() - t0) * 1000
+
+
+def measure(index_dir: Path, n: int) -> dict[str, Any]:
+    from bot.config import load_config
+
+    cfg = load_config(Path(__file__).resolve().parents[1] / "config.toml")
+    base = dict(np.load(CACHE, allow_pickle=False))
+    legs = Legs(LanceChunkIndex(index_dir, base["vectors"].shape[1], "minilm", search=cfg.search_index))
+    qs, qv = [str(q) for q in base["questions"][:n]], base["qvectors"][:n].astype(np.float32)
+    variants: dict[str, Callable[[str, np.ndarray], Callable[[], Any]]] = {
+        "vector leg, shown columns (as searched)": lambda q, v: lambda: _rows(legs.vector(v, _COLUMNS)),
+        "vector leg, chunk ids only": lambda q, v: lambda: _rows(legs.vector(v, ["chunk_id"])),
+        "full-text leg, shown columns + vector (as searched)":
+            lambda q, v: lambda: _rows(legs.text(q, [*_COLUMNS, "vector"], False)),
+        "full-text leg, chunk ids only": lambda q, v: lambda: _rows(legs.text(q, ["chunk_id"], False)),
+        "full-text leg without stop words, shown columns + vector":
+            lambda q, v: lambda: _rows(legs.text(q, [*_COLUMNS, "vector"], True)),
+        "two phases: legs with fusion keys (no stop words), then ~5 rows by row id":
+            lambda q, v: lambda: legs.two_phase(q, v),
+    }
+    ids = [LOOP.run(_rows(legs.vector(v, ["chunk_id"]).with_row_id())).column("_rowid").to_pylist() for v in qv]
+    for cols, label in ((_COLUMNS, "the 11 shown columns"), (["text"], "the text column"),
+                        (["doc_id", "position", "kind"], "3 small columns")):
+        variants[f"20 vector-leg rows by row id, {label}"] = (
+            lambda q, v, cols=cols: lambda: legs.atbl.take_row_ids(ids[_pos(qv, v)]).select(cols).to_arrow())
+    out: dict[str, Any] = {"rows": legs.rows, "queries": n, "nprobes": legs.nprobes, "ef": legs.ef,
+                           "load_avg_before": os.getloadavg(), "variants": {}}
+    for name, make in variants.items():
+        for q, v in zip(qs[:10], qv[:10], strict=True):
+            _time(make(q, v))
+        ms = [_time(make(q, v)) for q, v in zip(qs, qv, strict=True)]
+        out["variants"][name] = {"p50_ms": pct(ms, 50), "p95_ms": pct(ms, 95)}
+        print(f"{name}: p50 {pct(ms, 50)} ms, p95 {pct(ms, 95)} ms", flush=True)
+    out["load_avg_after"] = os.getloadavg()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--index", type=Path, required=True, help="an index directory kept by bench.scale --work")
+    ap.add_argument("--queries", type=int, default=100)
+    args = ap.parse_args(argv)
+    result = measure(args.index, args.queries)
+    out = RESULTS / f"scale_legs-{result['rows']}.json"
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print("wrote", out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,9 +7,9 @@ the index is open and the model is loaded), `GET /metrics` (Prometheus), `POST /
 configured), the Slack Events API endpoint (slack-bolt's own Starlette adapter, signatures
 checked by bolt) and the Telegram webhook (Telegram's secret token checked). The App is built
 in the background so /healthz answers at once; each worker builds its own. Several workers share
-one port, and there a worker takes connections only once built, leaving them to its ready siblings. A Slack event or a
-Telegram update is acknowledged only once it is claimed in the database with its payload, and
-marked done once answered; a worker that dies in between leaves its claims to the others
+one port, and there a worker takes connections only once built, leaving them to its ready
+siblings. A Slack event or a Telegram update is acknowledged only once it is claimed in the
+database with its payload, and marked done once answered; a worker that dies in between leaves its claims to the others
 (bot/deliveries.py). On SIGTERM uvicorn stops accepting, waits for requests in flight, and the
 shutdown hook lets Slack and Telegram work already acknowledged finish before the process exits.
 """

@@ -141,7 +141,3 @@ def turn_values(conversation_id: int, key: ConversationKey, entry: dict[str, Any
         "record": dict(d),
     }
 
-
-def turn_row(conversation_id: int, key: ConversationKey, entry: dict[str, Any], d: dict[str, Any]) -> TurnRecord:
-    """The turn table row of one decision record (`Decision.to_dict()` shape)."""
-    return TurnRecord(**turn_values(conversation_id, key, entry, d))

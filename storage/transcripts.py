@@ -121,9 +121,9 @@ class SqlTranscriptStore:
             return int(found)
         try:
             with conn.begin_nested():
-                return _new_id(conn.execute(_CONV_NEW, {
-                    "key": key.as_str(), "platform": key.platform, "chat_id": key.chat_id, "thread_id": key.thread_id,
-                    "team_id": team_id, "state": "idle", "created_at": now, "updated_at": now}))
+                row = Conversation(key=key.as_str(), platform=key.platform, chat_id=key.chat_id,
+                                   thread_id=key.thread_id, team_id=team_id, created_at=now, updated_at=now)
+                return _new_id(conn.execute(_CONV_NEW, row.model_dump(exclude={"id"})))
         except IntegrityError:
             return int(conn.execute(_CONV_LOCK, {"key": key.as_str()}).scalar_one())
 
@@ -230,9 +230,8 @@ class SqlTranscriptStore:
             # a uid committed by another worker meanwhile raises IntegrityError: the transaction rolls back
             turn_id = _new_id(conn.execute(_TURN_NEW, values))
             if entry["new_state"] == "pending_review":  # held by the risk score: into the review queue
-                conn.execute(_REVIEW_NEW, {"turn_id": turn_id, "origin": "held", "reason": "", "comment": "",
-                                           "status": "open", "reviewer": "", "final_answer": "",
-                                           "created_at": values["created_at"], "decided_at": None})
+                item = ReviewItem(turn_id=turn_id, origin="held", created_at=values["created_at"])
+                conn.execute(_REVIEW_NEW, item.model_dump(exclude={"id"}))
             stored: list[Suggestion] = []
             for s in d.get("suggestions", []):
                 stored.append(Suggestion(_new_id(conn.execute(_SUGG_NEW, {"turn_id": turn_id, "text": s["text"]})),

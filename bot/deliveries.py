@@ -54,7 +54,7 @@ class Inbox:
 
     # -- Telegram ------------------------------------------------------------------------
     def telegram_key(self, update_id: int) -> str:
-        return f"telegram:{self.telegram.options.token.split(':', 1)[0]}:update:{update_id}"
+        return f"telegram:{self.telegram.options.bot_id}:update:{update_id}"
 
     async def telegram_update(self, data: dict[str, Any]) -> bool:
         """Claim the update with its body, then answer it in the background; False if it was
@@ -86,8 +86,7 @@ class Inbox:
         message = update.message
         if message is None:
             return False
-        bot_id = self.telegram.options.token.split(":", 1)[0]
-        uid = message_uid("telegram", bot_id, message.chat_id, message.message_id)  # as the handler makes it
+        uid = message_uid("telegram", self.telegram.options.bot_id, message.chat_id, message.message_id)
         return self.state.replied_after_turn(uid, f"telegram:{message.chat_id}:")
 
     async def _answer_telegram(self, update: Any, key: str) -> None:

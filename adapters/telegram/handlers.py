@@ -76,7 +76,7 @@ class Questions:
                                                   limit=o.max_message_chars), thread=thread)
             return
         # a question's turn uid is its message's: answered again after a worker died, it is recorded once
-        turn_uid = "" if suggestion_id is not None else message_uid(PLATFORM, o.token.split(":", 1)[0],
+        turn_uid = "" if suggestion_id is not None else message_uid(PLATFORM, o.bot_id,
                                                                      anchor.chat_id, anchor.message_id)
         incoming = Incoming(ConversationKey(PLATFORM, str(anchor.chat_id), thread), uid, question,
                             suggestion_id=suggestion_id, uid=turn_uid)

@@ -22,6 +22,11 @@ class TelegramOptions:
     max_retry_wait_s: float = 30.0  # a 429 asking for a longer wait is not retried
     admin_ids: tuple[int, ...] = ()  # admins' user ids: their private chats get the review queue's cards
 
+    @property
+    def bot_id(self) -> str:
+        """The bot's own id, the token's part before the colon: message uids and delivery keys carry it."""
+        return self.token.split(":", 1)[0]
+
 
 @dataclass(frozen=True)
 class WebhookOptions:

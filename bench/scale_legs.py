@@ -30,7 +30,7 @@ from core.lexicon import STOP
 from core.normalize import normalize_text
 from storage.ann import ef_for, nprobes_for
 from storage.chunk_index import _COLUMNS, _FTS_SAFE, LanceChunkIndex
-from storage.search_legs import _rows, async_table
+from storage.search_legs import LegQuery, _rows, async_table, text_query, vector_query
 
 KEYS = ["chunk_id", "doc_id", "position", "kind"]  # what fusion needs before the final rows are known
 
@@ -42,27 +42,26 @@ def _terms(question: str, drop_stop: bool) -> str:
 
 
 class Legs:
-    """The queries of one index, built as LanceChunkIndex.search builds them."""
+    """The queries of one index, built by storage/search_legs.py as LanceChunkIndex.search asks them."""
 
     def __init__(self, index: LanceChunkIndex) -> None:
         tbl = index.table()
         assert tbl is not None, "no chunk table in the index"
         self.atbl = async_table(tbl)
-        plan = index._search_plan(tbl, index.version())
-        self.nprobes, self.ef = (nprobes_for(plan, index.settings), ef_for(plan, index.settings)) if plan else (0, 0)
+        self.settings = index.settings
+        self.plan = index._search_plan(tbl, index.version())
+        self.nprobes = nprobes_for(self.plan, index.settings) if self.plan else 0
+        self.ef = ef_for(self.plan, index.settings)
         self.rows = tbl.count_rows()
 
+    def _leg(self, v: np.ndarray, text: str, cols: list[str]) -> LegQuery:
+        return LegQuery(v, text, 20, cols, self.nprobes, self.settings.refine_factor, self.ef)
+
     def vector(self, v: np.ndarray, cols: list[str]) -> Any:
-        q = self.atbl.query().nearest_to(v).distance_type("cosine").limit(20).select([*cols, "_distance"])
-        if self.nprobes:
-            q = q.nprobes(self.nprobes).refine_factor(1)
-            if self.ef:
-                q = q.ef(self.ef)
-        return q
+        return vector_query(self.atbl, self._leg(v, "", cols))
 
     def text(self, question: str, cols: list[str], drop_stop: bool) -> Any:
-        return self.atbl.query().nearest_to_text(_terms(question, drop_stop), columns="text_norm").limit(20) \
-            .select([*cols, "_score"])
+        return text_query(self.atbl, self._leg(np.zeros(0, np.float32), _terms(question, drop_stop), cols), ())
 
     async def two_phase(self, question: str, v: np.ndarray) -> None:
         """Legs with the fusion keys only, then the shown columns of the top rows by row id."""

@@ -67,17 +67,27 @@ async def _timed(query: Any) -> tuple[Any, float]:
     return result, (time.perf_counter() - t0) * 1000
 
 
-async def _both(atbl: Any, q: LegQuery) -> tuple[tuple[Any, float], tuple[Any, float]]:
+def vector_query(atbl: Any, q: LegQuery) -> Any:
+    """The vector leg: cosine nearest rows, with the ANN settings when the table has an index."""
     vec = atbl.query().nearest_to(q.vector).distance_type("cosine").limit(q.limit).select([*q.columns, "_distance"])
     if q.nprobes:
         vec = vec.nprobes(q.nprobes).refine_factor(max(1, q.refine_factor))
         if q.ef:
             vec = vec.ef(q.ef)
+    return vec
+
+
+def text_query(atbl: Any, q: LegQuery, extra: tuple[str, ...] = ("vector",)) -> Any:
+    """The full-text leg; its hits bring their vectors (`extra`), to be scored by cosine like the
+    vector leg's."""
+    return atbl.query().nearest_to_text(q.text, columns="text_norm").limit(q.limit).select(
+        [*q.columns, *extra, "_score"])
+
+
+async def _both(atbl: Any, q: LegQuery) -> tuple[tuple[Any, float], tuple[Any, float]]:
     if not q.text:
-        return await _timed(vec), (None, 0.0)
-    # the full-text hits bring their vectors: they are scored by cosine like the vector leg's
-    fts = atbl.query().nearest_to_text(q.text, columns="text_norm").limit(q.limit).select([*q.columns, "vector", "_score"])
-    vec_out, fts_out = await asyncio.gather(_timed(vec), _timed(fts))
+        return await _timed(vector_query(atbl, q)), (None, 0.0)
+    vec_out, fts_out = await asyncio.gather(_timed(vector_query(atbl, q)), _timed(text_query(atbl, q)))
     return vec_out, fts_out
 
 

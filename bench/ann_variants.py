@@ -69,7 +69,7 @@ def train(tbl: Any, variant: str, partitions: int) -> float:
 
 def query_grid(tbl: Any, variant: str, partitions: int, qvecs: np.ndarray, exact: list[set[str]]) -> list[dict[str, Any]]:
     """recall@10 and vector-leg latency per setting (20 candidates, columns as the search selects)."""
-    from storage.chunk_index import _COLUMNS
+    from storage.chunk_card import CARD
 
     hnsw = variant.startswith("IVF_HNSW")
     out = []
@@ -81,7 +81,7 @@ def query_grid(tbl: Any, variant: str, partitions: int, qvecs: np.ndarray, exact
                 query = (tbl.search(q, vector_column_name="vector").distance_type("cosine").limit(20)
                          .nprobes(nprobes).refine_factor(refine))
                 t0 = time.perf_counter()
-                got = query.select([*_COLUMNS, "_distance"]).to_arrow().column("chunk_id").to_pylist()[:10]
+                got = query.select(["chunk_id", CARD, "_distance"]).to_arrow().column("chunk_id").to_pylist()[:10]
                 times.append((time.perf_counter() - t0) * 1000)
                 hits += len(ex & set(got))
             row = {"probe_share": share, "nprobes": nprobes, "refine_factor": refine,

@@ -89,6 +89,7 @@ def base_set(n: int, n_questions: int) -> dict[str, Any]:
 
 def synthetic_batch(base: dict[str, Any], start: int, stop: int, dim: int) -> pa.Table:
     """Rows start..stop of the grown table: row i is base row i % B, copy i // B (perturbed)."""
+    from storage.chunk_card import CARD, pack
     from storage.chunk_index import schema
 
     b = len(base["texts"])
@@ -100,20 +101,23 @@ def synthetic_batch(base: dict[str, Any], start: int, stop: int, dim: int) -> pa
     texts = [f"(copy {c}) {base['texts'][s]}" if c else str(base["texts"][s]) for s, c in zip(src, copy, strict=True)]
     titles = [str(base["titles"][s]) for s in src]
     doc_ids = [f"synthetic/d{i // 4:07d}" for i in idx]  # four chunks per document
+    chunk_ids, sources, positions = [f"c{i:08d}" for i in idx], [f"/synthetic/{d}" for d in doc_ids], idx % 4
     cols: dict[str, Any] = {
-        "chunk_id": [f"c{i:08d}" for i in idx], "doc_id": doc_ids, "source": [f"/synthetic/{d}" for d in doc_ids],
-        "title": titles, "heading": titles, "url": [""] * len(idx), "kind": ["doc"] * len(idx),
-        "position": (idx % 4).astype(np.int32), "text": texts,
+        "chunk_id": chunk_ids, "doc_id": doc_ids, "source": sources, "kind": ["doc"] * len(idx),
+        "position": positions.astype(np.int32),
         "text_norm": [normalize_text(f"{t} {x}") for t, x in zip(titles, texts, strict=True)],
-        "faq_question": [""] * len(idx), "faq_answer": [""] * len(idx), "doc_hash": ["h"] * len(idx),
-        "ingested_at": ["2026-01-01T00:00:00+00:00"] * len(idx),
+        "doc_hash": ["h"] * len(idx), "ingested_at": ["2026-01-01T00:00:00+00:00"] * len(idx),
         "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim),
+        CARD: [pack({"chunk_id": c, "doc_id": d, "source": s, "title": t, "heading": t, "kind": "doc", "position": p,
+                     "text": x}) for c, d, s, t, p, x in zip(chunk_ids, doc_ids, sources, titles, positions, texts,
+                                                             strict=True)],
     }
     return pa.table(cols, schema=schema(dim))
 
 
 def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any) -> dict[str, Any]:
     """Write `size` rows (and one suggestion row per 20 chunks), then index them the project's way."""
+    from storage.chunk_card import CARD, unpack
     from storage.chunk_index import TABLE, LanceChunkIndex
     from storage.suggestion_index import SuggestionRow
 
@@ -130,7 +134,7 @@ def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any) -> di
     index._write_meta()
     headings = synthetic_batch(base, 0, max(1, size // 20), dim)
     rows = [SuggestionRow(d, "heading", f"{t} ({i})", v) for i, (d, t, v) in enumerate(zip(
-        headings.column("doc_id").to_pylist(), headings.column("title").to_pylist(),
+        headings.column("doc_id").to_pylist(), [unpack(c)["title"] for c in headings.column(CARD).to_pylist()],
         headings.column("vector").to_numpy(zero_copy_only=False), strict=True))]
     index.suggestions.write(rows, [])
     write_s = time.perf_counter() - t0

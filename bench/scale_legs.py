@@ -1,5 +1,5 @@
-"""Where a big index's search time goes: each search leg timed with and without the columns a
-hit shows, the full-text leg with and without stop words, and a fetch of the final rows by row id.
+"""Where a big index's search time goes: each search leg timed with and without the card a hit
+is read from, the full-text leg with and without stop words, and fetches of rows by row id.
 
     python -m bench.scale_legs --index DIR [--queries 100]
 
@@ -7,14 +7,14 @@ DIR is an index kept by `bench.scale --work` (e.g. the 1M one); the questions an
 come from bench.scale's cache. Every variant runs the same questions after 10 warm-up ones,
 one query at a time on LanceDB's event loop. Results: bench/results/scale_legs-<rows>.json.
 The last variants fetch a question's 20 vector-leg rows by row id with different columns: the
-cost of reading rows at random goes with the number of columns read, not with the rows.
-Nothing here changes how groundbot searches: it says which change would pay.
+cost of reading rows at random goes with the number of columns read, not with the rows (why a
+hit's shown fields are one card column, storage/chunk_card.py).
+Nothing here changes how groundbot searches: it says where the time goes.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import time
@@ -26,19 +26,15 @@ import numpy as np
 from lancedb.background_loop import LOOP
 
 from bench.scale import CACHE, RESULTS, pct
-from core.lexicon import STOP
 from core.normalize import normalize_text
 from storage.ann import ef_for, nprobes_for
-from storage.chunk_index import _COLUMNS, _FTS_SAFE, LanceChunkIndex
+from storage.chunk_card import CARD
+from storage.chunk_index import _FTS_SAFE, LanceChunkIndex, fts_terms
 from storage.search_legs import LegQuery, _rows, async_table, text_query, vector_query
-
-KEYS = ["chunk_id", "doc_id", "position", "kind"]  # what fusion needs before the final rows are known
 
 
 def _terms(question: str, drop_stop: bool) -> str:
-    terms = _FTS_SAFE.sub(" ", normalize_text(question)).split()
-    kept = [t for t in terms if not (drop_stop and t in STOP)]
-    return " ".join(kept or terms)
+    return " ".join(fts_terms(question) if drop_stop else _FTS_SAFE.sub(" ", normalize_text(question)).split())
 
 
 class Legs:
@@ -63,13 +59,6 @@ class Legs:
     def text(self, question: str, cols: list[str], drop_stop: bool) -> Any:
         return text_query(self.atbl, self._leg(np.zeros(0, np.float32), _terms(question, drop_stop), cols), ())
 
-    async def two_phase(self, question: str, v: np.ndarray) -> None:
-        """Legs with the fusion keys only, then the shown columns of the top rows by row id."""
-        a, b = await asyncio.gather(_rows(self.vector(v, KEYS).with_row_id()),
-                                    _rows(self.text(question, [*KEYS, "vector"], True).with_row_id()))
-        ids = list(dict.fromkeys(a.column("_rowid").to_pylist()[:3] + b.column("_rowid").to_pylist()[:3]))
-        await self.atbl.take_row_ids(ids).select(_COLUMNS).to_arrow()
-
 
 def _pos(vectors: np.ndarray, v: np.ndarray) -> int:
     """Which question `v` is (the variants get the vector, the row ids are kept per question)."""
@@ -90,19 +79,15 @@ def measure(index_dir: Path, n: int) -> dict[str, Any]:
     legs = Legs(LanceChunkIndex(index_dir, base["vectors"].shape[1], "minilm", search=cfg.search_index))
     qs, qv = [str(q) for q in base["questions"][:n]], base["qvectors"][:n].astype(np.float32)
     variants: dict[str, Callable[[str, np.ndarray], Callable[[], Any]]] = {
-        "vector leg, shown columns (as searched)": lambda q, v: lambda: _rows(legs.vector(v, _COLUMNS)),
+        "vector leg, card (as searched)": lambda q, v: lambda: _rows(legs.vector(v, [CARD])),
         "vector leg, chunk ids only": lambda q, v: lambda: _rows(legs.vector(v, ["chunk_id"])),
-        "full-text leg, shown columns + vector (as searched)":
-            lambda q, v: lambda: _rows(legs.text(q, [*_COLUMNS, "vector"], False)),
-        "full-text leg, chunk ids only": lambda q, v: lambda: _rows(legs.text(q, ["chunk_id"], False)),
-        "full-text leg without stop words, shown columns + vector":
-            lambda q, v: lambda: _rows(legs.text(q, [*_COLUMNS, "vector"], True)),
-        "two phases: legs with fusion keys (no stop words), then ~5 rows by row id":
-            lambda q, v: lambda: legs.two_phase(q, v),
+        "full-text leg without stop words, card + vector (as searched)":
+            lambda q, v: lambda: _rows(legs.text(q, [CARD, "vector"], True)),
+        "full-text leg without stop words, chunk ids only": lambda q, v: lambda: _rows(legs.text(q, ["chunk_id"], True)),
+        "full-text leg with stop words, card + vector": lambda q, v: lambda: _rows(legs.text(q, [CARD, "vector"], False)),
     }
     ids = [LOOP.run(_rows(legs.vector(v, ["chunk_id"]).with_row_id())).column("_rowid").to_pylist() for v in qv]
-    for cols, label in ((_COLUMNS, "the 11 shown columns"), (["text"], "the text column"),
-                        (["doc_id", "position", "kind"], "3 small columns")):
+    for cols, label in (([CARD], "the card"), (["doc_id", "position", "kind"], "3 small columns")):
         variants[f"20 vector-leg rows by row id, {label}"] = (
             lambda q, v, cols=cols: lambda: legs.atbl.take_row_ids(ids[_pos(qv, v)]).select(cols).to_arrow())
     out: dict[str, Any] = {"rows": legs.rows, "queries": n, "nprobes": legs.nprobes, "ef": legs.ef,

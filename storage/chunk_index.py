@@ -22,9 +22,11 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
+from core.lexicon import STOP
 from core.messages import Hit
 from core.normalize import normalize_text
 from storage.ann import AnnPlan, SearchIndexSettings, ann_state, ef_for, maintain_table, nprobes_for, train
+from storage.chunk_card import CARD, FIELDS, add_cards, pack, unpack
 from storage.documents import Chunk
 from storage.search_legs import LegQuery, LegTimes, async_table, run_legs
 from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, open_table_or_none, vectors_of
@@ -33,30 +35,33 @@ log = logging.getLogger(__name__)
 TABLE = "chunks"
 META_TABLE = "groundbot_meta"
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
-_COLUMNS = ["chunk_id", "doc_id", "source", "title", "heading", "url", "kind", "position", "text",
-            "faq_question", "faq_answer"]
 
 
 def schema(dim: int) -> pa.Schema:
+    """The chunk table: what searches and ingests filter on as columns, what a hit shows in its
+    card (storage/chunk_card.py). A table migrated from the old layout has the same columns."""
     return pa.schema(
         [
             pa.field("chunk_id", pa.string()),
             pa.field("doc_id", pa.string()),
             pa.field("source", pa.string()),
-            pa.field("title", pa.string()),
-            pa.field("heading", pa.string()),
-            pa.field("url", pa.string()),
             pa.field("kind", pa.string()),
             pa.field("position", pa.int32()),
-            pa.field("text", pa.string()),
             pa.field("text_norm", pa.string()),
-            pa.field("faq_question", pa.string()),
-            pa.field("faq_answer", pa.string()),
             pa.field("doc_hash", pa.string()),
             pa.field("ingested_at", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
+            pa.field(CARD, pa.string()),
         ]
     )
+
+
+def fts_terms(text: str) -> list[str]:
+    """The full-text leg's terms: a question's words without stop words (all of them when
+    nothing else is left). A stop word matches most chunks, so scoring its postings was most of
+    the leg's time at a million chunks, for hardly any ranking signal."""
+    terms = _FTS_SAFE.sub(" ", normalize_text(text)).split()
+    return [t for t in terms if t not in STOP] or terms
 
 
 def is_remote(uri: str | Path) -> bool:
@@ -92,6 +97,7 @@ class LanceChunkIndex:
         self._version: int | None = None  # the chunk table's version, cached while the stamp holds
         self.leg_times = LegTimes()  # the last search's vector and full-text legs (ms)
         self._plans: dict[int, tuple[int, AnnPlan | None]] = {}
+        self._shown = [CARD]  # the columns a hit is read from: the card, or a table's old columns
         self._written = 0  # chunk rows written since the last maintain()
         self._check_meta()
 
@@ -129,7 +135,12 @@ class LanceChunkIndex:
         """The chunks table, or None before the first ingest."""
         if self._table is None:
             self._table = open_table_or_none(self.db, TABLE)
+            if self._table is not None:
+                self._read_shown(add_cards(self._table))
         return self._table
+
+    def _read_shown(self, has_card: bool) -> None:
+        self._shown = [CARD] if has_card else list(FIELDS)
 
     def version(self) -> str:
         """The table version this process reads; a newer one committed by another process is
@@ -145,6 +156,8 @@ class LanceChunkIndex:
                 tbl.checkout_latest()
             self._seen_stamp = stamp
             self._version = int(tbl.version)
+            if self._shown != [CARD]:  # another process may have given the table its cards
+                self._read_shown(CARD in tbl.schema.names)
         return str(self._version)
 
     def _versions_stamp(self) -> int | None:
@@ -188,12 +201,11 @@ class LanceChunkIndex:
         tbl = self.table()
         if tbl is None:
             return [], []
-        faq = tbl.search().where("kind = 'faq'").select(["doc_id", "faq_question", "vector"]).limit(None).to_arrow()
-        rows = [SuggestionRow(d, "faq", q, v) for d, q, v in zip(
-            faq.column("doc_id").to_pylist(), faq.column("faq_question").to_pylist(), vectors_of(faq), strict=True)]
-        docs = tbl.search().where("kind = 'doc'").select(["doc_id", "heading"]).limit(None).to_arrow()
-        pairs = {(d, heading_leaf(h)) for d, h in zip(docs.column("doc_id").to_pylist(),
-                                                       docs.column("heading").to_pylist(), strict=True) if h}
+        faq = tbl.search().where("kind = 'faq'").select([*self._shown, "vector"]).limit(None).to_arrow()
+        rows = [SuggestionRow(r["doc_id"], "faq", r["faq_question"], v)
+                for r, v in zip(self._hit_rows(faq), vectors_of(faq), strict=True)]
+        docs = self._hit_rows(tbl.search().where("kind = 'doc'").select(self._shown).limit(None).to_arrow())
+        pairs = {(r["doc_id"], heading_leaf(r["heading"])) for r in docs if r["heading"]}
         return rows, sorted((d, h) for d, h in pairs if h)
 
     def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]:
@@ -211,24 +223,31 @@ class LanceChunkIndex:
         if atbl is None:
             raise RuntimeError("this LanceDB has no AsyncTable behind its tables; groundbot needs lancedb>=0.40")
         qv = np.asarray(query_vector, dtype=np.float32)
-        terms = _FTS_SAFE.sub(" ", normalize_text(query_text)).split()
         self.version()  # a stat of the versions folder; checks out a newer version when there is one
         plan = self._search_plan(tbl, self._version)
-        query = LegQuery(qv, " ".join(terms), self.candidates, _COLUMNS,
+        query = LegQuery(qv, " ".join(fts_terms(query_text)), self.candidates, self._shown,
                          nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor,
                          ef_for(plan, self.settings))
         vec, fts = run_legs(atbl, query, self.leg_times)
-        vec_rows = vec.to_pylist()
+        vec_rows = self._hit_rows(vec)
         for row in vec_rows:
             row["sim"] = 1.0 - float(row["_distance"])
         if isinstance(fts, Exception):  # no FTS index yet, or a query the parser rejects
             log.debug("full-text search skipped: %s", fts)
         return self._fuse(vec_rows, self._fts_rows(fts, qv) if isinstance(fts, pa.Table) else [], k)
 
-    @staticmethod
-    def _fts_rows(result: pa.Table, qv: np.ndarray) -> list[dict[str, Any]]:
+    def _hit_rows(self, result: pa.Table) -> list[dict[str, Any]]:
+        """A leg's rows as dicts of the shown fields (unpacked from their cards) plus the leg's
+        own columns (`_distance`, `_score`)."""
+        if CARD not in result.column_names:
+            return list(result.drop_columns([c for c in ("vector",) if c in result.column_names]).to_pylist())
+        cards = result.column(CARD).to_pylist()
+        extra = {c: result.column(c).to_pylist() for c in ("_distance", "_score") if c in result.column_names}
+        return [unpack(card) | {c: v[i] for c, v in extra.items()} for i, card in enumerate(cards)]
+
+    def _fts_rows(self, result: pa.Table, qv: np.ndarray) -> list[dict[str, Any]]:
         sims = vectors_of(result) @ qv if result.num_rows else np.zeros(0, dtype=np.float32)
-        rows = result.drop_columns(["vector"]).to_pylist()
+        rows = self._hit_rows(result)
         for row, sim in zip(rows, sims, strict=True):
             row["sim"] = float(sim)
         return rows
@@ -284,11 +303,10 @@ class LanceChunkIndex:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         records = [
             {
-                "chunk_id": c.chunk_id, "doc_id": c.doc_id, "source": c.source, "title": c.title,
-                "heading": c.heading, "url": c.url, "kind": c.kind, "position": c.position, "text": c.text,
+                "chunk_id": c.chunk_id, "doc_id": c.doc_id, "source": c.source, "kind": c.kind, "position": c.position,
                 "text_norm": normalize_text(" ".join(p for p in (c.title, c.heading, c.text) if p)),
-                "faq_question": c.faq_question, "faq_answer": c.faq_answer, "doc_hash": doc_hashes[c.doc_id],
-                "ingested_at": now, "vector": vectors[i].astype(np.float32),
+                "doc_hash": doc_hashes[c.doc_id], "ingested_at": now, "vector": vectors[i].astype(np.float32),
+                CARD: pack({f: getattr(c, f) for f in FIELDS}),
             }
             for i, c in enumerate(new_chunks)
         ]

@@ -22,7 +22,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from core.lexicon import STOP
+from core.lexicon import FTS_SKIP
 from core.messages import Hit
 from core.normalize import normalize_text
 from storage.ann import AnnPlan, SearchIndexSettings, ann_state, ef_for, maintain_table, nprobes_for, train
@@ -57,11 +57,12 @@ def schema(dim: int) -> pa.Schema:
 
 
 def fts_terms(text: str) -> list[str]:
-    """The full-text leg's terms: a question's words without stop words (all of them when
-    nothing else is left). A stop word matches most chunks, so scoring its postings was most of
-    the leg's time at a million chunks, for hardly any ranking signal."""
+    """The full-text leg's terms: a question's words without the function words found in
+    nearly every passage (core.lexicon.FTS_SKIP; all of them when nothing else is left). Such a
+    word matches most chunks, so scoring its postings was most of the leg's time at a million
+    chunks, for no ranking signal."""
     terms = _FTS_SAFE.sub(" ", normalize_text(text)).split()
-    return [t for t in terms if t not in STOP] or terms
+    return [t for t in terms if t not in FTS_SKIP] or terms
 
 
 def is_remote(uri: str | Path) -> bool:

@@ -1,7 +1,7 @@
 """A hit's shown fields in one card column (storage/chunk_card.py), on LanceDB on disk: a card
 keeps every field whatever its text, a table written in the old column layout is given its cards
-in place (same hits, no re-embedding, later ingests work), and the full-text leg leaves stop
-words out."""
+in place (same hits, no re-embedding, later ingests work), and the full-text leg leaves
+function words out."""
 
 from __future__ import annotations
 
@@ -111,7 +111,9 @@ def test_a_reader_of_the_old_layout_picks_up_the_cards_another_process_added(
     assert [h.chunk_id for h in reader.search("topic", vector, 5)] == before and reader._shown == [CARD]
 
 
-def test_the_full_text_leg_leaves_stop_words_out_unless_nothing_else_is_left() -> None:
+def test_the_full_text_leg_leaves_function_words_out_unless_nothing_else_is_left() -> None:
     assert fts_terms("What is the warranty period of the X200?") == ["warranty", "period", "x200"]
+    assert fts_terms("What happened after the war, not before it?") == ["happened", "after", "war", "not", "before"]
+    assert fts_terms("گارانتی این دستگاه چند سال است؟") == ["گارانتی", "این", "دستگاه", "چند", "سال", "است"]
     assert fts_terms("What is it?") == ["what", "is", "it"]
     assert fts_terms("") == []

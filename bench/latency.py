@@ -199,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prebuilt", action="store_true",
                     help="skip the ingest: write bench.scale's real passages and vectors straight into the index")
     ap.add_argument("--concurrency", type=int, default=16, help="conversations served at once in the throughput run")
+    ap.add_argument("--concurrent-turns", type=int, default=1200,
+                    help="turns of each throughput run (the timed questions asked again as needed): a run of a few "
+                         "seconds swings with the machine, 1200 turns take 20-40 s")
     ap.add_argument("--out", default=str(RESULTS / "latency.json"))
     ap.add_argument("--note", default="", help="kept with the results (what else ran on the machine)")
     args = ap.parse_args(argv)
@@ -237,9 +240,10 @@ def main(argv: list[str] | None = None) -> int:
         settle_heap()  # as a long-running front end does once it is ready (bot.app.ready_app)
         wall_nj, _, stages_nj, refused_nj = sequential(nojudge_app, timed, "nj")
         wall, total, stages, refused = sequential(app, timed, "q")
-        conc = concurrent(app, timed, args.concurrency)
+        rounds = (timed * (args.concurrent_turns // max(1, len(timed)) + 1))[: args.concurrent_turns]
+        conc = concurrent(app, rounds, args.concurrency)
         print(f"concurrent, judge on: {conc}", flush=True)
-        conc_nj = concurrent(nojudge_app, timed, args.concurrency, "nj")
+        conc_nj = concurrent(nojudge_app, rounds, args.concurrency, "nj")
         print(f"concurrent, judge off: {conc_nj}", flush=True)
         verify = verification_cost(passages)
 

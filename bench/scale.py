@@ -344,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
                                                "one, e.g. 10:1:400,20:1 (default: the IVF_PQ grid)")
     ap.add_argument("--recall-only", help="only measure recall (the --grid settings and the configured one) on an "
                                           "existing index directory; prints one JSON line")
+    ap.add_argument("--ingest-only", help="only measure the ingests of 100 new then changed documents (and the first "
+                                          "suggestions after) into an existing index directory; prints one JSON line")
     ap.add_argument("--work", help="keep the index in this directory (one size per run) instead of a temporary one, "
                                    "to probe its serving again later with --probe WORK/index")
     ap.add_argument("--out", default="scale", help="result files are OUT-<size>.json (default scale-<size>.json)")
@@ -364,6 +366,13 @@ def main(argv: list[str] | None = None) -> int:
         qv = dict(np.load(CACHE, allow_pickle=False))["qvectors"][: args.exact]
         index = LanceChunkIndex(Path(args.recall_only), qv.shape[1], "minilm", search=cfg.search_index)
         print(json.dumps(recall(index, qv, grid)))
+        return 0
+    if args.ingest_only:
+        from storage.chunk_index import LanceChunkIndex
+
+        base = base_set(args.base, max(args.queries, args.exact) + 51)
+        index = LanceChunkIndex(Path(args.ingest_only), base["vectors"].shape[1], "minilm", search=cfg.search_index)
+        print(json.dumps(changed_documents(index, base, Path(args.ingest_only).resolve().parent)))
         return 0
     sizes = sorted(int(s) for s in args.sizes.split(","))
     if args.work and len(sizes) != 1:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 from core.normalize import normalize_text
-from storage.chunk_card import CARD, FIELDS, REPLACED, pack, unpack
+from storage.chunk_card import CARD, FIELDS, REPLACED, add_cards, pack, unpack
 from storage.chunk_index import TABLE, LanceChunkIndex, fts_terms
 from storage.ingest import ingest
 from tests.scenario.test_scale_index import SETTINGS, HashEmbedder, write_docs
@@ -117,3 +118,17 @@ def test_the_full_text_leg_leaves_function_words_out_unless_nothing_else_is_left
     assert fts_terms("گارانتی این دستگاه چند سال است؟") == ["گارانتی", "این", "دستگاه", "چند", "سال", "است"]
     assert fts_terms("What is it?") == ["what", "is", "it"]
     assert fts_terms("") == []
+
+
+def test_two_processes_opening_an_old_table_at_once_leave_one_card_column(
+        new_index: tuple[LanceChunkIndex, HashEmbedder, Path], tmp_path: Path) -> None:
+    index, emb, _ = new_index
+    write_old_table(index, tmp_path / "old")
+    tables = [lancedb.connect(tmp_path / "old").open_table(TABLE) for _ in range(2)]
+    with ThreadPoolExecutor(2) as pool:
+        assert list(pool.map(add_cards, tables)) == [True, True]
+    names = lancedb.connect(tmp_path / "old").open_table(TABLE).schema.names
+    assert names.count(CARD) == 1 and not set(REPLACED) & set(names), names
+    vector = emb.embed_queries(["topic"])[0]
+    assert [h.chunk_id for h in LanceChunkIndex(tmp_path / "old", emb.dim, emb.name).search("topic", vector, 5)] == \
+        [h.chunk_id for h in index.search("topic", vector, 5)]

@@ -83,11 +83,12 @@ def measure(index_dir: Path, n: int) -> dict[str, Any]:
         "vector leg, chunk ids only": lambda q, v: lambda: _rows(legs.vector(v, ["chunk_id"])),
         "full-text leg without stop words, card + vector (as searched)":
             lambda q, v: lambda: _rows(legs.text(q, [CARD, "vector"], True)),
+        "full-text leg without stop words, card only": lambda q, v: lambda: _rows(legs.text(q, [CARD], True)),
         "full-text leg without stop words, chunk ids only": lambda q, v: lambda: _rows(legs.text(q, ["chunk_id"], True)),
         "full-text leg with stop words, card + vector": lambda q, v: lambda: _rows(legs.text(q, [CARD, "vector"], False)),
     }
     ids = [LOOP.run(_rows(legs.vector(v, ["chunk_id"]).with_row_id())).column("_rowid").to_pylist() for v in qv]
-    for cols, label in (([CARD], "the card"), (["doc_id", "position", "kind"], "3 small columns")):
+    for cols, label in (([CARD], "the card"), (["vector"], "the vector"), (["doc_id", "position", "kind"], "3 small columns")):
         variants[f"20 vector-leg rows by row id, {label}"] = (
             lambda q, v, cols=cols: lambda: legs.atbl.take_row_ids(ids[_pos(qv, v)]).select(cols).to_arrow())
     out: dict[str, Any] = {"rows": legs.rows, "queries": n, "nprobes": legs.nprobes, "ef": legs.ef,

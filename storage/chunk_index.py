@@ -356,7 +356,19 @@ class LanceChunkIndex:
         sugg = self.suggestions.table()
         if sugg is not None and sugg.count_rows() > 0:
             done["suggestions"] = maintain_table(sugg, suggestions_written, self.dim, self.settings)
+        self._warm()
         return done
+
+    def _warm(self) -> None:
+        """Read both tables once at their new versions, so the first question after an ingest (a
+        re-ingest from chat runs in the serving process) does not pay for opening the new index
+        files: 71 ms against 11 ms for the first suggestion lookup at 1M rows (bench.scale)."""
+        probe = np.full(self.dim, 1 / np.sqrt(self.dim), dtype=np.float32)
+        try:
+            self.suggestion_candidates(probe, 1)
+            self.search("warm", probe, 1)
+        except Exception as exc:  # noqa: BLE001 - a warm-up that fails leaves the first question to pay
+            log.debug("warm-up after index maintenance: %s", exc)
 
     def rebuild_text_index(self) -> None:
         """(Re)build the full-text index over normalised text (the first time, or on request)."""

@@ -26,15 +26,14 @@ import numpy as np
 from lancedb.background_loop import LOOP
 
 from bench.scale import CACHE, RESULTS, pct
-from core.normalize import normalize_text
 from storage.ann import ef_for, nprobes_for
 from storage.chunk_card import CARD
-from storage.chunk_index import _FTS_SAFE, LanceChunkIndex, fts_terms
+from storage.chunk_index import LanceChunkIndex, fts_terms
 from storage.search_legs import LegQuery, _rows, async_table, text_query, vector_query
 
 
 def _terms(question: str, drop_stop: bool) -> str:
-    return " ".join(fts_terms(question) if drop_stop else _FTS_SAFE.sub(" ", normalize_text(question)).split())
+    return " ".join(fts_terms(question) if drop_stop else fts_terms(question, frozenset()))
 
 
 class Legs:
@@ -45,7 +44,7 @@ class Legs:
         assert tbl is not None, "no chunk table in the index"
         self.atbl = async_table(tbl)
         self.settings = index.settings
-        self.plan = index._search_plan(tbl, index.version())
+        self.plan = index._search_plan(tbl)
         self.nprobes = nprobes_for(self.plan, index.settings) if self.plan else 0
         self.ef = ef_for(self.plan, index.settings)
         self.rows = tbl.count_rows()

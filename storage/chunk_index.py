@@ -56,13 +56,13 @@ def schema(dim: int) -> pa.Schema:
     )
 
 
-def fts_terms(text: str) -> list[str]:
+def fts_terms(text: str, skip: frozenset[str] = FTS_SKIP) -> list[str]:
     """The full-text leg's terms: a question's words without the function words found in
     nearly every passage (core.lexicon.FTS_SKIP; all of them when nothing else is left). Such a
     word matches most chunks, so scoring its postings was most of the leg's time at a million
     chunks, for no ranking signal."""
     terms = _FTS_SAFE.sub(" ", normalize_text(text)).split()
-    return [t for t in terms if t not in FTS_SKIP] or terms
+    return [t for t in terms if t not in skip] or terms
 
 
 def is_remote(uri: str | Path) -> bool:
@@ -241,7 +241,7 @@ class LanceChunkIndex:
         """A leg's rows as dicts of the shown fields (unpacked from their cards) plus the leg's
         own columns (`_distance`, `_score`)."""
         if CARD not in result.column_names:
-            return list(result.drop_columns([c for c in ("vector",) if c in result.column_names]).to_pylist())
+            return result.drop_columns([c for c in ("vector",) if c in result.column_names]).to_pylist()
         cards = result.column(CARD).to_pylist()
         extra = {c: result.column(c).to_pylist() for c in ("_distance", "_score") if c in result.column_names}
         return [unpack(card) | {c: v[i] for c, v in extra.items()} for i, card in enumerate(cards)]

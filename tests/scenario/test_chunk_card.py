@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import warnings
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ def old_layout(dim: int) -> pa.Schema:
                       pa.field("vector", pa.list_(pa.float32(), dim))])
 
 
-def write_old_table(src: LanceChunkIndex, dest: Path, extra: list[dict[str, Any]] = ()) -> None:  # type: ignore[assignment]
+def write_old_table(src: LanceChunkIndex, dest: Path, extra: Sequence[dict[str, Any]] = ()) -> None:
     """A copy of `src`'s chunks in the old layout at `dest` (with its full-text index and the
     index's metadata file), as an older groundbot left it."""
     rows = src.table().to_arrow().to_pylist()

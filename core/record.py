@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core import reasons
+from core.catalogue import say
 from core.claimview import claim_views
 from core.conversation import State
 from core.gates import GateResult
@@ -58,6 +59,10 @@ def _answer(ctx: TurnContext, refused: bool) -> str:
         return ""
     if ctx.route == Route.TEMPLATE and v is not None:
         return template_answer(claim_views(v.claim_map), ctx.gate.kept if ctx.gate else [], ctx.language) or gen.text
+    if v is not None and v.kept_answer:  # some claims were left out: the rest, and one line that says so
+        n = len(v.removed_claims)
+        note = say("pruned_one", ctx.language) if n == 1 else say("pruned_many", ctx.language, n=n)
+        return f"{v.kept_answer}\n\n{note}"
     return gen.text
 
 
@@ -85,7 +90,8 @@ def _sources(ctx: TurnContext, answer: str) -> list[Source]:
         cited.update(int(n) for n in _CITED.findall(answer))
     elif v and answer:
         for c in claim_views(v.claim_map):
-            cited.update(c.citations)
+            if c.supported or not v.removed_claims:  # a left-out claim's sources are not the answer's
+                cited.update(c.citations)
     kept = g.kept if g else []
     return [Source(n, h.doc_id, h.chunk_id, h.title, h.heading, h.source, h.url, h.similarity)
             for n, h in enumerate(kept, start=1) if n in cited]
@@ -127,7 +133,8 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
         config_hash=config_hash,
         language=ctx.language,
         claim_map=[dict(row) for row in v.claim_map] if v else [],
-        draft=gen.text if gen and (held or ctx.route == Route.TEMPLATE) else "",
+        draft=gen.text if gen and (held or ctx.route == Route.TEMPLATE or (v and v.kept_answer)) else "",
+        removed_claims=list(v.removed_claims) if v and not refused else [],
         risk=ctx.risk.score if ctx.risk else None,
         risk_parts=dict(ctx.risk.parts) if ctx.risk else {},
         route=str(ctx.route),

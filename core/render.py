@@ -32,7 +32,8 @@ def render_text(decision: Decision, *, numbered_suggestions: bool = True) -> str
     lang = decision.language
     if not decision.refused:
         parts = [display_answer(decision.answer)]
-        if decision.status == "WARN" and decision.route != "template":  # quotes are the sources' own words
+        # quotes are the sources' own words; a pruned answer says in its own last line what was left out
+        if decision.status == "WARN" and decision.route != "template" and not decision.removed_claims:
             parts.append(say("warn_note", lang))
         src = sources_lines(decision)
         if src:

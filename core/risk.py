@@ -91,16 +91,22 @@ def score_of(parts: dict[str, float], weights: dict[str, float] | None = None) -
 
 def assess(verification: Verification, gate: GateResult | None, generation: Generation | None,
            claims: Sequence[ClaimView], cfg: VerifySettings) -> Risk:
-    """The risk of sending this verified answer, with its parts."""
+    """The risk of sending this verified answer, with its parts. A pruned answer is judged by
+    the claims it still holds (the share left out is a part of its own); with the claim judge,
+    the judge's doubt replaces the word-overlap support margin, which a faithful paraphrase
+    fails by design."""
     total = max(1, len(claims) or verification.total_claims)
+    sent = [c for c in claims if c.supported] if verification.removed_claims else list(claims)
+    judged = any(c.judge is not None for c in sent)
     parts: dict[str, float] = {
         "uncovered_claims": min(1.0, len(verification.uncovered_claims) / total),
-        "support_margin": _margin(claims, cfg.min_claim_support),
-        "numbers_and_names": sum(1 for c in claims if numbers_and_names(c.claim)) / total if claims else 0.0,
+        "numbers_and_names": sum(1 for c in sent if numbers_and_names(c.claim)) / len(sent) if sent else 0.0,
         "keyword_coverage_warning": 1.0 if gate is not None and "keyword_coverage" in gate.warnings else 0.0,
-        "warn_status": 1.0 if verification.status == "WARN" else 0.0,
+        "warn_status": 1.0 if verification.status == "WARN" and not verification.removed_claims else 0.0,
     }
-    for name, value in (("generation_doubt", _doubt(generation)), ("judge_doubt", _judge_doubt(claims))):
+    if not judged:
+        parts["support_margin"] = _margin(sent, cfg.min_claim_support)
+    for name, value in (("generation_doubt", _doubt(generation)), ("judge_doubt", _judge_doubt(sent))):
         if value is not None:
             parts[name] = value
     parts = {k: round(v, 4) for k, v in parts.items()}

@@ -19,14 +19,17 @@ from storage.onnx_pairs import OnnxPairModel, clip
 
 MODEL_FILE = Path(__file__).resolve().parent / "models" / "claims.onnx"
 QUESTION_WORDS = 30
-CLAIM_WORDS = 40
-EVIDENCE_WORDS = 100
-MAX_TOKENS = 192  # the pair, in word pieces, as trained
+CLAIM_WORDS = 50
+EVIDENCE_WORDS = 110  # the support passage (core.verify.evidence.support_passage) with its title
+MAX_TOKENS = 256  # the pair, in word pieces, as trained
 
 
 def claim_pair(question: str, claim: str, evidence: str) -> tuple[str, str]:
-    """The two texts the model reads: question and claim, then the evidence; cut as in training."""
-    return f"{clip(question, QUESTION_WORDS)} => {clip(claim, CLAIM_WORDS)}", clip(evidence, EVIDENCE_WORDS) or "-"
+    """The two texts the model reads: question and claim (the claim alone when there is no
+    question, as for a summary sentence in training), then the evidence; cut as in training."""
+    head = clip(question, QUESTION_WORDS)
+    first = f"{head} => {clip(claim, CLAIM_WORDS)}" if head else clip(claim, CLAIM_WORDS)
+    return first, clip(evidence, EVIDENCE_WORDS) or "-"
 
 
 class OnnxClaimJudge:

@@ -106,7 +106,7 @@ def asked_by(user_id: str, question: str) -> dict[str, Any]:
 def _answer_blocks(decision: Decision) -> list[dict[str, Any]]:
     blocks = [section(piece) for piece in fit(display_answer(decision.answer))]
     lang = decision.language
-    if decision.status == "WARN" and decision.route != "template":
+    if decision.status == "WARN" and decision.route != "template" and not decision.removed_claims:
         blocks.append(context(":warning: " + escape(say("warn_note", lang))))
     if decision.sources:
         lines = "\n".join(source_line(s) for s in decision.sources)

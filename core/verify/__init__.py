@@ -1,7 +1,9 @@
 """Verify an answer against the chunks it cites (the Guardrails rules, in order).
 
 Every claim is mapped to the evidence sentence(s) that support it, or listed as uncovered;
-numbers and names in a claim must appear verbatim in its evidence. The package holds one
+numbers and names in a claim must appear verbatim in its evidence. When most of an answer is
+supported, the unsupported claims are left out of it (`kept_answer`, `removed_claims`) rather
+than the whole answer refused. The package holds one
 concern a module: evidence (where a claim's evidence comes from), features and model (lexical
 support), names (the one proper-name detector), compare and both (comparison questions),
 checks (what a claim must pass, in order), rules (what decides PASS / WARN / REFUSE).
@@ -61,4 +63,7 @@ def verify_answer(
             return result
     result.status = "WARN" if warnings else "PASS"
     result.reasons = warnings
+    if draft.uncovered:  # prune: the supported claims as written, in order, without the others
+        result.kept_answer = " ".join(c.raw for c, check in zip(draft.claims, draft.checks, strict=True) if check.supported)
+        result.removed_claims = [c.claim for c in draft.uncovered]
     return result

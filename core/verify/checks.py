@@ -19,9 +19,10 @@ from core.messages import ClaimRow, Hit
 from core.normalize import normalize_text, words
 from core.ports import ClaimJudge
 from core.settings import VerifySettings
+from core.verify.anchor import misplaced
 from core.verify.both import check_both, pair
 from core.verify.compare import check_comparison
-from core.verify.evidence import evidence_sentences, evidence_text, is_bare_polarity, is_polar
+from core.verify.evidence import evidence_sentences, is_bare_polarity, is_polar, support_passage
 from core.verify.features import NEGATIONS, Sentence, claim_evidence, present
 from core.verify.model import ClaimModel
 from core.verify.names import critical_tokens, unmatched_names
@@ -119,6 +120,15 @@ def names(ctx: AnswerContext) -> None:
                 c.fail(name)
 
 
+def anchored(ctx: AnswerContext) -> None:
+    """A name or number the evidence holds, but only away from what the claim says about it
+    (core/verify/anchor.py): the right passage's other name or number."""
+    for c in ctx.claims:
+        if not c.polar:
+            for token in misplaced(c.claim, ctx.question, c.sentences, ctx.cfg.anchor_ratio):
+                c.fail(f"'{token}' is in the sources, but not where they say what this claim says")
+
+
 _RESTRICTIVE = frozenset(["only", "solely", "exclusively"])
 
 
@@ -158,19 +168,30 @@ def both(ctx: AnswerContext) -> None:
 
 
 def judged(ctx: AnswerContext) -> None:
-    """The claim judge: does the evidence state this claim as the answer to the question? It
-    catches the wrong name or number from the right passage, which every word check passes."""
+    """The claim judge: does the evidence state this claim, however it is worded? It reads the
+    few sentences of the claim's cited chunks that say most about it (`support_passage`), so a
+    paraphrase or a claim merged from two sentences is judged by meaning, and it catches the
+    wrong name or number from the right passage, which every word check passes. With a judge,
+    a claim the exact guards let through is supported when the judge says so: the word-overlap
+    support score only decides without one."""
     if ctx.judge is None or not ctx.claims:
         return
-    # the chunks holding the claim's evidence window, not every chunk it may cite: an uncited
-    # claim falls back to all retrieved chunks, and the one that states it would be cut off
-    probs = ctx.judge.score(ctx.question, [(c.claim, evidence_text(ctx.hits, c.evidence_chunks or c.citations))
-                                           for c in ctx.claims])
+    probs = ctx.judge.score(ctx.question, [(c.claim, _judge_evidence(c, ctx.hits)) for c in ctx.claims])
     for c, p in zip(ctx.claims, probs, strict=True):
         c.judge = round(p, 4)
         if p < ctx.judge_floor:
-            c.fail(f"the evidence does not state this as the answer (claim judge {p:.2f} < {ctx.judge_floor:.2f})")
+            c.fail(f"the evidence does not state this (claim judge {p:.2f} < {ctx.judge_floor:.2f})")
+        elif not c.missing and c.sentences:
+            c.supported = True  # stated in other words: the judge, not word overlap, decides
 
 
-CHECKS: tuple[Check, ...] = (negation, names, restriction, comparison, both, judged)
+def _judge_evidence(c: ClaimCheck, hits: Sequence[Hit]) -> str:
+    """What the judge reads for a claim: its title, then the sentences of its cited chunks (all
+    retrieved chunks when it cites none) that say most about it."""
+    chunks = c.citations or sorted({s.chunk for s in c.sentences})
+    title = next((hits[n - 1].title for n in chunks if 1 <= n <= len(hits) and hits[n - 1].title), "")
+    return support_passage(c.claim, [s.text for s in c.sentences], title)
+
+
+CHECKS: tuple[Check, ...] = (negation, names, anchored, restriction, comparison, both, judged)
 

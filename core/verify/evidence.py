@@ -9,6 +9,7 @@ from core.lexicon import AUXILIARIES, content_terms
 from core.messages import Hit
 from core.normalize import normalize_text, words
 from core.verify.features import Sentence, make_sentence
+from core.verify.names import critical_tokens
 
 _POLAR_WORDS = frozenset(["yes", "no", "بله", "آری", "خیر", "نه"])
 _WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how",
@@ -27,11 +28,6 @@ def evidence_sentences(hits: Sequence[Hit], numbers: Sequence[int]) -> list[Sent
     return out
 
 
-def evidence_text(hits: Sequence[Hit], numbers: Sequence[int]) -> str:
-    """The cited chunks' text, in citation order: what the claim judge reads."""
-    return " ".join(hits[n - 1].text for n in numbers if 1 <= n <= len(hits))
-
-
 def is_bare_polarity(claim: str) -> bool:
     """A bare "yes" or "no", alone or in a sentence of nothing else ("No, they are not.", "The
     answer is yes."): it has no words of its own to support, so whatever its form it is checked
@@ -47,3 +43,39 @@ def is_polar(question: str) -> bool:
     if tokens[:1] and tokens[0] in AUXILIARIES:
         return True
     return not _WH_WORDS.intersection(tokens) and not (tokens[:1] and tokens[0] in _ASKS_FOR)
+
+
+SUPPORT_WORDS = 100  # what the claim judge reads of the evidence, at most (as trained)
+SUPPORT_SENTENCES = 3
+
+
+def support_passage(claim: str, sentences: Sequence[str], title: str = "", max_words: int = SUPPORT_WORDS,
+                    most: int = SUPPORT_SENTENCES) -> str:
+    """The few evidence sentences that say most about a claim, in source order, after the title.
+
+    The claim judge reads at most `max_words` words: a chunk's first words are often not the
+    ones that state a claim, and a claim merged from two sentences needs both. Sentences are
+    ranked by the content words they share with the claim (numbers and names count double);
+    the best is always kept, the next ones while they fit. Training builds its pairs with this
+    too (bench/claim_data.py), so the judge reads at run time what it learnt on.
+    """
+    claim_terms = set(content_terms(claim))
+    exact = {t.casefold() for t in critical_tokens(claim)}
+    scored = []
+    for pos, sent in enumerate(sentences):
+        terms = set(content_terms(sent))
+        low = normalize_text(sent)
+        score = len(claim_terms & terms) + sum(1 for t in exact if t in low)
+        scored.append((-score, pos, sent))
+    scored.sort()
+    chosen: list[tuple[int, str]] = []
+    budget = max_words - len(title.split())
+    for neg, pos, sent in scored[:most]:
+        n = len(sent.split())
+        if chosen and (neg == 0 or n > budget):
+            continue
+        chosen.append((pos, " ".join(sent.split()[: max(1, budget)])))
+        budget -= n
+    body = " ".join(s for _, s in sorted(chosen))
+    return f"{title.strip()}: {body}" if title.strip() else body
+

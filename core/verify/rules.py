@@ -14,6 +14,7 @@ from functools import cached_property
 
 from core import reasons
 from core.claims import Claim
+from core.lexicon import content_terms
 from core.messages import Hit
 from core.ports import ClaimJudge
 from core.settings import VerifySettings
@@ -90,10 +91,24 @@ def claim_mapping(d: Draft) -> Verdict | None:
 
 
 def uncovered_limit(d: Draft) -> Verdict | None:
+    """Unsupported claims are left out of the answer (pruned), but only while most of it is
+    supported: past these limits the answer is refused as a whole."""
     n = len(d.uncovered)
     if n > d.cfg.max_uncovered_claims or n / len(d.checks) > d.cfg.max_uncovered_ratio:
         return Verdict("REFUSE", reasons.UNSUPPORTED_CLAIMS)
     return None
+
+
+def kept_claims_answer(d: Draft) -> Verdict | None:
+    """What is left once unsupported claims are pruned must still be about the question: at
+    least one kept claim shares a content word with it (or is a yes/no checked through it)."""
+    if not d.uncovered:
+        return None
+    asked = set(content_terms(d.question))
+    kept = [c for c in d.checks if c.supported]
+    if not asked or any(c.polar or asked & set(content_terms(c.claim)) for c in kept):
+        return None
+    return Verdict("REFUSE", reasons.UNSUPPORTED_CLAIMS)
 
 
 def citation_density(d: Draft) -> Verdict | None:
@@ -101,8 +116,9 @@ def citation_density(d: Draft) -> Verdict | None:
 
 
 def all_claims_covered(d: Draft) -> Verdict | None:
+    """Claims were left out: the answer goes out without them, and says so."""
     return Verdict("WARN", reasons.UNSUPPORTED_CLAIMS) if d.uncovered else None
 
 
 RULES: tuple[Rule, ...] = (has_claims, has_citations, citations_valid, claim_mapping, uncovered_limit,
-                           citation_density, all_claims_covered)
+                           kept_claims_answer, citation_density, all_claims_covered)

@@ -6,6 +6,7 @@ from core import reasons
 from core.claims import parse_citations, split_claims
 from core.settings import VerifySettings
 from core.verify import critical_tokens, verify_answer
+from core.verify.evidence import support_passage
 from tests.unit.fakes import hit
 
 CFG = VerifySettings()
@@ -62,14 +63,27 @@ def test_claim_citing_the_wrong_chunk_is_not_covered() -> None:
     assert v.status == "REFUSE"
 
 
-def test_one_uncovered_claim_of_three_warns_and_two_refuse() -> None:
+def test_an_unsupported_claim_is_left_out_while_most_of_the_answer_is_supported() -> None:
     base = "Only changed documents are embedded again [C1]. Webhook mode needs a secret token [C2]."
-    warn = verify_answer(base + " Slack is configured with YAML files [C1].", "q", HITS,
-                         replace(CFG, max_uncovered_ratio=0.5))
-    assert warn.status == "WARN" and reasons.UNSUPPORTED_CLAIMS in warn.reasons
-    assert warn.uncovered_claims == ["Slack is configured with YAML files."]
-    refuse = verify_answer(base + " Slack needs YAML [C1]. Teams need XML [C2].", "q", HITS, CFG)
-    assert refuse.status == "REFUSE"
+    pruned = verify_answer(base + " Slack is configured with YAML files [C1].", "q", HITS, CFG)
+    assert pruned.status == "WARN" and reasons.UNSUPPORTED_CLAIMS in pruned.reasons
+    assert pruned.uncovered_claims == pruned.removed_claims == ["Slack is configured with YAML files."]
+    assert pruned.kept_answer == base
+    whole = verify_answer(base, "q", HITS, CFG)
+    assert whole.status == "PASS" and whole.kept_answer == "" and whole.removed_claims == []
+    refuse = verify_answer(base + " Slack needs YAML [C1]. Teams need XML [C2]. Bots need JSON [C1].", "q", HITS, CFG)
+    assert refuse.status == "REFUSE" and refuse.kept_answer == ""
+    strict = verify_answer(base + " Slack is configured with YAML files [C1].", "q", HITS,
+                           replace(CFG, max_uncovered_claims=0))
+    assert strict.status == "REFUSE"
+
+
+def test_what_is_left_after_pruning_must_still_be_about_the_question() -> None:
+    answer = "Only changed documents are embedded again [C1]. Slack is configured with YAML files [C1]."
+    v = verify_answer(answer, "How is Slack configured?", HITS, CFG)
+    assert v.status == "REFUSE" and v.reasons == [reasons.UNSUPPORTED_CLAIMS]
+    ok = verify_answer(answer, "Which documents are embedded again?", HITS, CFG)
+    assert ok.status == "WARN" and ok.removed_claims == ["Slack is configured with YAML files."]
 
 
 def test_short_answer_checked_with_its_question() -> None:
@@ -166,8 +180,30 @@ def test_claim_judge_refuses_a_claim_every_word_check_passes() -> None:
     assert v.status == "REFUSE" and v.reasons == [reasons.UNSUPPORTED_CLAIMS]
     row = v.claim_map[0]
     assert row["judge"] == 0.1 and "claim judge 0.10 < 0.50" in row["missing"][0]
-    assert judge.read == [("Which port does polling mode use?", "The default port is 8443.", HITS[1].text)]
+    # it reads the title and the cited chunk's sentences that say most about the claim
+    assert judge.read == [("Which port does polling mode use?", "The default port is 8443.",
+                           f"{HITS[1].title}: The default port is 8443.")]
     assert verify_answer(answer, "Which port does polling mode use?", HITS, CFG).status == "PASS"
+
+
+def test_claim_judge_accepts_a_paraphrase_word_overlap_does_not() -> None:
+    answer = "Re-ingesting only embeds the documents that changed [C1]."
+    question = "What does re-ingest embed?"
+    assert verify_answer(answer, question, HITS, CFG).status == "REFUSE"  # too few shared words
+    judge = ScriptedClaimJudge({"Re-ingesting only embeds the documents that changed.": 0.8})
+    v = verify_answer(answer, question, HITS, CFG, judge, 0.5)
+    assert v.status == "PASS" and v.supported_claims == 1
+    assert "Only changed documents are embedded again." in judge.read[0][2]
+
+
+def test_support_passage_reads_the_sentences_that_state_a_claim_in_source_order() -> None:
+    sentences = ["Sweet Frog is a chain of frozen yogurt stores.", "Derek Cha is the founder of Sweet Frog.",
+                 "He opened the first store in Richmond in 2009.", "Cha founded it on Christian principles.",
+                 "The name is an acronym for Fully Rely on God."]
+    got = support_passage("The name stands for Fully Rely on God.", sentences, "Sweet Frog")
+    assert got == "Sweet Frog: The name is an acronym for Fully Rely on God."
+    merged = support_passage("Derek Cha founded Sweet Frog on Christian principles.", sentences, max_words=20)
+    assert merged == "Derek Cha is the founder of Sweet Frog. Cha founded it on Christian principles."
 
 
 def test_claim_judge_keeps_what_it_accepts_and_lexical_checks_still_apply() -> None:
@@ -176,3 +212,24 @@ def test_claim_judge_keeps_what_it_accepts_and_lexical_checks_still_apply() -> N
     assert ok.status == "PASS" and ok.claim_map[0]["judge"] == 0.9
     wrong = verify_answer("The default port is 8080 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
     assert wrong.status == "REFUSE" and wrong.claim_map[0]["missing"][0] == "8080"
+
+
+ELVIS = [hit("It's Now or Never is a ballad recorded by Elvis Presley in 1960. The song was adapted from "
+             "O Sole Mio. In 1949 Tony Martin had recorded an English version called There's No Tomorrow.", n=1)]
+
+
+def test_a_number_of_the_passage_put_where_another_belongs_is_not_supported() -> None:
+    q = "who sang it's now or never"
+    right = verify_answer("It's Now or Never is a ballad recorded by Elvis Presley in 1960 [C1].", q, ELVIS, CFG)
+    assert right.status == "PASS"
+    swapped = verify_answer("It's Now or Never is a ballad recorded by Elvis Presley in 1949 [C1].", q, ELVIS, CFG)
+    assert swapped.status == "REFUSE"
+    assert "'1949' is in the sources, but not where they say" in swapped.claim_map[0]["missing"][0]
+    off = verify_answer("It's Now or Never is a ballad recorded by Elvis Presley in 1949 [C1].", q, ELVIS,
+                        replace(CFG, anchor_ratio=0.0))
+    assert not any("1949" in m for m in off.claim_map[0]["missing"])
+
+
+def test_a_name_the_question_asks_about_is_not_held_to_one_sentence() -> None:
+    v = verify_answer("Tony Martin recorded an English version in 1949 [C1].", "what did tony martin record", ELVIS, CFG)
+    assert v.status == "PASS"

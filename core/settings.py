@@ -28,6 +28,7 @@ class GateSettings:
     min_chunks: int = 1
     min_context_chars: int = 100
     min_keyword_coverage: float = 0.5
+    named_terms: bool = True  # a name or number the question asks about must be in the context (core/gates.py)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 SQUAD_FILE = DATASETS / "squad2" / "dev-v2.0-articles-00-19.json"
 HALUEVAL_FILE = DATASETS / "halueval-qa" / "qa_data_0000-2999.jsonl"
 PARSINLU_FILE = DATASETS / "parsinlu-rc" / "dev.jsonl"
+CLAPNQ_DIR = DATASETS / "clapnq-dev-half"
+CLAPNQ_FILES = {"answerable": "clapnq_dev_answerable_150-299.jsonl",
+                "unanswerable": "clapnq_dev_unanswerable_150-299.jsonl"}
 
 TEST_EVERY = 5  # HaluEval split: record index % TEST_EVERY == 0 -> "test", the rest -> "dev"
 
@@ -265,4 +268,59 @@ def write_persian_kb(records: Sequence[ParsRecord], folder: Path, *, drop_answer
             (folder / name).write_text(f"{head}{body}\n", encoding="utf-8")
             seen[body] = f"{folder.name}/{name}"
         doc_ids[r.index] = seen[body]
+    return doc_ids
+
+
+# -- CLAPNQ dev half ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ClapRecord:
+    kind: str  # "answerable" or "unanswerable" (the file it comes from)
+    index: int  # 0-based position among its file's non-blank lines
+    question: str
+    title: str
+    passage: str
+    answer: str  # the long-form answer; empty for unanswerable records
+
+    @property
+    def split(self) -> str:
+        """dev = odd index, test = even index (within its file)."""
+        return "dev" if self.index % 2 else "test"
+
+
+def clapnq_files(folder: Path) -> dict[str, Path]:
+    return {kind: folder / name for kind, name in CLAPNQ_FILES.items()}
+
+
+def load_clapnq(path: Path, kind: str) -> list[ClapRecord]:
+    """Records of one CLAPNQ JSONL file, in file order (`passages[0]`, `output[0].answer`)."""
+    out: list[ClapRecord] = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            passage = r["passages"][0]
+            answer = (r.get("output") or [{}])[0].get("answer", "") or ""
+            out.append(ClapRecord(kind, len(out), r["input"], passage.get("title", ""), passage["text"],
+                                  answer.strip()))
+    return out
+
+
+def clapnq_doc_name(r: ClapRecord) -> str:
+    """File name of a record's passage: kind and index keep passages that share a title apart."""
+    return f"{r.kind[0]}{r.index:03d}-{_slug(r.title)}.md"
+
+
+def write_clapnq_kb(records: Sequence[ClapRecord], folder: Path) -> dict[tuple[str, int], str]:
+    """One Markdown file per record's passage (`# <title>` + passage text), as write_squad_kb does.
+
+    Returns (kind, index) -> doc id as the index records it (`<folder name>/<file name>`).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    doc_ids: dict[tuple[str, int], str] = {}
+    for r in records:
+        name = clapnq_doc_name(r)
+        (folder / name).write_text(f"# {r.title}\n\n{r.passage.strip()}\n", encoding="utf-8")
+        doc_ids[(r.kind, r.index)] = f"{folder.name}/{name}"
     return doc_ids

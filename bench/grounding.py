@@ -2,6 +2,7 @@
 
     python -m bench.grounding                      # every suite, default slices, test split
     python -m bench.grounding --suites halueval --split dev --limit 200 --dump /tmp/rows.jsonl
+    python -m bench.grounding --suites clapnq_llm,clapnq_extractive   # CLAPNQ (bench/clapnq.py), all/dev/test
 
 Every question goes through App.ask(Incoming(...)) like a chat message (state machine,
 gates, generator, verifier), in a conversation of its own, against a fresh data dir per
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import datasets as ds
+from bench.clapnq import run_clapnq_extractive, run_clapnq_llm
 from bench.harness import (
     Dump,
     PassResult,
@@ -28,12 +30,15 @@ from bench.harness import (
     SuiteResult,
     ask,
     best_other,
-    gold_rank,
     histogram,
+    ingest_kb,
+    missing,
     quantiles,
+    rank_of,
+    recall,
     refusal_stage,
     retrieved,
-    search_direct,
+    run_pass,
     temp_app,
 )
 from bench.replay_server import ReplayServer
@@ -44,56 +49,20 @@ from core.claims import split_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu", "mixed")
+SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu", "mixed", "clapnq_llm", "clapnq_extractive")
 # questions per pass (group) when --limit is not given; None = all. Chosen so the whole
 # benchmark runs in well under 15 minutes on 2 CPU cores.
 DEFAULT_LIMITS: dict[str, int | None] = {"halueval": None, "squad_extractive": 600, "squad_replay": 600,
-                                         "parsinlu": None, "mixed": None}
+                                         "parsinlu": None, "mixed": None, "clapnq_llm": None,
+                                         "clapnq_extractive": None}
 REPLAY_NOTE = ("verify.require_citations=False: replayed answers carry no [C#] citations, so uncited "
                "claims are checked against all retrieved (kept) chunks")
-
-
-def _progress(suite: str, tag: str, done: int, total: int) -> None:
-    if done == total or done % 200 == 0:
-        print(f"  [{suite}/{tag}] {done}/{total}", file=sys.stderr, flush=True)
-
-
-def run_pass(app: App, suite: str, tag: str, expected: str, items: Sequence[Any],
-             make_row: Callable[[int, Any], Row], dump: Dump | None) -> PassResult:
-    """Ask every item (make_row asks and builds the row); returns the tallied pass."""
-    result = PassResult(tag, expected)
-    t0 = time.perf_counter()
-    for i, item in enumerate(items):
-        row = make_row(i, item)
-        result.rows.append(row)
-        if dump:
-            dump(row.to_json())
-        _progress(suite, tag, i + 1, len(items))
-    result.seconds = time.perf_counter() - t0
-    return result
 
 
 def _replay_config(config: Config, base_url: str) -> Config:
     verify = replace(config.core.verify, require_citations=False)
     return replace(config, generator="openai", openai=replace(config.openai, base_url=base_url),
                    core=replace(config.core, verify=verify))
-
-
-def _ingest(app: App, folder: Path, result: SuiteResult) -> None:
-    t0 = time.perf_counter()
-    summary = app.ingest([folder])
-    result.ingest_seconds = time.perf_counter() - t0
-    result.notes.append(f"ingested {len(summary.added)} documents, {summary.chunks_written} chunks "
-                        f"in {result.ingest_seconds:.1f}s")
-
-
-def _rank(app: App, question: str, doc_id: str, k: int = 5) -> int | None:
-    hits = retrieved(app) if app.config.core.retrieval.top_k >= k else search_direct(app, question, k)
-    return gold_rank(hits[:k], doc_id)
-
-
-def _missing(name: str, path: Path) -> SuiteResult:
-    return SuiteResult(name, skipped=f"dataset file not found: {path} (see ../shared/datasets/README.md)")
 
 
 def _replay_metrics(ok: PassResult, bad: PassResult, refuse_key: str | None = None) -> dict[str, float | int]:
@@ -138,7 +107,7 @@ def run_halueval(path: Path, config: Config, *, embedder: Any = None, limit: int
     """Replay HaluEval right / hallucinated answers through the real openai client; with `forms`
     the right answers are replayed restated too (FORMS), to show that form does not decide."""
     if not path.is_file():
-        return _missing("halueval", path)
+        return missing("halueval", path)
     t0 = time.perf_counter()
     result = SuiteResult("halueval")
     all_records = ds.load_halueval(path)
@@ -156,7 +125,7 @@ def run_halueval(path: Path, config: Config, *, embedder: Any = None, limit: int
         with temp_app(_replay_config(config, server.base_url), embedder=embedder, prefix="halueval") as app:
             kb = app.config.data_dir.parent / "halueval"
             names = ds.write_halueval_kb(in_range, kb)
-            _ingest(app, kb, result)
+            ingest_kb(app, kb, result)
             for mode, expected in modes:
                 server.set_mode(mode)
 
@@ -165,7 +134,7 @@ def run_halueval(path: Path, config: Config, *, embedder: Any = None, limit: int
                     given = ({"right": r.right_answer, "hallucinated": r.hallucinated_answer} | _forms(r))[mode]
                     doc = f"{kb.name}/{names[r.index]}"
                     return Row("halueval", mode, r.index, r.question, expected, d, given_answer=given,
-                               gold_doc=doc, gold_rank=_rank(app, r.question, doc))
+                               gold_doc=doc, gold_rank=rank_of(app, r.question, doc))
 
                 result.passes.append(run_pass(app, "halueval", mode, expected, asked, row, dump))
         result.notes.append(f"replay server: {server.requests} LLM requests, {server.misses} unknown questions")
@@ -196,7 +165,7 @@ def _squad_row(app: App, suite: str, tag: str, expected: str, doc_ids: dict[tupl
     def row(i: int, q: ds.SquadQuestion) -> Row:
         d = ask(app, suite, tag, i, q.question)
         doc = doc_ids.get((q.article, q.paragraph), "")
-        rank = _rank(app, q.question, doc) if doc and not q.is_impossible else None
+        rank = rank_of(app, q.question, doc) if doc and not q.is_impossible else None
         return Row(suite, tag, i, q.question, expected, d, given_answer=(given or {}).get(q.qid),
                    gold=q.answers, gold_doc=doc, gold_rank=rank)
 
@@ -206,7 +175,7 @@ def _squad_row(app: App, suite: str, tag: str, expected: str, doc_ids: dict[tupl
 def _squad_kb(app: App, articles: Sequence[ds.SquadArticle], result: SuiteResult) -> dict[tuple[int, int], str]:
     kb = app.config.data_dir.parent / "squad"
     doc_ids = ds.write_squad_kb(articles, kb)
-    _ingest(app, kb, result)
+    ingest_kb(app, kb, result)
     titles = ", ".join(a.title for a in articles if a.ingested)
     result.notes.append(f"KB = the {sum(a.ingested for a in articles)} articles with an {_parity(articles)} index: {titles}")
     return doc_ids
@@ -217,11 +186,7 @@ def _parity(articles: Sequence[ds.SquadArticle]) -> str:
 
 
 def _recall(p: PassResult) -> dict[str, float]:
-    ranks = [r.gold_rank for r in p.rows if r.gold_doc]
-    if not ranks:
-        return {}
-    return {"recall_at_1": round(sum(x == 0 for x in ranks if x is not None) / len(ranks), 4),
-            "recall_at_5": round(sum(x is not None and x < 5 for x in ranks) / len(ranks), 4)}
+    return recall(p.rows)
 
 
 def _squad_start(name: str, path: Path, kb_parity: int, limit: int | None,
@@ -236,7 +201,7 @@ def run_squad_extractive(path: Path, config: Config, *, embedder: Any = None, li
     """SQuAD 2.0 with the extractive generator: answerable, unanswerable and out-of-KB questions."""
     name = "squad_extractive"
     if not path.is_file():
-        return _missing(name, path)
+        return missing(name, path)
     t0 = time.perf_counter()
     result, articles, groups = _squad_start(name, path, kb_parity, limit, seed)
     result.notes.append(f"generator=extractive; up to {limit or 'all'} questions per group, seeded shuffle (seed {seed})")
@@ -264,7 +229,7 @@ def run_squad_replay(path: Path, config: Config, *, embedder: Any = None, limit:
     """SQuAD 2.0 gold answers replayed by a local LLM: in-KB must be replied, out-of-KB refused."""
     name = "squad_replay"
     if not path.is_file():
-        return _missing(name, path)
+        return missing(name, path)
     t0 = time.perf_counter()
     result, articles, groups = _squad_start(name, path, kb_parity, limit, seed)
     given: dict[str, str] = {}
@@ -303,7 +268,7 @@ def run_parsinlu(path: Path, config: Config, *, embedder: Any = None, limit: int
     answer sentence was removed (see bench/README.md)."""
     name = "parsinlu"
     if not path.is_file():
-        return _missing(name, path)
+        return missing(name, path)
     t0 = time.perf_counter()
     result = SuiteResult(name)
     records = ds.load_parsinlu(path)
@@ -320,13 +285,13 @@ def run_parsinlu(path: Path, config: Config, *, embedder: Any = None, limit: int
                          f"{app.config.core.extractive.min_quote_similarity}); KB = topic groups of parity "
                          f"{kb_parity}: {len(inside)} in-KB questions, {len(outside)} out-of-KB"]
         doc_ids = ds.write_persian_kb(inside, app.config.data_dir.parent / "parsinlu")
-        _ingest(app, app.config.data_dir.parent / "parsinlu", result)
+        ingest_kb(app, app.config.data_dir.parent / "parsinlu", result)
 
         def answerable(i: int, r: ds.ParsRecord) -> Row:
             d = ask(app, name, "answerable", r.index, r.question)
             doc = doc_ids[r.index]
             return Row(name, "answerable", r.index, r.question, "reply", d, gold=r.answers, gold_doc=doc,
-                       gold_rank=_rank(app, r.question, doc), best_other_similarity=best_other(retrieved(app), doc))
+                       gold_rank=rank_of(app, r.question, doc), best_other_similarity=best_other(retrieved(app), doc))
 
         def out_of_kb(i: int, r: ds.ParsRecord) -> Row:
             return Row(name, "out_of_kb", r.index, r.question, "refuse", ask(app, name, "out_of_kb", r.index, r.question))
@@ -371,7 +336,7 @@ def run_mixed(squad: Path, parsinlu: Path, config: Config, *, embedder: Any = No
     name = "mixed"
     for path in (squad, parsinlu):
         if not path.is_file():
-            return _missing(name, path)
+            return missing(name, path)
     t0 = time.perf_counter()
     result = SuiteResult(name)
     inside, outside = ds.persian_split(ds.load_parsinlu(parsinlu), kb_parity)
@@ -392,7 +357,7 @@ def run_mixed(squad: Path, parsinlu: Path, config: Config, *, embedder: Any = No
         kb = app.config.data_dir.parent / "mixed"
         ds.write_persian_kb(inside, kb / "fa")
         ds.write_squad_kb(english, kb / "en")
-        _ingest(app, kb, result)
+        ingest_kb(app, kb, result)
         result.notes.append(f"KB: {len(inside)} Persian passages, {sum(len(a.paragraphs) for a in english)} "
                             f"English paragraphs ({', '.join(a.title for a in english)}); embedder={embedder.name}")
 
@@ -451,6 +416,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--squad", type=Path, default=ds.SQUAD_FILE, help="SQuAD 2.0 JSON file")
     p.add_argument("--halueval", type=Path, default=ds.HALUEVAL_FILE, help="HaluEval QA JSONL file")
     p.add_argument("--parsinlu", type=Path, default=ds.PARSINLU_FILE, help="ParsiNLU RC JSONL file")
+    p.add_argument("--clapnq", type=Path, default=ds.CLAPNQ_DIR,
+                   help="folder with the CLAPNQ dev-half files (clapnq_dev_{answerable,unanswerable}_150-299.jsonl)")
     p.add_argument("--limit", type=_limit, default=None,
                    help="questions per pass for every suite ('all' = no limit; default per suite: "
                         + ", ".join(f"{k}={v or 'all'}" for k, v in DEFAULT_LIMITS.items()) + ")")
@@ -481,7 +448,30 @@ def base_config(path: Path) -> Config:
 
 
 def _dataset(args: argparse.Namespace, suite: str) -> Path:
+    if suite.startswith("clapnq"):
+        return args.clapnq
     return {"halueval": args.halueval, "parsinlu": args.parsinlu}.get(suite, args.squad)
+
+
+def run_suite(name: str, args: argparse.Namespace, config: Config, minilm: Any, limit: int | None,
+              dump: Dump | None) -> SuiteResult:
+    """Run one suite by name with the command line's datasets and options."""
+    kb_parity = int(args.split == "dev")
+    if name == "halueval":
+        return run_halueval(args.halueval, config, embedder=minilm, limit=limit, split=args.split,
+                            records=args.records, dump=dump, forms=args.forms)
+    if name == "squad_extractive":
+        return run_squad_extractive(args.squad, config, embedder=minilm, limit=limit, seed=args.seed, dump=dump,
+                                    kb_parity=kb_parity)
+    if name == "squad_replay":
+        return run_squad_replay(args.squad, config, embedder=minilm, limit=limit, seed=args.seed, dump=dump,
+                                kb_parity=kb_parity)
+    if name == "parsinlu":
+        return run_parsinlu(args.parsinlu, config, limit=limit, seed=args.seed, dump=dump, kb_parity=kb_parity)
+    if name == "mixed":
+        return run_mixed(args.squad, args.parsinlu, config, limit=limit, seed=args.seed, dump=dump, kb_parity=kb_parity)
+    run = run_clapnq_llm if name == "clapnq_llm" else run_clapnq_extractive
+    return run(args.clapnq, config, embedder=minilm, limit=limit, dump=dump)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -507,25 +497,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for name in args.suites:
             print(f"== {name}", flush=True)
-            if name not in ("parsinlu", "mixed") and minilm is None and _dataset(args, name).is_file():
+            if name not in ("parsinlu", "mixed") and minilm is None and _dataset(args, name).exists():
                 from storage.embedders import make_embedder
 
                 minilm = make_embedder(config.embedder, config.embed_batch_size)
-            if name == "halueval":
-                res = run_halueval(args.halueval, config, embedder=minilm, limit=limits[name], split=args.split,
-                                   records=args.records, dump=d, forms=args.forms)
-            elif name == "squad_extractive":
-                res = run_squad_extractive(args.squad, config, embedder=minilm, limit=limits[name], seed=args.seed,
-                                           dump=d, kb_parity=int(args.split == "dev"))
-            elif name == "squad_replay":
-                res = run_squad_replay(args.squad, config, embedder=minilm, limit=limits[name], seed=args.seed,
-                                       dump=d, kb_parity=int(args.split == "dev"))
-            elif name == "parsinlu":
-                res = run_parsinlu(args.parsinlu, config, limit=limits[name], seed=args.seed, dump=d,
-                                   kb_parity=int(args.split == "dev"))
-            else:
-                res = run_mixed(args.squad, args.parsinlu, config, limit=limits[name], seed=args.seed, dump=d,
-                                kb_parity=int(args.split == "dev"))
+            res = run_suite(name, args, config, minilm, limits[name], d)
             results.append(res)
             print_suite(res)
     finally:

@@ -4,7 +4,9 @@ way a chat message is asked, and the per-question rows and per-pass tallies."""
 from __future__ import annotations
 
 import re
+import sys
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -129,6 +131,8 @@ class Row:
     gold_doc: str = ""
     gold_rank: int | None = None
     best_other_similarity: float | None = None  # best retrieved chunk not from the gold document
+    split: str = ""  # the record's split ("dev" / "test") where the suite has one
+    extra: dict[str, Any] = field(default_factory=dict)  # suite-specific fields of the dump row
 
     @property
     def replied(self) -> bool:
@@ -154,6 +158,7 @@ class Row:
             "best_other_similarity": self.best_other_similarity,
             "sources": [s.to_dict() for s in d.sources],
             "route": d.route, "risk": d.risk, "risk_parts": d.risk_parts,
+            **({"split": self.split} if self.split else {}), **self.extra,
         }
 
 
@@ -200,6 +205,7 @@ class SuiteResult:
     ingest_seconds: float = 0.0
     seconds: float = 0.0
     skipped: str = ""
+    tables: list[str] = field(default_factory=list)  # Markdown lines shown instead of the "other figures" line
 
 
 def quantiles(values: Sequence[float], qs: Sequence[float] = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)) -> dict[str, float]:
@@ -220,3 +226,53 @@ def histogram(values: Sequence[float], step: float = 0.05) -> list[tuple[float, 
     for v in values:
         counts[min(bins - 1, int((v - lo) // step))] += 1
     return [(round(lo + i * step, 2), c) for i, c in enumerate(counts)]
+
+
+# -- running a pass -------------------------------------------------------------------------
+
+def _progress(suite: str, tag: str, done: int, total: int) -> None:
+    if done == total or done % 200 == 0:
+        print(f"  [{suite}/{tag}] {done}/{total}", file=sys.stderr, flush=True)
+
+
+def run_pass(app: App, suite: str, tag: str, expected: str, items: Sequence[Any],
+             make_row: Callable[[int, Any], Row], dump: Dump | None) -> PassResult:
+    """Ask every item (make_row asks and builds the row); returns the tallied pass."""
+    result = PassResult(tag, expected)
+    t0 = time.perf_counter()
+    for i, item in enumerate(items):
+        row = make_row(i, item)
+        result.rows.append(row)
+        if dump:
+            dump(row.to_json())
+        _progress(suite, tag, i + 1, len(items))
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def ingest_kb(app: App, folder: Path, result: SuiteResult) -> None:
+    """Ingest a KB folder into the suite's app, noting how much and how long."""
+    t0 = time.perf_counter()
+    summary = app.ingest([folder])
+    result.ingest_seconds = time.perf_counter() - t0
+    result.notes.append(f"ingested {len(summary.added)} documents, {summary.chunks_written} chunks "
+                        f"in {result.ingest_seconds:.1f}s")
+
+
+def rank_of(app: App, question: str, doc_id: str, k: int = 5) -> int | None:
+    """0-based rank of `doc_id` among the last turn's retrieved chunks (a direct top-k search when top_k < k)."""
+    hits = retrieved(app) if app.config.core.retrieval.top_k >= k else search_direct(app, question, k)
+    return gold_rank(hits[:k], doc_id)
+
+
+def recall(rows: Sequence[Row], suffix: str = "") -> dict[str, float]:
+    """recall_at_1 / recall_at_5 of the gold documents of `rows` (those with one)."""
+    ranks = [r.gold_rank for r in rows if r.gold_doc]
+    if not ranks:
+        return {}
+    return {f"recall_at_1{suffix}": round(sum(x == 0 for x in ranks if x is not None) / len(ranks), 4),
+            f"recall_at_5{suffix}": round(sum(x is not None and x < 5 for x in ranks) / len(ranks), 4)}
+
+
+def missing(name: str, path: Path) -> SuiteResult:
+    return SuiteResult(name, skipped=f"dataset file not found: {path} (see ../shared/datasets/README.md)")

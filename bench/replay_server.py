@@ -5,11 +5,17 @@ question (the last "Question: ..." line of the last user message, as
 `bot/openai_generator.build_messages` writes it) in a table of answers and returns
 the answer of the current `mode` as a proper `chat.completion`, with `logprobs: null`.
 An unknown question (or a mode the question has no answer for) gets `NOT_IN_CONTEXT`.
+
+An answer may carry citation placeholders: `{cite}` after a sentence becomes the [Cn] of the
+prompt's numbered context that shares the most words with that sentence (ties: lowest n), and
+`{cite:prev}` repeats the citation placed before it. The numbers depend on what retrieval put
+in the prompt, so they are resolved per request; answers without placeholders are sent as stored.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import unicodedata
 from collections.abc import Mapping
@@ -17,6 +23,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 NOT_IN_CONTEXT = "NOT_IN_CONTEXT"
+CITE = "{cite}"  # cite the sentence before it with its best-overlapping context
+CITE_PREV = "{cite:prev}"  # cite the sentence before it like the sentence before that
+_PLACEHOLDER = re.compile(r"\{cite(?::prev)?\}")
+_CONTEXT_HEAD = re.compile(r"^\[C(\d+)\][^\n]*\n", re.MULTILINE)
+_WORD = re.compile(r"\w+")
+# function words do not make a context the source of a sentence
+_FUNCTION_WORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "he", "her", "his", "in", "is",
+    "it", "its", "of", "on", "or", "she", "that", "the", "their", "them", "they", "this", "to", "was", "were",
+    "which", "who", "with"})
 
 
 def question_key(text: str) -> str:
@@ -24,21 +40,70 @@ def question_key(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
-def question_from_messages(messages: list[dict[str, Any]]) -> str:
-    """The question after the last 'Question:' of the last user message ('' if none)."""
+def user_content(messages: list[dict[str, Any]]) -> str:
+    """Text of the last user message ('' if none)."""
     users = [m for m in messages if m.get("role") == "user"]
     if not users:
         return ""
     content = users[-1].get("content") or ""
     if isinstance(content, list):  # content parts
         content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    content = "\n" + str(content)
+    return str(content)
+
+
+def question_from_messages(messages: list[dict[str, Any]]) -> str:
+    """The question after the last 'Question:' of the last user message ('' if none)."""
+    content = user_content(messages)
+    if not content:
+        return ""
+    content = "\n" + content
     start = content.rfind("\nQuestion:") + 1  # a line that starts with "Question:"
     if start == 0:
         return ""
     rest = content[start + len("Question:"):]
     end = rest.find("\n\nAnswer")  # build_messages ends with "\n\nAnswer with citations:"
     return (rest[:end] if end >= 0 else rest.split("\n", 1)[0]).strip()
+
+
+def parse_contexts(content: str) -> dict[int, str]:
+    """n -> text of the numbered contexts `[Cn] title > heading\\ntext` of a prompt
+    (bot/openai_generator.build_context), up to the 'Question:' line."""
+    end = content.rfind("\n\nQuestion:")
+    body = content if end < 0 else content[:end]
+    heads = list(_CONTEXT_HEAD.finditer(body))
+    out: dict[int, str] = {}
+    for k, m in enumerate(heads):
+        stop = heads[k + 1].start() if k + 1 < len(heads) else len(body)
+        out.setdefault(int(m.group(1)), body[m.end():stop].strip())
+    return out
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS}
+
+
+def best_context(sentence: str, contexts: Mapping[int, str]) -> int:
+    """The context number sharing the most words with `sentence` (ties and no context: lowest n, or 1)."""
+    words = _words(sentence)
+    best, score = 0, -1
+    for n in sorted(contexts):
+        shared = len(words & _words(contexts[n]))
+        if shared > score:
+            best, score = n, shared
+    return best or 1
+
+
+def resolve_citations(text: str, contexts: Mapping[int, str]) -> str:
+    """`text` with each `{cite}` replaced by the [Cn] of its sentence (the text since the
+    previous placeholder) and each `{cite:prev}` by the citation placed before it."""
+    out: list[str] = []
+    start, last = 0, 0
+    for m in _PLACEHOLDER.finditer(text):
+        sentence = text[start:m.start()]
+        n = last if m.group(0) == CITE_PREV and last else best_context(sentence, contexts)
+        out += [sentence, f"[C{n}]"]
+        start, last = m.end(), n
+    return "".join(out) + text[start:]
 
 
 def completion_body(completion_id: str, model: str, text: str, logprobs: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -64,6 +129,7 @@ class ReplayServer:
         self.mode = mode
         self.requests = 0
         self.misses = 0
+        self.last = ""  # the text of the last completion served
         self._lock = threading.Lock()
         for q, by_mode in (answers or {}).items():
             self.add(q, **by_mode)
@@ -83,7 +149,7 @@ class ReplayServer:
     @property
     def base_url(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}/v1"
 
     # -- serving ------------------------------------------------------------------
     def lookup(self, messages: list[dict[str, Any]]) -> str:
@@ -94,7 +160,13 @@ class ReplayServer:
             text = self.answers.get(q, {}).get(self.mode)
             if text is None:
                 self.misses += 1
-        return NOT_IN_CONTEXT if text is None else text
+        if text is None:
+            text = NOT_IN_CONTEXT
+        elif _PLACEHOLDER.search(text):
+            text = resolve_citations(text, parse_contexts(user_content(messages)))
+        with self._lock:
+            self.last = text
+        return text
 
     def completion(self, body: dict[str, Any]) -> dict[str, Any]:
         text = self.lookup(body.get("messages") or [])

@@ -28,7 +28,8 @@ def _ms(p: PassResult) -> float:
 
 
 def breakdown(res: SuiteResult) -> dict[str, int]:
-    """Flat per-pass counts for the JSON: replied, refusals by reason and by stage."""
+    """Flat per-pass counts for the JSON: replied, refusals by reason and by stage; for passes
+    whose rows carry a split, also the routes and the reasons of each split."""
     out: dict[str, int] = {}
     for p in res.passes:
         out[f"{p.name}.replied"] = p.replied
@@ -37,6 +38,18 @@ def breakdown(res: SuiteResult) -> dict[str, int]:
             out[f"{p.name}.reason.{code}"] = n
         for stage, n in sorted(p.stages().items()):
             out[f"{p.name}.stage.{stage}"] = n
+        out |= _split_breakdown(p)
+    return out
+
+
+def _split_breakdown(p: PassResult) -> dict[str, int]:
+    splits = sorted({r.split for r in p.rows if r.split})
+    if not splits:
+        return {}
+    out = {f"{p.name}.route.{route}": n for route, n in sorted(Counter(r.decision.route for r in p.rows).items())}
+    for split in splits:
+        reasons = Counter(r.decision.refusal_reason for r in p.rows if r.split == split and r.decision.refused)
+        out |= {f"{p.name}.{split}.reason.{code}": n for code, n in sorted(reasons.items())}
     return out
 
 
@@ -48,7 +61,10 @@ def print_suite(res: SuiteResult) -> None:
     print(f"-- {res.name}: {res.seconds:.1f}s (ingest {res.ingest_seconds:.1f}s)")
     for note in res.notes:
         print(f"   note: {note}")
-    print("   " + "  ".join(f"{k}={v}" for k, v in res.metrics.items()))
+    if res.tables:
+        print("\n".join("   " + line for line in res.tables))
+    else:
+        print("   " + "  ".join(f"{k}={v}" for k, v in res.metrics.items()))
     for p in res.passes:
         print(f"   pass {p.name} (expect {p.expected}): n={p.n} replied={p.replied} refused={p.refused} "
               f"{_ms(p):.1f} ms/question")
@@ -108,7 +124,9 @@ def markdown(results: Sequence[SuiteResult], config: Config, args: argparse.Name
         lines += ["", f"## {r.name}", ""]
         lines += [f"- {n}" for n in r.notes]
         extra = {k: v for k, v in r.metrics.items() if k not in METRICS}
-        if extra:
+        if r.tables:
+            lines += ["", *r.tables, "", "All figures, per split, are in the JSON next to this file."]
+        elif extra:
             lines.append("- other figures: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in extra.items()))
         lines += ["", "| pass | expected | n | replied | refused | refusal reasons | refusal stage | ms/question |",
                   "|---|---|---:|---:|---:|---|---|---:|"]

@@ -56,7 +56,7 @@ class VerifySettings:
     min_claim_support: float = 0.7
     max_uncovered_claims: int = 2  # unsupported claims left out of an answer at most; more -> REFUSE
     max_uncovered_ratio: float = 0.5  # and at most this share of its claims
-    anchor_ratio: float = 0.5  # a claim's name or number must sit in a sentence this close to its best one (0 = off)
+    anchor_ratio: float = 0.3  # a claim's name or number must sit in a sentence this close to its best one (0 = off)
     min_citation_density: float = 0.5
     short_answer_words: int = 4
     min_generation_confidence: float = 0.5

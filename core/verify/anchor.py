@@ -2,50 +2,128 @@
 
 The commonest hallucination a word check passes: the right passage, with one of its names or
 numbers put where another belongs ("recorded by Elvis Presley in 1949" when the passage says
-1960 and mentions 1949 elsewhere). Every word of such a claim is in the evidence, so each
-exact token is also checked in place: the evidence sentence that shares most of the claim's
-other words is where the claim comes from, and a sentence that holds the token must share at
-least `ratio` of that (words weighted by how rare they are among the evidence sentences, so a
-topic word found everywhere proves little). Tokens the question names, and the passage's topic
-(a token in most of its sentences), are not checked: they say what the claim is about, not
-what it says.
+1960 and mentions 1949 elsewhere). Every word of such a claim is in the evidence, so each of
+its names and numbers is also checked in place, two ways:
+- in its sentence (`misplaced`): the evidence sentence sharing most of the claim's other words
+  is where the claim comes from, and a sentence that holds the token must share at least
+  `ratio` of that (words weighted by how rare they are among the evidence sentences);
+- next to its words (`out_of_context`): the nearest content word before or after the token in
+  the claim (other names and numbers skipped) must also stand within a few words of the token
+  somewhere in the evidence, when the evidence uses that word at all ("opened the Wall in August
+  1989" is not stated by "... in November 1989 ... in August").
+Tokens the question names are not checked (they say what the claim is about, not what it
+says), nor a token the evidence holds only in a title or heading.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from core.lexicon import content_terms
+from core.lexicon import STOP, content_terms
 from core.normalize import normalize_text, words
 from core.verify.features import Sentence, fold, present
 from core.verify.names import critical_tokens
 
+SPAN = 3  # words either side of a token in the claim that count as next to it
+REACH = 6  # how far from the token that word may stand in the evidence (it may word things differently)
 
-def misplaced(claim: str, question: str, sentences: Sequence[Sentence], ratio: float) -> list[str]:
-    """The claim's numbers and names that the evidence holds only away from what the claim says."""
-    if ratio <= 0 or len(sentences) < 2:
+
+def anchors(claim: str) -> list[str]:
+    """The claim's numbers and names, a capitalised word that opens it included ("Hawaiian is the
+    highest peak"): only those the evidence holds are checked, so a capital that merely opens a
+    sentence costs nothing."""
+    opening = [w.strip(".,;:!?\"'()") for w in claim.split()[:1]]
+    extra = [w for w in opening if w[:1].isupper() and normalize_text(w) not in STOP and len(w) > 1]
+    return list(dict.fromkeys(critical_tokens(claim) + [normalize_text(w) for w in extra]))
+
+
+def _folded(text: str) -> list[str]:
+    return [fold(w) for w in words(normalize_text(text))]
+
+
+def _checked(claim: str, question: str, body: Sequence[Sentence]) -> list[tuple[str, list[int]]]:
+    """(token, indices of the body sentences holding it) for each token to check."""
+    asked = set(_folded(question))
+    out = []
+    for token in anchors(claim):
+        if set(_folded(token)) & asked:
+            continue
+        parts = _folded(token) or [token]
+        holding = [i for i, s in enumerate(body) if all(present(w, set(s.tokens)) for w in parts)]
+        if holding:
+            out.append((token, holding))
+    return out
+
+
+def misplaced(claim: str, question: str, sentences: Sequence[Sentence], ratio: float,
+              labels: Collection[str] = ()) -> list[str]:
+    """The claim's names and numbers the evidence holds only in sentences that share little of
+    what the claim says, compared with the sentence that shares most. `labels` are the titles and
+    headings among `sentences`: what the chunks are about, not what they say."""
+    body = [s for s in sentences if s.text not in labels]
+    if ratio <= 0 or len(body) < 2:
         return []
-    asked = {fold(w) for w in words(normalize_text(question))}
-    df: Counter[str] = Counter(t for s in sentences for t in s.terms)
-    n = len(sentences)
+    df: Counter[str] = Counter(t for s in body for t in s.terms)
 
     def weight(terms: set[str]) -> float:
-        return sum(math.log(1.0 + n / df[t]) for t in terms if df[t])
+        return sum(math.log(1.0 + len(body) / df[t]) for t in terms if df[t])
 
-    claim_terms = set(content_terms(claim))
+    names = {t for a in anchors(claim) for t in content_terms(a)}
+    rest = set(content_terms(claim)) - names  # what the claim says of its names and numbers
     out: list[str] = []
-    for token in dict.fromkeys(critical_tokens(claim)):
-        parts = {fold(w) for w in words(token)}
-        if parts & asked:
-            continue
-        holding = [i for i, s in enumerate(sentences) if present(token, set(s.tokens))]
-        if not holding or 2 * len(holding) > n:
-            continue
-        rest = claim_terms - set(content_terms(token))
-        shared = [weight(rest & s.terms) for s in sentences]
+    for token, holding in _checked(claim, question, body):
+        shared = [weight(rest & s.terms) for s in body]
         best = max(shared)
         if best > 0 and max(shared[i] for i in holding) < ratio * best:
+            out.append(token)
+    return out
+
+
+def _group(seq: list[str], i: int, names: set[str]) -> tuple[int, int]:
+    """The run of name words around position i ("upper east side"); a number stands alone, so
+    "August 1989" is a month beside a year."""
+    if seq[i].isdigit():
+        return i, i
+    first, last = i, i
+    while first > 0 and seq[first - 1] in names and not seq[first - 1].isdigit():
+        first -= 1
+    while last + 1 < len(seq) and seq[last + 1] in names and not seq[last + 1].isdigit():
+        last += 1
+    return first, last
+
+
+def _beside(seq: list[str], first: int, last: int) -> set[str]:
+    """The nearest content word (a name or number too) before `first` and after `last`, within SPAN words."""
+    left = [w for w in seq[max(0, first - SPAN) : first] if w not in STOP][-1:]
+    right = [w for w in seq[last + 1 : last + 1 + SPAN] if w not in STOP][:1]
+    return set(left + right)
+
+
+def out_of_context(claim: str, question: str, sentences: Sequence[Sentence], labels: Collection[str] = ()) -> list[str]:
+    """The claim's names and numbers none of whose places in the evidence has the claim's
+    neighbouring words within SPAN words of it."""
+    seq = _folded(claim)
+    body = [s for s in sentences if s.text not in labels]
+    names = {w for a in anchors(claim) for w in _folded(a)}
+    said = {w for s in body for w in _folded(s.text)}
+    out: list[str] = []
+    for token, holding in _checked(claim, question, body):
+        parts = set(_folded(token))
+        at = [i for i, w in enumerate(seq) if w in parts]
+        if not at:
+            continue
+        first, last = _group(seq, at[0], names)
+        # only neighbours the evidence uses at all: a paraphrase's own words prove nothing either way
+        want = (_beside(seq, first, max(last, at[-1])) - parts) & said
+        if not want:
+            continue
+        found = False
+        for i in holding:
+            text = _folded(body[i].text)
+            for k in (k for k, w in enumerate(text) if w in parts):
+                found = found or bool(want & set(text[max(0, k - REACH) : k + REACH + 1]))
+        if not found:
             out.append(token)
     return out

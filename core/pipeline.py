@@ -138,9 +138,7 @@ class Pipeline:
 
     def _gate(self, ctx: TurnContext) -> Outcome:
         ctx.gate = run_gates(ctx.retrieval_query, ctx.hits, self.settings.gates)
-        if ctx.gate.passed:
-            return Outcome(Trigger.GATE_PASS)
-        return Outcome(Trigger.GATE_FAIL, ctx.gate.reason, ctx.gate.explanation)
+        return Outcome(Trigger.GATE_PASS) if ctx.gate.passed else Outcome(Trigger.GATE_FAIL, ctx.gate.reason)
 
     def _generate(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None

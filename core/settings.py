@@ -28,7 +28,6 @@ class GateSettings:
     min_chunks: int = 1
     min_context_chars: int = 100
     min_keyword_coverage: float = 0.5
-    named_terms: bool = True  # a name or number the question asks about must be in the context (core/gates.py)
 
 
 @dataclass(frozen=True)
@@ -37,6 +36,7 @@ class ExtractiveSettings:
     faq_min_similarity: float = 0.72
     min_sentence_score: float = 0.10
     min_quote_similarity: float = 0.45
+    named_terms: bool = True  # a name or number the question asks about must be in a retrieved chunk (core/named_terms.py)
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class JudgeSettings:
     """The answerability judge (core.ports.AnswerJudge): does a candidate sentence answer the question?"""
 
     enabled: bool = True
-    min_answer_probability: float = 0.1
+    min_answer_probability: float = 0.2
     candidates: int = 3  # best lexical candidates per question the judge reads (the quoted ones always are)
     claims: bool = True  # the claim judge (core.ports.ClaimJudge) checks every claim of a generated (LLM) answer
     min_claim_probability: float = 0.1  # a generated claim the claim judge scores below this is not covered
@@ -54,6 +54,7 @@ class JudgeSettings:
 class VerifySettings:
     require_citations: bool = True
     min_claim_support: float = 0.7
+    min_paraphrase_probability: float = 0.5  # a claim below min_claim_support needs the claim judge this sure
     max_uncovered_claims: int = 2  # unsupported claims left out of an answer at most; more -> REFUSE
     max_uncovered_ratio: float = 0.5  # and at most this share of its claims
     anchor_ratio: float = 0.3  # a claim's name or number must sit in a sentence this close to its best one (0 = off)

@@ -48,7 +48,7 @@ def _checked(claim: str, question: str, body: Sequence[Sentence]) -> list[tuple[
     asked = set(_folded(question))
     out = []
     for token in anchors(claim):
-        if set(_folded(token)) & asked:
+        if set(_folded(token)) & asked or (len(token) <= 2 and not token.isdigit()):  # "Dr", "St"
             continue
         parts = _folded(token) or [token]
         holding = [i for i, s in enumerate(body) if all(present(w, set(s.tokens)) for w in parts)]
@@ -76,9 +76,19 @@ def misplaced(claim: str, question: str, sentences: Sequence[Sentence], ratio: f
     for token, holding in _checked(claim, question, body):
         shared = [weight(rest & s.terms) for s in body]
         best = max(shared)
-        if best > 0 and max(shared[i] for i in holding) < ratio * best:
+        # a sentence that opens with a pronoun speaks of the name in the sentence before it
+        near = set(holding) | {i + 1 for i in holding if i + 1 < len(body) and _refers_back(body[i + 1].text)}
+        if best > 0 and max(shared[i] for i in near) < ratio * best:
             out.append(token)
     return out
+
+
+_PRONOUNS = frozenset(["it", "its", "he", "she", "they", "his", "her", "their", "them", "this", "these", "there"])
+
+
+def _refers_back(sentence: str) -> bool:
+    first = _folded(sentence)[:1]
+    return bool(first) and first[0] in _PRONOUNS
 
 
 def _group(seq: list[str], i: int, names: set[str]) -> tuple[int, int]:

@@ -183,8 +183,9 @@ def judged(ctx: AnswerContext) -> None:
     few sentences of the claim's cited chunks that say most about it (`support_passage`), so a
     paraphrase or a claim merged from two sentences is judged by meaning, and it catches the
     wrong name or number from the right passage, which every word check passes. With a judge,
-    a claim the exact guards let through is supported when the judge says so: the word-overlap
-    support score only decides without one."""
+    a claim the exact guards let through but that shares too few words with its evidence (a
+    paraphrase) is supported when the judge is sure of it (min_paraphrase_probability); a claim
+    worded like its evidence needs only the judge's floor."""
     if ctx.judge is None or not ctx.claims:
         return
     probs = ctx.judge.score(ctx.question, [(c.claim, _judge_evidence(c, ctx.hits)) for c in ctx.claims])
@@ -192,7 +193,7 @@ def judged(ctx: AnswerContext) -> None:
         c.judge = round(p, 4)
         if p < ctx.judge_floor:
             c.fail(f"the evidence does not state this (claim judge {p:.2f} < {ctx.judge_floor:.2f})")
-        elif not c.missing and c.sentences:
+        elif not c.missing and c.sentences and p >= ctx.cfg.min_paraphrase_probability:
             c.supported = True  # stated in other words: the judge, not word overlap, decides
 
 

@@ -38,3 +38,13 @@ def test_faq_matched_despite_spelling_variants_but_not_another_question() -> Non
     assert g.faq and g.text == "از ۸ تا ۱۶. [C2]"
     other = hit("How do I reset my token?", 0.6, kind="faq", faq_answer="Run groundbot reset.")
     assert not GEN.generate("How do I reset my password?", [other]).faq
+
+
+def test_a_name_no_chunk_mentions_is_not_answered_from_them() -> None:
+    hits = [hit("Create a Slack app and set its signing secret. Telegram needs a bot token from BotFather.", 0.7, n=1)]
+    g = GEN.generate("Can groundbot run on Discord?", hits)
+    assert g.text == "" and g.reason == reasons.NOT_ANSWERED_BY_SOURCES and "'discord'" in g.explanation
+    assert GEN.generate("What does Telegram need?", hits).text.startswith("Telegram needs a bot token")
+    assert GEN.generate("What does Telegarm need?", hits).text  # a misspelt name is still the name
+    off = ExtractiveGenerator(ExtractiveSettings(named_terms=False))
+    assert off.generate("Can groundbot run on Discord?", hits).reason != reasons.NOT_ANSWERED_BY_SOURCES

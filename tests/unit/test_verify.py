@@ -191,9 +191,11 @@ def test_claim_judge_accepts_a_paraphrase_word_overlap_does_not() -> None:
     question = "What does re-ingest embed?"
     assert verify_answer(answer, question, HITS, CFG).status == "REFUSE"  # too few shared words
     judge = ScriptedClaimJudge({"Re-ingesting only embeds the documents that changed.": 0.8})
-    v = verify_answer(answer, question, HITS, CFG, judge, 0.5)
+    v = verify_answer(answer, question, HITS, CFG, judge, 0.1)
     assert v.status == "PASS" and v.supported_claims == 1
     assert "Only changed documents are embedded again." in judge.read[0][2]
+    unsure = ScriptedClaimJudge({"Re-ingesting only embeds the documents that changed.": 0.3})
+    assert verify_answer(answer, question, HITS, CFG, unsure, 0.1).status == "REFUSE"  # a paraphrase needs it sure
 
 
 def test_support_passage_reads_the_sentences_that_state_a_claim_in_source_order() -> None:

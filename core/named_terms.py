@@ -1,0 +1,43 @@
+"""Names the question asks about, and whether the sources mention them at all.
+
+A quote can be about a question without answering it: "Can groundbot run on Discord?" shares
+"groundbot" and "run" with a dozen passages, none of which says Discord. The extractive
+generator therefore quotes nothing when a name, acronym or number of the question is in none of
+the retrieved chunks (`[generator] named_terms`). A generated answer is not held to this: the
+claim checks read what it says, and a multi-hop question may name a bridge entity its evidence
+never states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.fuzzy import word_similarity
+from core.messages import Hit
+from core.normalize import normalize_text, words
+from core.verify.features import fold
+from core.verify.names import critical_tokens
+
+
+def absent_names(question: str, hits: Sequence[Hit]) -> list[str]:
+    """The question's names, acronyms and numbers (of 3 characters or more) that no chunk holds,
+    in its text, heading or title: a question about Discord is not answered by sources that
+    never say Discord, however close their wording. Spelling is folded (accents, case), and a
+    long word may be misspelt by a letter or two."""
+    wanted = [t for t in dict.fromkeys(critical_tokens(question)) if not t.isdigit() or len(t) >= 3]
+    if not wanted:
+        return []
+    held: set[str] = set()
+    for h in hits:
+        for text in (h.text, h.heading, h.title):
+            held.update(fold(w) for w in words(normalize_text(text)))
+    return [t for t in wanted if not all(_held(fold(w), held) for w in words(t))]
+
+
+def _held(word: str, held: set[str]) -> bool:
+    """The word, or for a word of 5 letters or more one spelt nearly alike ("Bedigo" for
+    "Bendigo"): a misspelt name is still the name the sources mention."""
+    if word in held:
+        return True
+    return len(word) >= 5 and any(w[:1] == word[:1] and abs(len(w) - len(word)) <= 2
+                                  and word_similarity(word, w) >= 0.85 for w in held)

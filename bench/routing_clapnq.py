@@ -1,15 +1,18 @@
-"""Risk routing chosen on long-form answers: the CLAPNQ replay's dev records.
+"""Risk routing chosen on long-form answers (the CLAPNQ replay) and HaluEval's three forms.
 
-    python -m bench.grounding --suites clapnq_llm --dump /tmp/clapnq.jsonl
-    python -m bench.routing_clapnq /tmp/clapnq.jsonl --choose   # writes bench/results/routing_choice.json
+    python -m bench.grounding --suites clapnq_llm,halueval --forms --split dev --limit 300 \
+        --config ROUTING_OFF.toml --dump /tmp/rows.jsonl       # template_risk = hold_risk = 1.01
+    python -m bench.routing_clapnq /tmp/rows.jsonl --choose    # writes bench/results/routing_choice.json
 
 The clapnq_llm suite records every answer the verifier let through with its risk parts. Its
 right answers are what a competent LLM writes (several cited sentences, lightly paraphrased);
 its wrong ones are another record's answer, one added sentence and one swapped name or number.
 The routes at any threshold follow from the recorded parts without asking again (core.risk's
 weights; reply below template_risk, quoted evidence up to hold_risk, held from it). `--choose`
-picks, on the dev records (odd index) only, the lowest hold_risk that holds at most BUDGET of the
-right answers, the judge's weight and template_risk kept; the test records are reported beside.
+picks, on dev records only (CLAPNQ odd records, HaluEval dev records), the claim judge's weight
+and hold_risk that hold the fewest HaluEval right answers (all three forms) while holding at most
+BUDGET of CLAPNQ's right answers and letting at most BUDGET of HaluEval's hallucinated answers
+through; template_risk is kept. CLAPNQ's test records are reported beside.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from core.settings import ReviewSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET = 0.05  # right answers held for review, at most
-GRID = [round(0.40 + 0.01 * i, 2) for i in range(41)]
+HOLDS = [round(0.40 + 0.05 * i, 2) for i in range(9)]
+JUDGE_WEIGHTS = (0.5, 1.0, 2.0, 3.0)
+HALUEVAL_RIGHT = ("right", "right_template", "right_sentence")
 
 
 def wrong_kept(row: dict[str, Any]) -> bool:
@@ -40,7 +45,8 @@ def wrong_kept(row: dict[str, Any]) -> bool:
     return row["pass"] == "other" and bool(kept)
 
 
-def tally(rows: Sequence[dict[str, Any]], hold: float, template: float) -> dict[str, dict[str, float]]:
+def tally(rows: Sequence[dict[str, Any]], hold: float, template: float,
+          weights: dict[str, float] | None = None) -> dict[str, dict[str, float]]:
     """Per pass: the share delivered (reply or quoted), held, and (wrong passes) whose wrong part reaches a user as written."""
     out: dict[str, dict[str, float]] = {}
     for name in ("right", "added", "other", "swapped"):
@@ -48,7 +54,7 @@ def tally(rows: Sequence[dict[str, Any]], hold: float, template: float) -> dict[
         if not rs:
             continue
         routed = [r for r in rs if r.get("risk_parts")]
-        risks = [score_of(r["risk_parts"]) for r in routed]
+        risks = [score_of(r["risk_parts"], weights) for r in routed]
         held = sum(x >= hold for x in risks)
         written = [r for r, x in zip(routed, risks, strict=True) if x < template]
         out[name] = {"n": len(rs), "delivered": round((len(routed) - held) / len(rs), 4),
@@ -57,29 +63,53 @@ def tally(rows: Sequence[dict[str, Any]], hold: float, template: float) -> dict[
     return out
 
 
-def choose(rows: Sequence[dict[str, Any]], template: float) -> float:
-    dev = [r for r in rows if r["split"] == "dev"]
-    for hold in GRID:
-        if tally(dev, hold, template)["right"]["held"] <= BUDGET:
-            return hold
-    return GRID[-1]
+def halueval(rows: Sequence[dict[str, Any]], hold: float, weights: dict[str, float] | None = None) -> dict[str, float]:
+    """HaluEval: per right form the share not sent (refused or held), and the hallucinated share sent."""
+    out: dict[str, float] = {}
+    for name in (*HALUEVAL_RIGHT, "hallucinated"):
+        rs = [r for r in rows if r["pass"] == name]
+        sent = sum(1 for r in rs if r.get("risk_parts") and score_of(r["risk_parts"], weights) < hold)
+        out[name] = round((sent if name == "hallucinated" else len(rs) - sent) / len(rs), 4) if rs else 0.0
+    return out
+
+
+def choose(clapnq: Sequence[dict[str, Any]], halu: Sequence[dict[str, Any]], template: float) -> tuple[float, float]:
+    """(judge weight, hold_risk) on the dev rows, by the rule in the module docstring."""
+    best: tuple[float, float, float] | None = None
+    for jw in JUDGE_WEIGHTS:
+        weights = WEIGHTS | {"judge_doubt": jw}
+        for hold in HOLDS:
+            h = halueval(halu, hold, weights)
+            if tally(clapnq, hold, template, weights)["right"]["held"] > BUDGET or h["hallucinated"] > BUDGET:
+                continue
+            cost = sum(h[f] for f in HALUEVAL_RIGHT)
+            if best is None or cost < best[0]:
+                best = (cost, jw, hold)
+    if best is None:
+        raise SystemExit("no judge weight and hold_risk meet both budgets on these rows")
+    return best[1], best[2]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.routing_clapnq", description=__doc__.split("\n")[0])
-    p.add_argument("rows", type=Path, help="a --dump of bench.grounding with the clapnq_llm suite")
+    p.add_argument("rows", type=Path, help="a --dump of bench.grounding with the clapnq_llm and halueval (--forms) suites")
     p.add_argument("--choose", action="store_true", help="choose hold_risk on the dev records and write it")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "routing_choice.json")
     args = p.parse_args(argv)
-    rows = [r for line in args.rows.read_text(encoding="utf-8").splitlines()
-            if (r := json.loads(line)).get("suite") == "clapnq_llm"]
+    rows = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines()]
+    clap = [r for r in rows if r.get("suite") == "clapnq_llm"]
+    halu = [r for r in rows if r.get("suite") == "halueval"]
     template = ReviewSettings().template_risk
-    hold = choose(rows, template) if args.choose else ReviewSettings().hold_risk
-    result = {"split": "dev (CLAPNQ dev half, odd records)",
+    jw, hold = choose([r for r in clap if r["split"] == "dev"], halu, template) if args.choose else (
+        WEIGHTS["judge_doubt"], ReviewSettings().hold_risk)
+    weights = WEIGHTS | {"judge_doubt": jw}
+    result = {"split": "dev (CLAPNQ dev half, odd records; HaluEval dev records)",
               "command": "python -m bench.routing_clapnq " + " ".join(sys.argv[1:] if argv is None else argv),
-              "budget": BUDGET, "judge_weight": WEIGHTS["judge_doubt"], "template_risk": template, "hold_risk": hold,
-              "dev": tally([r for r in rows if r["split"] == "dev"], hold, template),
-              "test": tally([r for r in rows if r["split"] == "test"], hold, template)}
+              "budget": BUDGET, "judge_weight": jw, "template_risk": template, "hold_risk": hold,
+              "clapnq_dev": tally([r for r in clap if r["split"] == "dev"], hold, template, weights),
+              "clapnq_test": tally([r for r in clap if r["split"] == "test"], hold, template, weights),
+              "halueval": halueval(halu, hold, weights),
+              "rows": str(args.rows)}
     print(json.dumps(result, indent=1))
     if args.choose:
         args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -26,9 +26,10 @@ from core.messages import Generation, Hit, Verification
 from core.settings import ReviewSettings, VerifySettings
 
 # how much each part counts; the score is the weighted mean over the parts a turn has. The claim
-# judge's weight was chosen with the thresholds on HaluEval dev records it was not trained on
-# (`python -m bench.routing --split dev_unseen --forms --choose`, bench/results/routing_choice.json):
-# it is the one part that tells a fluent wrong answer from a right one, so it outweighs the rest
+# judge's weight and hold_risk were chosen on dev records of long-form answers (CLAPNQ) and
+# HaluEval's three forms (`python -m bench.routing_clapnq ROWS --choose`,
+# bench/results/routing_choice.json): it doubts wordings it never saw in training, so it weighs
+# as much as the other parts together, not twice
 WEIGHTS: dict[str, float] = {
     "uncovered_claims": 0.30,
     "support_margin": 0.20,
@@ -36,7 +37,7 @@ WEIGHTS: dict[str, float] = {
     "generation_doubt": 0.15,
     "keyword_coverage_warning": 0.10,
     "warn_status": 0.15,
-    "judge_doubt": 2.0,
+    "judge_doubt": 1.0,
 }
 
 

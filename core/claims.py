@@ -96,6 +96,23 @@ def is_boilerplate(text: str) -> bool:
     return not content_terms(stripped) or bool(_BOILERPLATE.match(stripped))
 
 
+_CITED_THEN_CAPITAL = re.compile(r"(?<=\])\s+(?=[A-Z\"“`(])")
+
+
+def _pieces(answer: str) -> list[str]:
+    """Sentences, also cut after a citation that a capital follows ("... (see below); [C1] When
+    ..."): a quoted passage that ends without a full stop is still a claim of its own."""
+    out: list[str] = []
+    for sentence in split_sentences(answer):
+        start = 0
+        for m in _CITED_THEN_CAPITAL.finditer(sentence):
+            if _CITATION.search(sentence[start : m.start()] + " ") and sentence[: m.start()].rstrip().endswith("]"):
+                out.append(sentence[start : m.start()].strip())
+                start = m.end()
+        out.append(sentence[start:].strip())
+    return [p for p in out if p]
+
+
 def split_claims(answer: str) -> list[Claim]:
     """Claims of an answer: sentences and bullets, boilerplate dropped.
 
@@ -103,7 +120,7 @@ def split_claims(answer: str) -> list[Claim]:
     the sentence before it.
     """
     claims: list[Claim] = []
-    for sentence in split_sentences(answer):
+    for sentence in _pieces(answer):
         cites = tuple(parse_citations(sentence))
         text = _LEAD_IN.sub("", strip_citations(sentence))
         if not content_terms(text):

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from bot.cli import main as cli_main
-from tests.scenario.test_review_console import RISKY, Console
+from tests.scenario.test_review_console import HOLD_AT, RISKY, Console
 
 
 def test_report_counts_routes_reviews_feedback_and_gaps(make_app: Callable[..., Any], base_config: Any,
                                                          tmp_path: Path) -> None:
-    review = replace(base_config.core.review, template_risk=0.45, hold_risk=0.45)
+    review = replace(base_config.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT)
     app = make_app(config=replace(base_config, core=replace(base_config.core, review=review)))
     user, admin = Console(app, "guest", "c1"), Console(app, "local", "admin")
     user("How do I re-ingest documents?")

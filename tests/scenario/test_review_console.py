@@ -11,10 +11,13 @@ from typing import Any
 
 from adapters.console import ConsoleChat
 
-RISKY = "How long can a Telegram message be?"  # a WARN answer: risk above 0.45 (its parts in the record)
+# an answer whose risk (0.28 with the shipped models and docs; its parts in the record) a review
+# threshold of HOLD_AT holds, while the same question answered from an approved FAQ entry is below it
+RISKY = "How are Slack retries handled?"
+HOLD_AT = 0.25
 
 
-def held_app(make_app: Callable[..., Any], base_config: Any, hold: float = 0.45) -> Any:
+def held_app(make_app: Callable[..., Any], base_config: Any, hold: float = HOLD_AT) -> Any:
     review = replace(base_config.core.review, template_risk=hold, hold_risk=hold)
     return make_app(config=replace(base_config, core=replace(base_config.core, review=review)))
 
@@ -43,7 +46,7 @@ def test_held_draft_shown_and_approved_reaches_the_user(make_app: Callable[..., 
     app = held_app(make_app, base_config)
     admin, user, item = _held(app)
     turn = app.store.turns()[-1]
-    assert turn.state == "pending_review" and turn.record["route"] == "hold" and turn.record["risk"] >= 0.45
+    assert turn.state == "pending_review" and turn.record["route"] == "hold" and turn.record["risk"] >= HOLD_AT
     shown = admin(f"/review show {item}")
     assert f"Question (console, user guest): {RISKY}" in shown and "Draft: " in shown
     assert "Risk " in shown and "uncovered_claims" in shown and "Claims:" in shown and "Sources:" in shown

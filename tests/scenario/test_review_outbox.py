@@ -15,6 +15,7 @@ from adapters.console import ConsoleChat
 from bot.app import App, build_app
 from storage.outbox import Outbox
 from tests.scenario.telegram_standin import TelegramStandIn
+from tests.scenario.test_review_console import HOLD_AT
 from tests.scenario.test_review_telegram import held
 from tests.scenario.test_telegram import ADMIN, running, standin, tg_app  # noqa: F401
 
@@ -23,7 +24,7 @@ FLOOD_S = 600  # a 429 asking to wait this long goes up at once (adapters/telegr
 
 
 def outbox_app(tg_app: Callable[..., App], base_config: Any, retry_s: float = 0.2) -> App:  # noqa: F811
-    review = replace(base_config.core.review, template_risk=0.45, hold_risk=0.45, retry_seconds=retry_s)
+    review = replace(base_config.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT, retry_seconds=retry_s)
     return tg_app(core=replace(base_config.core, review=review))
 
 

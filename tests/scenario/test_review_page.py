@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 
 from bot.app import App
-from tests.scenario.test_review_console import RISKY
+from tests.scenario.test_review_console import HOLD_AT, RISKY
 from tests.scenario.test_serve import API_TOKEN, config_with, serving, worker
 from tests.scenario.waits import WAIT_S
 
@@ -20,7 +20,7 @@ TOKEN = "review-token-for-tests"
 
 def test_admin_signs_in_and_edits_a_held_answer(make_app: Callable[..., App], tmp_path: Path) -> None:
     cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN, "GROUNDBOT_REVIEW_TOKEN": TOKEN})
-    cfg = replace(cfg, core=replace(cfg.core, review=replace(cfg.core.review, template_risk=0.45, hold_risk=0.45)))
+    cfg = replace(cfg, core=replace(cfg.core, review=replace(cfg.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT)))
     db = f"sqlite:///{(tmp_path / 'shared.db').as_posix()}"
     with serving(worker(make_app, cfg, db)) as [server]:
         held = server.ask(RISKY).json()

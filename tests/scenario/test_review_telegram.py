@@ -11,13 +11,12 @@ from typing import Any
 
 from bot.app import App
 from tests.scenario.telegram_standin import Call, TelegramStandIn
+from tests.scenario.test_review_console import HOLD_AT, RISKY
 from tests.scenario.test_telegram import ADMIN, GUEST, buttons, running, standin, tg_app  # noqa: F401
-
-RISKY = "How long can a Telegram message be?"  # risk about 0.5: held at hold_risk 0.45
 
 
 def held_app(tg_app: Callable[..., App], base_config: Any) -> App:  # noqa: F811
-    review = replace(base_config.core.review, template_risk=0.45, hold_risk=0.45)
+    review = replace(base_config.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT)
     return tg_app(core=replace(base_config.core, review=review))
 
 

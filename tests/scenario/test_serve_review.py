@@ -14,6 +14,7 @@ import pytest
 from bot.app import App
 from bot.config import TelegramSettings
 from tests.scenario.telegram_standin import TelegramStandIn
+from tests.scenario.test_review_console import HOLD_AT
 from tests.scenario.test_review_telegram import RISKY
 from tests.scenario.test_serve import API_TOKEN, TG_SECRET, Server, config_with, shared_db, worker  # noqa: F401
 
@@ -29,7 +30,7 @@ async def test_a_held_answer_card_reaches_telegram_admins_before_any_update(make
                "GROUNDBOT_API_TOKEN": API_TOKEN}
         base = config_with(env, telegram=replace(TelegramSettings(), base_url=standin.base_url),
                            admins={"telegram": (str(ADMIN),)})
-        review = replace(base.core.review, template_risk=0.45, hold_risk=0.45, retry_seconds=0.2)
+        review = replace(base.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT, retry_seconds=0.2)
         cfg = replace(base, core=replace(base.core, review=review))
         server = Server(worker(make_app, cfg, shared_db))
         try:

@@ -26,6 +26,12 @@ def test_boilerplate_and_lone_citations() -> None:
     assert claims[0].citations == (1, 2)
 
 
+def test_a_cited_quote_without_a_full_stop_is_a_claim_of_its_own() -> None:
+    claims = split_claims("Each id is claimed once (see below); [C1] When Slack retries, it answers once. [C2]")
+    assert [(c.text, c.citations) for c in claims] == [("Each id is claimed once (see below);", (1,)),
+                                                       ("When Slack retries, it answers once.", (2,))]
+
+
 def test_supported_answer_passes_with_evidence_mapped() -> None:
     v = verify_answer("Only changed documents are embedded again [C1].", "What does re-ingest embed?", HITS, CFG)
     assert v.status == "PASS"

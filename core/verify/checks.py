@@ -185,7 +185,7 @@ def judged(ctx: AnswerContext) -> None:
     wrong name or number from the right passage, which every word check passes. With a judge,
     a claim the exact guards let through but that shares too few words with its evidence (a
     paraphrase) is supported when the judge is sure of it (min_paraphrase_probability); a claim
-    worded like its evidence needs only the judge's floor."""
+    worded like its evidence needs only the judge's floor, and a bare short answer the words."""
     if ctx.judge is None or not ctx.claims:
         return
     probs = ctx.judge.score(ctx.question, [(c.claim, _judge_evidence(c, ctx.hits)) for c in ctx.claims])
@@ -193,8 +193,14 @@ def judged(ctx: AnswerContext) -> None:
         c.judge = round(p, 4)
         if p < ctx.judge_floor:
             c.fail(f"the evidence does not state this (claim judge {p:.2f} < {ctx.judge_floor:.2f})")
-        elif not c.missing and c.sentences and p >= ctx.cfg.min_paraphrase_probability:
+        elif not c.missing and c.sentences and p >= ctx.cfg.min_paraphrase_probability and _worded(c, ctx.cfg):
             c.supported = True  # stated in other words: the judge, not word overlap, decides
+
+
+def _worded(c: ClaimCheck, cfg: VerifySettings) -> bool:
+    """A claim long enough to be worded differently from its evidence: a bare answer ("Texas",
+    "the treatment") is either in the evidence or not, and the judge's yes to one is no proof."""
+    return not c.polar and len(c.claim.split()) > cfg.short_answer_words
 
 
 def _judge_evidence(c: ClaimCheck, hits: Sequence[Hit]) -> str:

@@ -251,3 +251,9 @@ def test_a_name_swapped_within_one_sentence_is_caught_by_its_neighbours() -> Non
     assert verify_answer("The government opened the Wall in November 1989 [C1].", q, wall, CFG).status == "PASS"
     swapped = verify_answer("The government opened the Wall in August 1989 [C1].", q, wall, CFG)
     assert swapped.status == "REFUSE" and any("'august'" in m for m in swapped.claim_map[0]["missing"])
+
+
+def test_a_bare_answer_the_evidence_lacks_is_not_taken_for_a_paraphrase() -> None:
+    judge = ScriptedClaimJudge({"Texas.": 0.9})
+    v = verify_answer("Texas [C1].", "In what state is the largest society?", HITS, CFG, judge, 0.1)
+    assert v.status == "REFUSE"

@@ -90,6 +90,20 @@ def choose(clapnq: Sequence[dict[str, Any]], halu: Sequence[dict[str, Any]], tem
     return best[1], best[2]
 
 
+def curve(clapnq: Sequence[dict[str, Any]], halu: Sequence[dict[str, Any]], template: float) -> list[dict[str, float]]:
+    """The trade-off behind the choice: every judge weight and hold_risk tried, on the dev rows."""
+    out = []
+    for jw in JUDGE_WEIGHTS:
+        weights = WEIGHTS | {"judge_doubt": jw}
+        for hold in HOLDS:
+            t, h = tally(clapnq, hold, template, weights), halueval(halu, hold, weights)
+            out.append({"judge_weight": jw, "hold_risk": hold, "clapnq_right_held": t["right"]["held"],
+                        "clapnq_right_delivered": t["right"]["delivered"],
+                        "clapnq_swapped_reaches": t.get("swapped", {}).get("wrong_reaches_as_written", 0.0),
+                        **{f"halueval_{k}": v for k, v in h.items()}})
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.routing_clapnq", description=__doc__.split("\n")[0])
     p.add_argument("rows", type=Path, help="a --dump of bench.grounding with the clapnq_llm and halueval (--forms) suites")
@@ -109,8 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               "clapnq_dev": tally([r for r in clap if r["split"] == "dev"], hold, template, weights),
               "clapnq_test": tally([r for r in clap if r["split"] == "test"], hold, template, weights),
               "halueval": halueval(halu, hold, weights),
-              "rows": str(args.rows)}
-    print(json.dumps(result, indent=1))
+              "rows": args.rows.name,
+              "curve": curve([r for r in clap if r["split"] == "dev"], halu, template)}
+    print(json.dumps({k: v for k, v in result.items() if k != "curve"}, indent=1))
     if args.choose:
         args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -23,6 +23,7 @@ from typing import Any
 
 from bench import datasets as ds
 from bench.clapnq import run_clapnq_extractive, run_clapnq_llm
+from bench.docs_suite import run_docs
 from bench.harness import (
     Dump,
     PassResult,
@@ -49,12 +50,13 @@ from core.claims import split_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu", "mixed", "clapnq_llm", "clapnq_extractive")
+SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu", "mixed", "clapnq_llm", "clapnq_extractive",
+          "docs")
 # questions per pass (group) when --limit is not given; None = all. Chosen so the whole
 # benchmark runs in well under 15 minutes on 2 CPU cores.
 DEFAULT_LIMITS: dict[str, int | None] = {"halueval": None, "squad_extractive": 600, "squad_replay": 600,
                                          "parsinlu": None, "mixed": None, "clapnq_llm": None,
-                                         "clapnq_extractive": None}
+                                         "clapnq_extractive": None, "docs": None}
 REPLAY_NOTE = ("verify.require_citations=False: replayed answers carry no [C#] citations, so uncited "
                "claims are checked against all retrieved (kept) chunks")
 
@@ -448,6 +450,8 @@ def base_config(path: Path) -> Config:
 
 
 def _dataset(args: argparse.Namespace, suite: str) -> Path:
+    if suite == "docs":
+        return ROOT / "docs"
     if suite.startswith("clapnq"):
         return args.clapnq
     return {"halueval": args.halueval, "parsinlu": args.parsinlu}.get(suite, args.squad)
@@ -470,6 +474,8 @@ def run_suite(name: str, args: argparse.Namespace, config: Config, minilm: Any, 
         return run_parsinlu(args.parsinlu, config, limit=limit, seed=args.seed, dump=dump, kb_parity=kb_parity)
     if name == "mixed":
         return run_mixed(args.squad, args.parsinlu, config, limit=limit, seed=args.seed, dump=dump, kb_parity=kb_parity)
+    if name == "docs":
+        return run_docs(config, embedder=minilm, limit=limit, dump=dump)
     run = run_clapnq_llm if name == "clapnq_llm" else run_clapnq_extractive
     return run(args.clapnq, config, embedder=minilm, limit=limit, dump=dump)
 

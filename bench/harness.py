@@ -35,10 +35,13 @@ class RecordingIndex:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.last: list[Hit] = []
+        self.taken = False  # the turn's search is recorded; set back by `ask`
 
     def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]:
-        self.last = list(self.inner.search(query_text, query_vector, k))
-        return self.last
+        hits = list(self.inner.search(query_text, query_vector, k))
+        if not self.taken:  # the turn's own search, not a refusal's check of its suggestions
+            self.last, self.taken = hits, True
+        return hits
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -73,7 +76,7 @@ def ask(app: App, suite: str, tag: str, i: int, text: str) -> Decision:
     """Ask one question as a chat message, in a conversation of its own (no history leaks)."""
     idx = app.pipeline.index
     if isinstance(idx, RecordingIndex):
-        idx.last = []
+        idx.last, idx.taken = [], False
     key = ConversationKey("bench", f"{suite}:{tag}:{i}")
     return app.ask(Incoming(key, "bench-user", text))
 

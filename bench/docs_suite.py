@@ -8,7 +8,7 @@ under headings or FAQ questions. Four passes, the default extractive generator:
   (first paraphrase of a section dev, second test); right when the answer cites that section;
 - `off_docs`: questions the docs do not answer; right when refused;
 - `suggestions`: every distinct suggestion offered with a refusal in the passes before, asked
-  as a user pressing its button would; right when answered.
+  back (the text its button stands for); right when answered.
 """
 
 from __future__ import annotations
@@ -43,10 +43,13 @@ class Asked:
 
 def doc_sections(docs: Path = DOCS) -> list[Asked]:
     """Every section heading of the Markdown docs and every FAQ question, as (file, heading)."""
-    out = [Asked(h, p.name, h) for p in sorted(docs.glob("*.md")) for h in _HEADING.findall(p.read_text("utf-8"))]
+    pairs = [(p.name, h) for p in sorted(docs.glob("*.md")) for h in _HEADING.findall(p.read_text("utf-8"))]
     faq = yaml.safe_load((docs / "faq.yaml").read_text("utf-8"))
-    out.extend(Asked(e["question"], "faq.yaml", e["question"]) for e in faq.get("faq", []))
-    return out
+    pairs.extend(("faq.yaml", e["question"]) for e in faq.get("faq", []))
+    files: dict[str, list[str]] = {}
+    for f, h in pairs:  # a heading written in two places ("How do I re-ingest documents?") is answered by either
+        files.setdefault(_leaf(h), []).append(f)
+    return [Asked(h, "|".join(files[_leaf(h)]), h) for _, h in pairs]
 
 
 def questions(path: Path = QUESTIONS) -> tuple[list[Asked], list[Asked]]:
@@ -63,8 +66,10 @@ def _leaf(heading: str) -> str:
 
 
 def from_section(d: Decision, file: str, heading: str) -> bool:
-    """The reply cites the section (file and heading) the question is about."""
-    return not d.refused and any(Path(s.source).name == file and _leaf(s.heading) == _leaf(heading)
+    """The reply cites the section (file and heading) the question is about; `file` may name
+    several files ("a.md|faq.yaml") that hold a section under that same heading."""
+    files = set(file.split("|"))
+    return not d.refused and any(Path(s.source).name in files and _leaf(s.heading) == _leaf(heading)
                                  for s in d.sources)
 
 
@@ -72,12 +77,12 @@ def _row(app: App, name: str, tag: str, expected: str, offered: dict[str, str]) 
     def row(i: int, a: Asked) -> Row:
         d = ask(app, name, tag, i, a.question)
         for s in d.suggestions if d.refused else []:
-            offered.setdefault(s, a.question)
+            offered.setdefault(s.text, a.question)
         right = from_section(d, a.file, a.heading) if a.file else (d.refused if expected == "refuse" else not d.refused)
         return Row(name, tag, i, a.question, expected, d, split=a.split,
                    extra={"section": f"{a.file} / {a.heading}" if a.file else "", "right": right,
                           "cited": [f"{Path(s.source).name} / {_leaf(s.heading)}" for s in d.sources],
-                          "suggestions": list(d.suggestions)})
+                          "suggestions": [s.text for s in d.suggestions]})
     return row
 
 

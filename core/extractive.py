@@ -46,6 +46,7 @@ class ExtractiveGenerator:
     """Selects and cites the sentences that answer the question."""
 
     name = "extractive"
+    local = True  # no remote model: cheap enough to check that a suggestion is answered (core/pipeline.py)
 
     def __init__(self, cfg: ExtractiveSettings, judge: AnswerJudge | None = None,
                  judge_cfg: JudgeSettings | None = None) -> None:
@@ -56,13 +57,9 @@ class ExtractiveGenerator:
     def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
         if not hits:
             return Generation(text="", llm_called=False)
-        faq = self._faq(question, hits)
-        if faq is not None:
-            n, hit = faq
-            return Generation(text=f"{hit.faq_answer.strip()} [C{n}]", llm_called=False, faq=True)
-        refused = self._unquotable(question, hits)
-        if refused is not None:
-            return refused
+        verbatim = self._verbatim(question, hits)
+        if verbatim is not None:
+            return verbatim
         q_terms = set(content_terms(question))
         rows: list[tuple[int, int, str, set[str]]] = []
         for n, hit in enumerate(hits, start=1):
@@ -112,6 +109,36 @@ class ExtractiveGenerator:
                              f"{best_similarity:.2f} < {self.cfg.min_quote_similarity:.2f})."),
             )
         return None
+
+    def _verbatim(self, question: str, hits: Sequence[Hit]) -> Generation | None:
+        """The answer when the question is asked as an FAQ question or a section heading is written
+        (an FAQ's answer, a section's opening sentences), or a refusal when nothing may be quoted;
+        None: choose sentences."""
+        faq = self._faq(question, hits)
+        if faq is not None:
+            n, hit = faq
+            return Generation(text=f"{hit.faq_answer.strip()} [C{n}]", llm_called=False, faq=True)
+        refused = self._unquotable(question, hits)
+        if refused is not None:
+            return refused
+        section = self._section(hits)
+        if section is not None:
+            n, hit = section
+            lead = split_sentences(hit.text)[: self.cfg.max_sentences]
+            return _quote([(1.0, n, pos, sent) for pos, sent in enumerate(lead)])
+        return None
+
+    def _section(self, hits: Sequence[Hit]) -> tuple[int, Hit] | None:
+        """The section whose heading the question is asked as (found by its heading key at least
+        `faq_min_similarity`, as an FAQ question): its opening sentences are the answer the heading
+        promises, so they are quoted as an FAQ answer is. Of several chunks under that heading, the first."""
+        best: tuple[float, int, int, Hit] | None = None
+        for n, hit in enumerate(hits, start=1):
+            if hit.kind == "doc" and hit.heading_similarity >= self.cfg.faq_min_similarity:
+                rank = (-hit.heading_similarity, hit.position, n)
+                if best is None or rank < best[:3]:
+                    best = (*rank, hit)
+        return None if best is None else (best[2], best[3])
 
     def _faq(self, question: str, hits: Sequence[Hit]) -> tuple[int, Hit] | None:
         """The FAQ entry that answers verbatim: the best hit when it is close enough, or any FAQ

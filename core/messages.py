@@ -56,6 +56,7 @@ class Hit:
     faq_answer: str = ""
     url: str = ""
     position: int = 0
+    heading_similarity: float = 0.0  # the question's cosine to the heading the chunk was found by (0 = not by it)
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,8 @@ class Pipeline:
         self.generator = generator
         self.store = store
         self.clock = clock
+        self._answered_cache: dict[str, bool] = {}  # suggestion -> answered now, for one index version
+        self._answered_version: str | None = None
         self.config_hash = settings.config_hash() + ":" + generator.name + ":" + embedder.name
         # the stage each working state runs (its latency key, the stage); resting states run none
         self.stages: dict[str, tuple[str, Stage]] = {
@@ -260,7 +262,48 @@ class Pipeline:
         except Exception:
             return []
         candidates = prefer_language(candidates, ctx.language, lambda c: c[0])
-        return suggest(ctx.question, vec, candidates, cfg.suggestion_floor, cfg.max_suggestions)
+        ranked = suggest(ctx.question, vec, candidates, cfg.suggestion_floor, 2 * cfg.max_suggestions)
+        out: list[str] = []
+        for text in ranked:  # offered only if asking it would be answered now
+            if len(out) >= cfg.max_suggestions:
+                break
+            if self._answered(text):
+                out.append(text)
+        return out
+
+    def _answered(self, text: str) -> bool:
+        """Would `text`, asked now, be answered (not refused, not held)? Decided by running its
+        stages once per index version without recording anything (a suggestion is asked of the
+        same index many times, so a refusal mostly reads the cache); with an LLM generator the
+        check stops at the gates, so checking never calls the LLM."""
+        try:
+            version = self.index.version()
+        except Exception:
+            return False
+        if version != self._answered_version:
+            self._answered_cache.clear()
+            self._answered_version = version
+        key = normalize_text(text)
+        known = self._answered_cache.get(key)
+        if known is None:
+            known = self._answered_cache[key] = self._dry_run(text)
+        return known
+
+    def _dry_run(self, text: str) -> bool:
+        ctx = TurnContext(msg=Incoming(ConversationKey("", ""), "", text), question=clean_input(text),
+                          language=language_of(text))
+        turn = Turn(State.IDLE)
+        turn.fire(Trigger.ASK)
+        local = bool(getattr(self.generator, "local", False))
+        try:
+            while turn.state in self.stages:
+                if turn.state == State.GENERATING and not local:
+                    return True  # an LLM is not called to check a suggestion: passing the gates must do
+                turn.fire(self.stages[turn.state][1](ctx).trigger)
+        except Exception:
+            log.exception("checking a suggestion failed")
+            return False
+        return turn.state == State.REPLIED
 
     def _record(self, conversation: ConversationTurn, msg: Incoming, decision: Decision, turn: Turn) -> None:
         """Persist the decision (the store retries, and spools what the database cannot take);

@@ -8,6 +8,8 @@ import numpy as np
 
 from core.normalize import normalize_text
 
+NEAR_DUPLICATE = 0.95  # cosine between two suggestions' vectors from which the second is not offered
+
 
 def candidate_pool(limit: int) -> int:
     """How many nearest candidates a refusal reads to offer `limit` suggestions: enough that
@@ -22,22 +24,25 @@ def suggest(
     floor: float,
     limit: int,
 ) -> list[str]:
-    """Nearest FAQ questions / section headings above `floor`, best first, deduplicated."""
+    """Nearest FAQ questions / section headings above `floor`, best first, without the question
+    itself and without near-duplicates (one heading written two ways in two documents)."""
     if not candidates or limit <= 0:
         return []
     matrix = np.stack([v for _, v in candidates])
     sims = matrix @ query_vector
     order = np.argsort(-sims, kind="stable")
     seen = {normalize_text(question)}
+    kept: list[np.ndarray] = []
     out: list[str] = []
     for i in order:
         if sims[i] < floor:
             break
-        text = candidates[int(i)][0].strip()
+        text, vec = candidates[int(i)][0].strip(), matrix[int(i)]
         key = normalize_text(text)
-        if not text or key in seen:
+        if not text or key in seen or any(float(vec @ v) >= NEAR_DUPLICATE for v in kept):
             continue
         seen.add(key)
+        kept.append(vec)
         out.append(text)
         if len(out) >= limit:
             break

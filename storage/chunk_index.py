@@ -70,6 +70,19 @@ def is_remote(uri: str | Path) -> bool:
     return "://" in str(uri) and not str(uri).startswith("file://")
 
 
+def _searched(c: Chunk) -> tuple[str, ...]:
+    """What the full-text leg matches a row by: a chunk's title, heading and text; a heading key's
+    title and heading alone (a short field, so a question worded like the heading ranks it high)."""
+    return (c.title, c.key) if c.kind == "key" else (c.title, c.heading, c.text)
+
+
+def _card(c: Chunk) -> dict[str, Any]:
+    """The fields a hit shows; a heading key shows the chunk under its heading (kind "key" says
+    the hit was found by the heading)."""
+    fields = {f: getattr(c, f) for f in FIELDS}
+    return fields | {"chunk_id": c.shows} if c.kind == "key" else fields
+
+
 class LanceChunkIndex:
     """ChunkIndex port over a LanceDB table in a local directory or on object storage.
 
@@ -174,7 +187,7 @@ class LanceChunkIndex:
 
     def count(self) -> int:
         tbl = self.table()
-        return 0 if tbl is None else int(tbl.count_rows())
+        return 0 if tbl is None else int(tbl.count_rows("kind != 'key'"))  # chunks, not their heading keys
 
     # -- reading ----------------------------------------------------------------
     def existing_docs(self) -> dict[str, tuple[str, str]]:
@@ -261,10 +274,12 @@ class LanceChunkIndex:
             for row in rows:
                 key = (row["doc_id"], int(row["position"]))
                 sim = row["sim"]
-                entry = fused.setdefault(key, {"row": row, "sim": sim, "fused": 0.0, "kw": None})
+                entry = fused.setdefault(key, {"row": row, "sim": sim, "fused": 0.0, "kw": None, "by_heading": 0.0})
                 entry["sim"] = max(entry["sim"], sim)
                 if row["kind"] == "faq_qa":  # an FAQ shows its question + answer row
                     entry["row"] = row
+                if row["kind"] == "key":  # the chunk's heading key: the chunk, found by its heading
+                    entry["by_heading"] = max(entry["by_heading"], sim)
                 if key in seen:  # an FAQ's question row and answer row count once per ranking
                     continue
                 seen.add(key)
@@ -284,6 +299,7 @@ class LanceChunkIndex:
                     heading=r["heading"], text=text, similarity=round(e["sim"], 6), fused=round(e["fused"], 6),
                     keyword_rank=e["kw"], kind="faq" if faq else "doc", faq_question=r["faq_question"],
                     faq_answer=r["faq_answer"], url=r["url"], position=int(r["position"]),
+                    heading_similarity=round(e["by_heading"], 6),
                 )
             )
         return hits
@@ -305,9 +321,9 @@ class LanceChunkIndex:
         records = [
             {
                 "chunk_id": c.chunk_id, "doc_id": c.doc_id, "source": c.source, "kind": c.kind, "position": c.position,
-                "text_norm": normalize_text(" ".join(p for p in (c.title, c.heading, c.text) if p)),
+                "text_norm": normalize_text(" ".join(p for p in _searched(c) if p)),
                 "doc_hash": doc_hashes[c.doc_id], "ingested_at": now, "vector": vectors[i].astype(np.float32),
-                CARD: pack({f: getattr(c, f) for f in FIELDS}),
+                CARD: pack(_card(c)),
             }
             for i, c in enumerate(new_chunks)
         ]

@@ -55,7 +55,32 @@ def _chunk_id(doc_id: str, position: int, kind: str, text: str) -> str:
     return hashlib.sha1(f"{doc_id}\x00{position}\x00{kind}\x00{text}".encode()).hexdigest()[:20]
 
 
-def chunk_document(doc: Document, size: int = 900, overlap: int = 150, min_chars: int = 20) -> list[Chunk]:
+def heading_key(doc: Document, heading: str) -> str:
+    """The part of a section's heading a reader asks by ("How do I tune the thresholds?"), or ''
+    when it says nothing the title does not (a document whose one heading is its title)."""
+    leaf = heading.split(" > ")[-1].strip()
+    if len(leaf) <= 3 or leaf.startswith("page ") or leaf.casefold() == doc.title.strip().casefold():
+        return ""
+    return leaf
+
+
+def with_keys(doc: Document, chunks: list[Chunk]) -> list[Chunk]:
+    """Each section chunk followed by its heading key: a row of its own, embedded from the heading
+    alone, that finds the chunk when a question is asked the way the heading is written (a body
+    of 800 characters dilutes its heading in one vector). Same document and position as the
+    chunk, so a search counts the two once and scores the chunk by the better of them."""
+    out: list[Chunk] = []
+    for c in chunks:
+        out.append(c)
+        key = heading_key(doc, c.heading) if c.kind == "doc" else ""
+        if key:
+            out.append(Chunk(_chunk_id(doc.doc_id, c.position, "key", f"{key}\n{c.text}"), c.doc_id, c.source, c.title,
+                             c.heading, c.url, "key", c.position, c.text, key=key, shows=c.chunk_id))
+    return out
+
+
+def chunk_document(doc: Document, size: int = 900, overlap: int = 150, min_chars: int = 20,
+                   heading_keys: bool = True) -> list[Chunk]:
     """Chunks of one document, in reading order, with stable content-derived ids."""
     chunks: list[Chunk] = []
     position = 0
@@ -84,7 +109,7 @@ def chunk_document(doc: Document, size: int = 900, overlap: int = 150, min_chars
                       kind, position, text, faq_question=q, faq_answer=a)
             )
         position += 1
-    return chunks
+    return with_keys(doc, chunks) if heading_keys else chunks
 
 
 def _make(doc: Document, heading: str, position: int, text: str) -> Chunk:

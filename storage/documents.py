@@ -48,15 +48,19 @@ class Chunk:
     title: str
     heading: str
     url: str
-    kind: str  # "doc" | "faq" (question row) | "faq_qa" (question + answer row)
+    kind: str  # "doc" | "faq" (question row) | "faq_qa" (question + answer row) | "key" (heading row)
     position: int
     text: str
     faq_question: str = ""
     faq_answer: str = ""
+    key: str = ""    # a "key" row: the heading it is found by (its chunk's own fields shown)
+    shows: str = ""  # a "key" row: the chunk_id of the chunk under the heading
 
     def embed_text(self) -> str:
         """What the embedder sees: title and heading give a chunk its topic."""
         if self.kind == "faq":
             return self.faq_question
+        if self.kind == "key":
+            return self.key
         prefix = " > ".join(p for p in (self.title, self.heading) if p)
         return f"{prefix}\n{self.text}" if prefix else self.text

@@ -39,6 +39,7 @@ class IngestSummary:
     unchanged: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     chunks_written: int = 0
+    keys_written: int = 0  # heading keys written beside the chunks (storage/chunker.py, with_keys)
     seconds: float = 0.0
     embed_seconds: float = 0.0
     vectors_reused: int = 0  # chunks of changed documents whose text (and so vector) did not change
@@ -60,6 +61,7 @@ class IngestSummary:
         return {
             "added": self.added, "updated": self.updated, "removed": self.removed, "unchanged": self.unchanged,
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped], "chunks_written": self.chunks_written,
+            "keys_written": self.keys_written,
             "seconds": round(self.seconds, 3), "index_version": self.index_version,
             "vectors_reused": self.vectors_reused, "index_maintenance": self.index_maintenance,
         }
@@ -136,7 +138,8 @@ def ingest(
         replace = [*summary.updated, *summary.removed, *summary.added]
         index.apply(chunks, vectors, hashes, replace, rows)
         summary.index_maintenance = index.maintain()
-    summary.chunks_written = len(chunks)
+    summary.keys_written = sum(c.kind == "key" for c in chunks)
+    summary.chunks_written = len(chunks) - summary.keys_written
     summary.index_version = index.version()
     summary.seconds = time.perf_counter() - t0
     return summary
@@ -156,13 +159,19 @@ def embed_chunks(chunks: Sequence[Chunk], embedder: Any, batch: int, progress: P
             out[i] = vec
     summary.vectors_reused = len(chunks) - len(todo)
     texts = {i: normalize_text(chunks[i].embed_text()) for i in todo}
-    order = sorted(todo, key=lambda i: len(texts[i]))
+    keys = [i for i in todo if chunks[i].kind == "key"]  # headings are embedded as the questions they are
+    order = sorted((i for i in todo if chunks[i].kind != "key"), key=lambda i: len(texts[i]))
     t0 = time.perf_counter()
     for start in range(0, len(order), batch):
         idx = order[start : start + batch]
         out[idx] = embedder.embed_passages([texts[i] for i in idx])
         if progress:
             progress("embedding", min(start + batch, len(order)), len(order))
+    distinct = sorted({texts[i] for i in keys})
+    if distinct:
+        by_text = dict(zip(distinct, embedder.embed_queries(distinct), strict=True))
+        for i in keys:
+            out[i] = by_text[texts[i]]
     summary.embed_seconds = time.perf_counter() - t0
     return out
 

@@ -33,3 +33,14 @@ def test_keyword_coverage_only_warns() -> None:
     assert g.passed and g.warnings == ["keyword_coverage"]
     assert keyword_coverage("re-ingest documents", [hit(LONG)]) == 1.0
 
+
+
+def test_near_duplicate_suggestions_are_offered_once() -> None:
+    import numpy as np
+
+    from core.suggest import suggest
+
+    a, b, c = np.array([1.0, 0.0, 0.0]), np.array([0.999, 0.0447, 0.0]), np.array([0.6, 0.8, 0.0])
+    b, q = b / np.linalg.norm(b), np.array([0.9, 0.436, 0.0])
+    got = suggest("question", q / np.linalg.norm(q), [("How do I ingest?", a), ("How to ingest?", b), ("Other", c)], 0.1, 3)
+    assert got == ["How to ingest?", "Other"]  # the nearer of the two near-duplicates

@@ -202,3 +202,36 @@ def test_claim_judge_reads_generated_answers_and_its_refusal_is_explained() -> N
     gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
     assert not off.handle(Incoming(KEY, "u2", "Which port does the Telegram webhook listen on?")).refused
     assert len(judge.read) == 1
+
+
+class LocalGenerator:
+    """A local generator (as the extractive one): the suggestion check asks it; it answers only
+    questions about ports, and counts what it was asked."""
+
+    name = "local"
+    local = True
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def generate(self, question: str, hits: object) -> object:
+        from core.messages import Generation
+
+        self.asked.append(question)
+        if "port" in question:
+            return Generation(text="The Telegram webhook listens on port 8443 [C1].", llm_called=False)
+        return Generation(text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES)
+
+
+def test_only_suggestions_that_are_answered_are_offered_and_the_check_is_cached() -> None:
+    emb = BagOfWordsEmbedder()
+    index = ListIndex(KB, emb, suggestions=["Which port does the Telegram webhook use?",
+                                            "Which secret does the Telegram webhook need?"])
+    gen = LocalGenerator()
+    p = Pipeline(SETTINGS, emb, index, gen, MemoryStore())
+    d = p.handle(Incoming(KEY, "u1", "telegram webhook secret header"))
+    assert d.refused and [s.text for s in d.suggestions] == ["Which port does the Telegram webhook use?"]
+    asked = len(gen.asked)
+    again = p.handle(Incoming(ConversationKey("test", "chat-2"), "u1", "telegram webhook secret header"))
+    assert [s.text for s in again.suggestions] == ["Which port does the Telegram webhook use?"]
+    assert len(gen.asked) == asked + 1  # only the question itself was generated again: the checks were cached

@@ -1,0 +1,38 @@
+"""Every section of the bundled docs is found by its own heading: asked exactly as a heading or
+FAQ question is written, groundbot answers from that section, and the suggestions a refusal
+offers are questions it answers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench.docs_suite import doc_sections, from_section
+from bot.app import App
+from core.messages import ConversationKey, Incoming
+
+
+def test_every_heading_and_faq_question_is_answered_from_its_section(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    sections = doc_sections()
+    assert len(sections) > 60  # the walk covers the docs, not an empty list
+    missed = []
+    for i, s in enumerate(sections):
+        d = app.ask(Incoming(ConversationKey("console", f"heading-{i}"), "local", s.question))
+        if not from_section(d, s.file, s.heading):
+            cited = [f"{src.source.split('/')[-1]} / {src.heading}" for src in d.sources]
+            missed.append(f"{s.file} / {s.heading}: {d.refusal_reason or 'cited ' + '; '.join(cited)}")
+    assert not missed, "\n".join(missed)
+
+
+def test_a_refusal_offers_only_questions_that_are_answered(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    offered: set[str] = set()
+    for i, q in enumerate(["How do I connect groundbot to WhatsApp?", "What does the Telegram bot cost per month?",
+                           "Can groundbot read my Outlook calendar?"]):
+        d = app.ask(Incoming(ConversationKey("console", f"off-{i}"), "local", q))
+        assert d.refused and q not in [s.text for s in d.suggestions]
+        offered.update(s.text for s in d.suggestions)
+    assert offered, "no suggestion was offered to compare"
+    for i, s in enumerate(sorted(offered)):
+        d = app.ask(Incoming(ConversationKey("console", f"pick-{i}"), "local", s))
+        assert not d.refused, (s, d.refusal_reason)

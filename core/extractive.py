@@ -129,12 +129,13 @@ class ExtractiveGenerator:
         return None
 
     def _section(self, hits: Sequence[Hit]) -> tuple[int, Hit] | None:
-        """The section whose heading the question is asked as (found by its heading key at least
-        `faq_min_similarity`, as an FAQ question): its opening sentences are the answer the heading
-        promises, so they are quoted as an FAQ answer is. Of several chunks under that heading, the first."""
+        """The section whose heading the question is asked as: found by its heading key at least
+        `heading_min_similarity` (stricter than the FAQ floor: a question merely near a heading may
+        ask something its section does not say). Its opening sentences are the answer the heading
+        promises, quoted as an FAQ's answer is; of several chunks under that heading, the first."""
         best: tuple[float, int, int, Hit] | None = None
         for n, hit in enumerate(hits, start=1):
-            if hit.kind == "doc" and hit.heading_similarity >= self.cfg.faq_min_similarity:
+            if hit.kind == "doc" and hit.heading_similarity >= self.cfg.heading_min_similarity:
                 rank = (-hit.heading_similarity, hit.position, n)
                 if best is None or rank < best[:3]:
                     best = (*rank, hit)

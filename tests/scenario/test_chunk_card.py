@@ -10,6 +10,7 @@ import shutil
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,10 @@ from core.normalize import normalize_text
 from storage.chunk_card import CARD, FIELDS, REPLACED, add_cards, pack, unpack
 from storage.chunk_index import TABLE, LanceChunkIndex, fts_terms
 from storage.ingest import ingest
-from tests.scenario.test_scale_index import SETTINGS, HashEmbedder, write_docs
+from tests.scenario.test_scale_index import SETTINGS as SCALE_SETTINGS
+from tests.scenario.test_scale_index import HashEmbedder, write_docs
+
+SETTINGS = replace(SCALE_SETTINGS, heading_keys=False)  # the old layout predates heading keys
 
 HOSTILE = {"chunk_id": "c\x1f1", "doc_id": "kb/راهنما.md", "source": "/kb/راهنما.md", "title": "راهنما \U0001F600",
            "heading": "A > B\x1f", "url": "", "kind": "faq", "position": 7, "text": "line one\nline\ttwo \x00 end",

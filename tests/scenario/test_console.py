@@ -17,13 +17,13 @@ def run_console(app: Any, lines: list[str], user: str = "local") -> str:
 
 def test_answer_refusal_pick_why_and_feedback(make_app: Callable[..., Any]) -> None:
     app = make_app()
-    text = run_console(app, ["How do I re-ingest documents?", "/good", "Can I use PostgreSQL?", "1", "/why", "/quit"])
+    text = run_console(app, ["How do I re-ingest documents?", "/good", "Can I store transcripts in MySQL?", "1", "/why", "/quit"])
     assert "Sources:" in text and "Thanks for the feedback." in text
     assert "You could ask:" in text and "1. How do I use PostgreSQL for transcripts?" in text
     assert "> How do I use PostgreSQL for transcripts?" in text
     assert "status:" in text and "top1_similarity" in text
     turns = app.store.turns()
-    assert [t.question for t in turns] == ["How do I re-ingest documents?", "Can I use PostgreSQL?",
+    assert [t.question for t in turns] == ["How do I re-ingest documents?", "Can I store transcripts in MySQL?",
                                            "How do I use PostgreSQL for transcripts?"]
     assert not turns[2].refused
     assert app.store.feedback_for(turns[0].id)[0].value == 1

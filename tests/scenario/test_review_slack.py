@@ -13,6 +13,7 @@ from tests.scenario.slack_standin import Call
 from tests.scenario.test_slack import (  # noqa: F401
     ADMIN,
     CHANNEL,
+    PARKING,
     USER,
     Slack,
     blocks_text,
@@ -105,7 +106,7 @@ def test_approve_as_faq_then_the_same_question_is_answered_from_it(start: Callab
 
 def test_should_be_answerable_puts_a_refusal_in_the_queue(start: Callable[..., Slack]) -> None:  # noqa: F811
     bot = start("http", admin_channel=ADMIN_CHANNEL)
-    bot.mention("Can I renew a laptop?", ts="1803.000100")
+    bot.mention(PARKING, ts="1803.000100")
     (refusal,) = bot.replies(1)
     bot.click(refusal, "groundbot_reason_should_answer", user=USER)
     card = bot.replies(2)[-1]

@@ -55,7 +55,10 @@ async def test_admin_approves_from_the_card_and_the_user_gets_the_answer(tg_app:
         done = await standin.wait_for(lambda: [c for c in standin.sent(ADMIN) if "approved" in c.params["text"]])
     draft = app.store.turns()[-1].record["draft"]
     assert answer.params["text"].startswith(f"An admin reviewed your question “{RISKY}”:")
-    assert draft.split("[C")[0].strip()[:40] in answer.params["text"] and "Sources:\n[1] " in answer.params["text"]
+    body, _, listed = answer.params["text"].partition("\n\nSources:\n")
+    assert draft.split("[C")[0].strip()[:40] in body
+    cited = set(re.findall(r"\[(\d+)\]", body))  # every number the answer cites has its source line
+    assert cited and cited == set(re.findall(r"^\[(\d+)\] ", listed, re.M))
     assert done[0].params["text"] == f"#{item} approved; the answer went to the user."
     assert app.commands.desk.queue.entry(item).reviewer == f"telegram:{ADMIN}"  # type: ignore[union-attr]
 

@@ -61,6 +61,8 @@ ADMIN = "UADMIN01"
 USER = "UALICE01"
 CHANNEL = "C0GENERAL"
 MODES = ["socket", "http"]
+# refused (the handbook says nothing of permits), with "How do I renew a book?" suggested
+PARKING = "Can I renew my parking permit?"
 
 RULES = " ".join(
     f"Rule {i}: members must return item number {i} to shelf {i} of the quiet reading room before closing time."
@@ -396,7 +398,7 @@ def test_thread_follow_up_uses_earlier_turns(start: Callable[..., Slack], mode: 
 @pytest.mark.parametrize("mode", MODES)
 def test_refusal_offers_suggestions_and_a_press_asks_it(start: Callable[..., Slack], mode: str) -> None:
     bot = start(mode)
-    bot.mention("Can I renew a laptop?", ts="1714.000100")
+    bot.mention(PARKING, ts="1714.000100")
     (refusal,) = bot.replies(1)
     (turn,) = bot.app.store.turns()
     assert turn.refused and turn.refusal_reason

@@ -36,7 +36,7 @@ SECRET_ENV = "GROUNDBOT_TELEGRAM_WEBHOOK_SECRET"
 SECRET = "s3cret-token_1"
 ADMIN, GUEST = 111, 222
 ANSWERED = "How do I re-ingest documents?"
-REFUSED = "Can I use PostgreSQL?"  # refused, with "How do I use PostgreSQL for transcripts?" suggested
+REFUSED = "Can I store transcripts in MySQL?"  # refused, with "How do I use PostgreSQL for transcripts?" suggested
 ROOT = Path(__file__).resolve().parents[2]
 
 # python-telegram-bot itself warns about its int -> timedelta migration when it builds a RetryAfter

@@ -58,12 +58,13 @@ def make_sentence(chunk: int, text: str) -> Sentence:
 
 
 def present(token: str, tokens: set[str]) -> bool:
-    """A number or name is present as a whole token, or as all of its hyphenated parts (KMJ-TV)."""
+    """A number or name is present as a whole token, or as all of its hyphenated parts (KMJ-TV;
+    an identifier's underscores split it too, and one at its edge is no part of the name)."""
     t = fold(token)
     if t in tokens:
         return True
     parts = [p for p in _PARTS.split(t) if p]
-    return len(parts) > 1 and all(p in tokens for p in parts)
+    return bool(parts) and parts != [t] and all(p in tokens for p in parts)
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Console adapter: `groundbot chat`, a REPL over the same pipeline and transcripts.
 
 It renders; it decides nothing. Admin, review and feedback commands go to the backend's one
-command layer (bot/commands.py) and come back as platform-neutral replies; every string a
+command layer (bot/services/commands.py) and come back as platform-neutral replies; every string a
 user reads comes from the message catalogue (core/catalogue) in the question's language.
 """
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from bench.datasets import HALUEVAL_FILE, load_halueval, select_split
 from bench.grounding import FORMS, _forms
-from bot.calibrate import Memo
+from bot.cli.calibrate import Memo
 from core.messages import Hit
 from core.settings import VerifySettings
 from core.verify import verify_answer

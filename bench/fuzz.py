@@ -98,7 +98,7 @@ def run_fuzz(count: int, seed: int, work: Path) -> dict[str, Any]:
     inputs = hostile_inputs(count, seed)
     data = work / "data"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONIOENCODING": "utf-8"}
-    cli = [sys.executable, "-m", "bot.cli", "--data-dir", str(data)]
+    cli = [sys.executable, "-m", "bot.cli.main", "--data-dir", str(data)]
     subprocess.run([*cli, "ingest", str(ROOT / "docs")], check=True, cwd=ROOT, env=env, capture_output=True)
     stdin = b"".join(line + b"\n" for _, line in inputs)
     t0 = time.perf_counter()

@@ -255,7 +255,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
            "GROUNDBOT_SLACK_BOT_TOKEN": "xoxb-load-bot", "GROUNDBOT_SLACK_SIGNING_SECRET": SLACK_SECRET}
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
         env.pop(name, None)
-    cli = [sys.executable, "-m", "bot.cli", "--config", str(cfg)]
+    cli = [sys.executable, "-m", "bot.cli.main", "--config", str(cfg)]
     serve = None
     try:
         subprocess.run([*cli, "ingest"], cwd=ROOT, env=env, check=True, capture_output=True, timeout=900)

@@ -239,7 +239,8 @@ def _settings(raw: dict[str, Any]) -> Any:
 def changed_documents(index: Any, base: dict[str, Any], work: Path) -> dict[str, Any]:
     """Ingest 100 new documents into the big index, then change all 100 and ingest again."""
     from storage.embedders import make_embedder
-    from storage.ingest import ChunkSettings, ingest
+    from storage.ingest import ingest
+    from storage.settings import ChunkSettings
 
     emb = make_embedder("minilm")
     kb = work / "kb100"

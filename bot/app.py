@@ -1,161 +1,74 @@
-"""build_app(): the one place that constructs concrete clients and wires the pipeline."""
+"""build_app(): the one place that constructs concrete clients and the services built from
+them; App is the facade the front ends (console, Telegram, Slack, `groundbot serve`) talk to."""
 
 from __future__ import annotations
 
 import gc
 import logging
-import re
 import sys
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import yaml
+from functools import partial
+from typing import Any
 
 from bot.config import Config
-from bot.openai_generator import OpenAIGenerator
-from bot.outbox import Courier
+from bot.services.commands import Commands
+from bot.services.hooks import Hooks, TurnHandler
+from bot.services.knowledge import KnowledgeBase
+from bot.services.outbox import Courier
+from bot.services.review import ReviewDesk
 from core.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.pipeline import Pipeline
-from core.ports import AnswerJudge, ClaimJudge, Delivery, Embedder, Generator, PathNotAllowed
+from core.ports import AnswerJudge, ClaimJudge, Delivery, Embedder, Generator
 from core.profiles import apply_profile, load_profile
 from core.replies import Reply
 from storage.chunk_index import LanceChunkIndex
 from storage.embedders import make_embedder
-from storage.ingest import IngestSummary, Progress, ingest
+from storage.ingest import IngestSummary, Progress
+from storage.openai_generator import OpenAIGenerator
 from storage.outbox import Outbox
+from storage.reviews import ReviewQueue
 from storage.spool import TurnSpool
 from storage.transcripts import SqlTranscriptStore
-
-if TYPE_CHECKING:
-    from bot.commands import Commands
 
 log = logging.getLogger(__name__)
 
 
-class NotAdmin(PermissionError):
-    """Raised when a non-admin asks for an admin command; nothing has run."""
-
-
 @dataclass
 class App:
+    """What a front end may ask of groundbot: the Backend port (core/ports.py) and the operator's
+    commands. Built once by build_app; cross-cutting work goes in `hooks`, not in a subclass."""
+
     config: Config
     pipeline: Pipeline
     store: SqlTranscriptStore
     index: LanceChunkIndex
     embedder: Embedder
-    _ingest_lock: threading.Lock = field(default_factory=threading.Lock)
+    kb: KnowledgeBase
+    courier: Courier
+    desk: ReviewDesk
+    commands: Commands
+    hooks: Hooks
     # how a reviewed answer reaches its conversation: each running adapter registers itself
     deliveries: dict[str, Delivery] = field(default_factory=dict)
-    _commands: Commands | None = None
-    _courier: Courier | None = None
 
     def ask(self, msg: Incoming) -> Decision:
-        decision = self.pipeline.handle(msg)
-        if decision.state == "pending_review" and decision.turn_id is not None:
-            try:  # admins hear of a held draft at once; the user's reply does not wait on it failing
-                self.commands.desk.announce(decision.turn_id)
-            except Exception as exc:
-                log.warning("held turn %s: admins not notified: %s", decision.turn_id, exc)
-        return decision
+        """One turn, through the turn hooks (outermost first) around the pipeline."""
+        return self.hooks.run_turn(msg, self.pipeline.handle)
 
-    def ingest(self, paths: Sequence[str | Path] | None = None, progress: Progress | None = None) -> IngestSummary:
-        """Ingest `paths` (default: config kb_paths); one ingest at a time per process."""
-        chosen = [Path(p) for p in (paths or self.config.kb_paths)]
-        with self._ingest_lock:
-            return ingest(chosen, self.index, self.embedder, self.config.chunking, progress)
+    def ingest(self, paths: Any = None, progress: Progress | None = None) -> IngestSummary:
+        return self.kb.ingest(paths, progress)
 
     def ensure_ingested(self, progress: Progress | None = None) -> IngestSummary | None:
-        """Ingest the configured KB when the index is empty (first run); else do nothing."""
-        if self.index.count() > 0:
-            return None
-        return self.ingest(progress=progress)
-
-    # -- admin commands (every platform goes through these) -------------------------
-    def require_admin(self, platform: str, user_id: str) -> None:
-        if not self.config.is_admin(platform, user_id):
-            raise NotAdmin(f"user {user_id} on {platform} is not a groundbot admin")
-
-    def admin_reingest(self, platform: str, user_id: str, paths: Sequence[str] | None = None,
-                       progress: Progress | None = None) -> IngestSummary:
-        """Re-ingest for an admin in chat: the configured KB, or paths inside the allowed roots."""
-        self.require_admin(platform, user_id)
-        allowed = self.reingest_paths(paths) if paths else None
-        return self.ingest(allowed, progress)
-
-    def reingest_roots(self) -> list[Path]:
-        """Where chat re-ingest may read: kb_paths and reingest_roots, resolved."""
-        return [Path(r).resolve() for r in (*self.config.kb_paths, *self.config.reingest_roots)]
-
-    def reingest_paths(self, paths: Sequence[str]) -> list[Path]:
-        """The resolved paths, if every one lies inside an allowed root; else PathNotAllowed.
-
-        A chat account must not make the bot read arbitrary files (/etc/..., ../ escapes, a
-        symlink in the KB pointing out of it), so each path is resolved with symlinks followed
-        and checked against the roots before anything is read; one bad path refuses them all.
-        The resolved paths, not the names given, are what gets ingested. Outside the roots, a
-        missing path gets the same answer as an existing one: chat does not learn what exists
-        elsewhere on the machine.
-        """
-        roots = self.reingest_roots()
-        where = ", ".join(str(r) for r in roots) or "(none configured)"
-
-        def inside(p: Path | None) -> bool:
-            return p is not None and any(p.is_relative_to(root) for root in roots)
-
-        chosen: list[Path] = []
-        for raw in paths:
-            given = Path(raw)
-            try:
-                resolved = given.resolve(strict=True)
-            except (OSError, RuntimeError) as exc:  # missing, a symlink loop, an unreadable folder
-                try:
-                    loose: Path | None = given.resolve()
-                except (OSError, RuntimeError):
-                    loose = None
-                if not inside(loose):
-                    raise PathNotAllowed(self._outside(raw, where)) from None
-                if isinstance(exc, FileNotFoundError):
-                    raise PathNotAllowed(f"{raw} does not exist; nothing was ingested.") from None
-                raise PathNotAllowed(f"{raw} cannot be read ({type(exc).__name__}); nothing was ingested.") from None
-            if not inside(resolved):
-                raise PathNotAllowed(self._outside(raw, where))
-            chosen.append(resolved)
-        return chosen
-
-    @staticmethod
-    def _outside(raw: str, where: str) -> str:
-        return (f"{raw} is outside the folders admins may re-ingest from chat ({where}); nothing was "
-                "ingested. The operator can allow more in config.toml, [paths] reingest_roots.")
-
-    def admin_stats(self, platform: str, user_id: str) -> dict[str, Any]:
-        self.require_admin(platform, user_id)
-        return self.stats()
-
-    def admin_review_queue(self, platform: str, user_id: str) -> list[dict[str, Any]]:
-        """The open review items as rows (for front ends that list them without the command layer)."""
-        self.require_admin(platform, user_id)
-        return [{"id": e.id, "turn_id": e.turn_id, "question": e.question, "draft": e.draft}
-                for e in self.commands.desk.queue.entries()]
-
-    @property
-    def commands(self) -> Commands:
-        """Admin, review and feedback commands (bot/commands.py), the same for every platform."""
-        if self._commands is None:
-            from bot.commands import Commands
-
-            self._commands = Commands(self)
-        return self._commands
+        return self.kb.ensure_ingested(progress)
 
     def command(self, platform: str, user_id: str, name: str, args: str = "",
                 progress: Progress | None = None) -> Reply:
         return self.commands.run(platform, user_id, name, args, progress)
 
     def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
-        return self.commands.desk.handle(platform, user_id, action, item_id, text)
+        return self.desk.handle(platform, user_id, action, item_id, text)
 
     def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
                  lang: str = "") -> Reply:
@@ -166,31 +79,6 @@ class App:
         sent (and retried) from now on by this process's courier."""
         self.deliveries[platform] = delivery
         self.courier.start()
-
-    @property
-    def courier(self) -> Courier:
-        """Sends reviewed decisions from the outbox (bot/outbox.py); one per process."""
-        if self._courier is None:
-            every = self.config.core.review.retry_seconds
-            self._courier = Courier(Outbox(self.store.engine, backoff_s=max(every, 0.1)), self.deliveries, every)
-        return self._courier
-
-    def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "", reason: str = "") -> bool:
-        return self.store.record_feedback(turn_id, user_id, value, comment, reason)
-
-    def save_faq(self, question: str, answer: str, reviewer: str) -> IngestSummary:
-        """Add a reviewed question/answer pair to the knowledge base through the normal
-        incremental ingest: one FAQ file per reviewer under data_dir/reviewed (the file's title
-        names the reviewer, and is what the answer cites)."""
-        folder = self.config.data_dir / "reviewed"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"reviewed-by-{re.sub(r'[^A-Za-z0-9]+', '-', reviewer).strip('-')}.yaml"
-        with self._ingest_lock:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-            pairs = list((data or {}).get("faq") or [])
-            pairs.append({"question": question, "answer": answer})
-            path.write_text(yaml.safe_dump({"faq": pairs}, allow_unicode=True, sort_keys=False), encoding="utf-8")
-        return self.ingest([folder])
 
     def is_admin(self, platform: str, user_id: str) -> bool:
         return self.config.is_admin(platform, user_id)
@@ -212,14 +100,35 @@ class App:
         return report
 
     def stats(self) -> dict[str, Any]:
-        data = self.store.stats()
-        data["index"] = {"chunks": self.index.count(), "version": self.index.version(),
-                         "embedder": self.embedder.name}
-        try:  # reviewed answers still in the outbox: none should stay there long
-            data["outbox_pending"] = self.courier.outbox.pending_count()
-        except Exception as exc:
-            log.warning("outbox not read for stats: %s", exc)
-        return data
+        return collect_stats(self.store, self.index, self.embedder, self.courier)
+
+
+def collect_stats(store: SqlTranscriptStore, index: LanceChunkIndex, embedder: Embedder,
+                  courier: Courier) -> dict[str, Any]:
+    """Turns, rates, latency and feedback from the database, with the index and the outbox."""
+    data = store.stats()
+    data["index"] = {"chunks": index.count(), "version": index.version(), "embedder": embedder.name}
+    try:  # reviewed answers still in the outbox: none should stay there long
+        data["outbox_pending"] = courier.outbox.pending_count()
+    except Exception as exc:
+        log.warning("outbox not read for stats: %s", exc)
+    return data
+
+
+def announce_held(desk: ReviewDesk) -> Callable[[Incoming, TurnHandler], Decision]:
+    """The turn hook that posts a held draft to the admins at once; the user's reply does not
+    wait on that failing."""
+
+    def hook(msg: Incoming, next_: TurnHandler) -> Decision:
+        decision = next_(msg)
+        if decision.state == "pending_review" and decision.turn_id is not None:
+            try:
+                desk.announce(decision.turn_id)
+            except Exception as exc:
+                log.warning("held turn %s: admins not notified: %s", decision.turn_id, exc)
+        return decision
+
+    return hook
 
 
 def with_embedder_profile(config: Config, embedder_name: str) -> Config:
@@ -284,7 +193,25 @@ def build_app(
     gen = generator or make_generator(config, emb.name, judge or make_judge(config, emb.name))
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name), **kwargs)
-    return App(config=config, pipeline=pipeline, store=st, index=index, embedder=emb)
+    return _services(config, pipeline, st, index, emb)
+
+
+def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, index: LanceChunkIndex,
+              emb: Embedder) -> App:
+    """The application services, each from what it needs, and the App over them."""
+    hooks = Hooks()
+    deliveries: dict[str, Delivery] = {}
+    every = config.core.review.retry_seconds
+    courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every)
+    kb = KnowledgeBase(index, emb, config.chunking, kb_paths=config.kb_paths, reingest_roots=config.reingest_roots,
+                       reviewed_dir=config.data_dir / "reviewed")
+    desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
+                      suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
+                      is_admin=config.is_admin)
+    commands = Commands(kb, partial(collect_stats, store, index, emb, courier), desk, store, config.is_admin, hooks)
+    hooks.turn.append(announce_held(desk))
+    return App(config=config, pipeline=pipeline, store=store, index=index, embedder=emb, kb=kb, courier=courier,
+               desk=desk, commands=commands, hooks=hooks, deliveries=deliveries)
 
 
 def settle_heap() -> None:

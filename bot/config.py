@@ -1,4 +1,5 @@
-"""Read configuration once: config.toml (optional) + environment secrets + CLI overrides.
+"""Read configuration once: config.toml (optional), then `GROUNDBOT_<TABLE>__<KEY>` environment
+variables over it, the secrets the `*_env` settings name, and CLI overrides.
 
 The settings dataclasses are the one schema: their defaults are the only defaults, and
 bot/schema.py derives config.toml's tables and keys from them. A new setting is one field:
@@ -17,11 +18,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator
 
-from bot.schema import at, flattened, load_toml, table, without_file
+from bot.schema import at, environment_tables, flattened, layout, load_toml, table, without_file
 from core.profiles import THRESHOLD_KEYS
 from core.settings import CoreSettings
 from storage.ann import SearchIndexSettings
-from storage.ingest import ChunkSettings
+from storage.settings import ChunkSettings
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class ServeSettings:
     workers: int = 1
     api_token_env: str = "GROUNDBOT_API_TOKEN"
     review_token_env: str = "GROUNDBOT_REVIEW_TOKEN"  # when set, /review is the review queue's web page
+    review_session_hours: float = 8.0  # how long a sign-in to the /review page lasts
     slack_path: str = "/slack/events"
     telegram_path: str = "/telegram"
     conversation_lease_s: float = 60.0
@@ -87,7 +89,7 @@ class IndexStorageSettings:
 @dataclass(frozen=True)
 class LogSettings:
     """Log lines: "text" for a terminal, "json" (one object per line, with turn_uid and
-    conversation while a turn runs) for a log collector; see bot/logs.py."""
+    conversation while a turn runs) for a log collector; see bot/logs/setup.py."""
 
     format: Literal["text", "json"] = "text"
     level: Literal["debug", "info", "warning", "error"] = "warning"
@@ -109,6 +111,8 @@ class Config:
     kb_paths: tuple[str, ...] = field(default=("docs",), metadata=at("paths"))
     reingest_roots: tuple[str, ...] = field(default=(), metadata=at("paths"))
     database_url: str = field(default="", metadata=at("storage"))
+    # the environment variable holding a database URL with its password, so none is written in a file
+    database_url_env: str = field(default="GROUNDBOT_DATABASE_URL", metadata=at("storage"))
     lock_budget_s: float = field(default=10.0, metadata=at("storage"))
     index_uri: str = field(default="", metadata=at("storage"))
     embedder: str = field(default="minilm", metadata=at("embedder", "name"))
@@ -133,7 +137,9 @@ class Config:
 
     @property
     def db_url(self) -> str:
-        return self.database_url or f"sqlite:///{(self.data_dir / 'transcripts.db').as_posix()}"
+        """The URL in the variable `database_url_env` names, else `database_url`, else SQLite in data_dir."""
+        return (self.secret(self.database_url_env) or self.database_url
+                or f"sqlite:///{(self.data_dir / 'transcripts.db').as_posix()}")
 
     @property
     def index_path(self) -> Path:
@@ -169,9 +175,19 @@ class Config:
         return str(user_id) in self.admins.get(platform, ())
 
     def env_names(self) -> list[str]:
-        """Every environment variable an `*_env` setting names (the secrets to read, and to redact)."""
-        sections = (self.openai, self.telegram, self.slack, self.serve, self.index_storage)
-        return [getattr(s, name) for s in sections for name in vars(s) if name.endswith("_env")]
+        """Every environment variable an `*_env` setting names, wherever in the schema it is
+        declared (the secrets to read, and to redact from logs)."""
+        names = []
+        for setting in layout(Config).values():
+            if setting.key.endswith("_env"):
+                value: Any = self
+                for attr in setting.path:
+                    value = getattr(value, attr)
+                names.append(str(value))
+        return [n for n in dict.fromkeys(names) if n]
+
+
+ENV_PREFIX = "GROUNDBOT_"
 
 
 def from_toml(data: Mapping[str, Any], source: str = "config.toml") -> Config:
@@ -186,11 +202,13 @@ def from_toml(data: Mapping[str, Any], source: str = "config.toml") -> Config:
 
 def load_config(path: str | Path | None = None, *, data_dir: str | Path | None = None,
                 environ: dict[str, str] | None = None) -> Config:
-    """Load config.toml (explicit path, else ./config.toml if present, else defaults)."""
+    """Load config.toml (explicit path, else ./config.toml if present, else defaults), with the
+    `GROUNDBOT_<TABLE>__<KEY>` environment variables over it."""
     import tomllib
 
     env = dict(os.environ) if environ is None else environ
     chosen: Path | None = Path(path) if path else (Path("config.toml") if Path("config.toml").is_file() else None)
+    data: dict[str, Any] = {}
     if chosen is not None:
         if not chosen.is_file():
             raise FileNotFoundError(f"config file not found: {chosen}")
@@ -199,11 +217,12 @@ def load_config(path: str | Path | None = None, *, data_dir: str | Path | None =
                 data = tomllib.load(fh)
             except tomllib.TOMLDecodeError as exc:
                 raise ValueError(f"{chosen}: not valid TOML: {exc}") from exc
-        cfg = from_toml(data, str(chosen))
-    else:
-        cfg = Config()
+    overrides = environment_tables(Config, env, ENV_PREFIX)
+    for name, body in overrides.items():  # a key set in the environment wins over the file's
+        data[name] = {**data.get(name, {}), **body} if isinstance(data.get(name, {}), dict) else body
+    source = str(chosen or "defaults") + (f" with {ENV_PREFIX}*__* environment overrides" if overrides else "")
+    cfg = from_toml(data, source) if data else Config()
     if data_dir is not None:
         cfg = replace(cfg, data_dir=Path(data_dir))
     secrets = {name: env[name] for name in cfg.env_names() if env.get(name)}
     return replace(cfg, secrets=secrets, source_path=str(chosen or ""))
-

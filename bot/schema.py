@@ -187,3 +187,38 @@ def load_toml(root: type[T], data: Mapping[str, Any], source: str) -> tuple[T, d
         return apply(root(), values), values
     except ValueError as exc:  # a settings class that checks its values (__post_init__) refused them
         raise ConfigError(f"{source}: {exc}") from None
+
+
+def _raw_value(hint: Any, raw: str) -> Any:
+    """An environment variable's text as the setting's type expects it: text settings take it as
+    is; others are read as a TOML value (`8`, `0.5`, `true`, `["a", "b"]`), else left as text for
+    the validator to refuse with its usual message."""
+    import tomllib
+
+    base = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
+    literal = typing.get_origin(base) is typing.Literal and all(isinstance(a, str) for a in typing.get_args(base))
+    if base in (str, Path) or literal:
+        return raw
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def environment_tables(root: type, environ: Mapping[str, str], prefix: str) -> dict[str, dict[str, Any]]:
+    """The settings the environment overrides, as config.toml tables: `<PREFIX><TABLE>__<KEY>`
+    (e.g. GROUNDBOT_STORAGE__LOCK_BUDGET_S=30) is [table] key. Each variable is checked on its
+    own first, so an error names the variable, with the same did-you-mean as the file's."""
+    settings = layout(root)
+    tables: dict[str, dict[str, Any]] = {}
+    for name, raw in sorted(environ.items()):
+        if not name.startswith(prefix) or "__" not in name:
+            continue
+        table_name, _, key = name[len(prefix):].lower().partition("__")
+        setting = settings.get((table_name, key)) or settings.get((table_name, WHOLE_TABLE))
+        value: Any = raw
+        if setting is not None:  # a whole table's key holds one of its values (dict[str, V] -> V)
+            value = _raw_value(typing.get_args(setting.hint)[1] if setting.key == WHOLE_TABLE else setting.hint, raw)
+        read(root, {table_name: {key: value}}, f"environment variable {name}")
+        tables.setdefault(table_name, {})[key] = value
+    return tables

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from core.messages import ConversationKey, Decision, Generation, Hit, Suggestion
+from core.messages import ConversationKey, Decision, Generation, Hit, Incoming, Suggestion
 from core.replies import Reply
 
 
@@ -91,7 +91,7 @@ class ConversationTurn:
 
 
 class TranscriptStore(Protocol):
-    """Persists conversations, turns (decision records), suggestions and feedback."""
+    """Persists conversations, turns (decision records) and the suggestions offered with them."""
 
     def begin_turn(self, key: ConversationKey, history_turns: int) -> AbstractContextManager[ConversationTurn]:
         """`with store.begin_turn(key, n) as conversation:` the turn's read and write of its
@@ -100,12 +100,6 @@ class TranscriptStore(Protocol):
 
     def suggestion_text(self, suggestion_id: int) -> str | None: ...
 
-    def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "") -> bool: ...
-
-    def stats(self) -> dict[str, Any]: ...
-
-
-ProgressCallback = Callable[[int, int, str], None]
 
 
 class PathNotAllowed(PermissionError):
@@ -120,22 +114,12 @@ class PathNotAllowed(PermissionError):
 class Backend(Protocol):
     """What a chat adapter may ask of the bot (bot.app.App implements it)."""
 
-    def ask(self, msg: Any) -> Decision: ...
-
-    def admin_reingest(self, platform: str, user_id: str, paths: Sequence[str] | None = None,
-                       progress: Callable[[str, int, int], None] | None = None) -> Any:
-        """Raises PermissionError for non-admins and PathNotAllowed for paths outside the allowed
-        roots, both before anything runs; returns a summary with .line()."""
-        ...
-
-    def admin_stats(self, platform: str, user_id: str) -> dict[str, Any]: ...
-
-    def admin_review_queue(self, platform: str, user_id: str) -> list[dict[str, Any]]: ...
+    def ask(self, msg: Incoming) -> Decision: ...
 
     def command(self, platform: str, user_id: str, name: str, args: str = "",
                 progress: Callable[[str, int, int], None] | None = None) -> Reply:
         """An admin command ("stats", "reingest", "review") as its platform-neutral reply
-        (bot/commands.py); non-admins get a refusal and nothing runs."""
+        (bot/services/commands.py); non-admins get a refusal and nothing runs."""
         ...
 
     def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
@@ -150,8 +134,6 @@ class Backend(Protocol):
     def register_delivery(self, platform: str, delivery: Delivery) -> None:
         """How reviewed answers reach this platform's conversations (the running adapter)."""
         ...
-
-    def record_feedback(self, turn_id: int, user_id: str, value: int) -> bool: ...
 
     def is_admin(self, platform: str, user_id: str) -> bool: ...
 

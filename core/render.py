@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from core.catalogue import say
 from core.messages import Decision
@@ -13,6 +14,15 @@ _CITE = re.compile(r"\[C(\d+)\]")
 def display_answer(answer: str) -> str:
     """Citations as users see them: [C2] -> [2], matching the numbered source list."""
     return _CITE.sub(r"[\1]", answer)
+
+
+def decision_json(decision: Decision) -> dict[str, Any]:
+    """The `ask --json` shape: the decision record with `latency_ms` as the turn total."""
+    d = decision.to_dict()
+    stages = d.pop("latency_ms")
+    d["latency_ms"] = stages.get("total", 0.0)
+    d["stage_latency_ms"] = stages
+    return d
 
 
 def sources_lines(decision: Decision) -> list[str]:

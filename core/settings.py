@@ -71,7 +71,7 @@ class ReviewSettings:
 
     template_risk: float = 0.5  # hold_risk chosen on CLAPNQ and HaluEval dev (bench/results/routing_choice.json)
     hold_risk: float = 0.6
-    retry_seconds: float = 5.0  # how often a process tries reviewed answers not yet sent (bot/outbox.py)
+    retry_seconds: float = 5.0  # how often a process tries reviewed answers not yet sent (bot/services/outbox.py)
 
 
 @dataclass(frozen=True)

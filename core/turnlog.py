@@ -2,7 +2,7 @@
 
 A worker answers many conversations at once (one thread per turn), so a log line means little
 without the turn and conversation it belongs to. `turn_context` holds both in context variables
-for the duration of a turn; a log formatter reads them (bot/logs.py), and the decision record
+for the duration of a turn; a log formatter reads them (bot/logs/setup.py), and the decision record
 takes its `turn_uid` from here, so the id in the logs is the id in the transcript database.
 """
 

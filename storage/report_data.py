@@ -1,6 +1,6 @@
 """What the monitoring report reads from the transcript database, as plain rows.
 
-One query per table, filtered by date; the report (bot/report.py) does the arithmetic."""
+One query per table, filtered by date; the report (bot/cli/report.py) does the arithmetic."""
 
 from __future__ import annotations
 

@@ -12,12 +12,13 @@ import functools
 import logging
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, CursorResult, bindparam, insert, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, SQLModel, func, select
+from sqlmodel import Session, SQLModel, col, func, select
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from core.messages import ConversationKey, Decision, Suggestion
@@ -61,14 +62,25 @@ def _new_id(result: CursorResult[Any]) -> int:
     return int(key[0])
 
 
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
+def _percentile(session: Session, total: int, q: float) -> float:
+    """The q-th percentile of turn latency, interpolated between the two rows around it, read
+    as those rows (ORDER BY ... OFFSET) rather than by loading every turn."""
+    if not total:
         return 0.0
-    values = sorted(values)
-    pos = (len(values) - 1) * q
+    pos = (total - 1) * q
     lo = int(pos)
-    hi = min(lo + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
+    rows = [float(x) for x in session.exec(select(TurnRecord.latency_total_ms).order_by(col(TurnRecord.latency_total_ms))
+                                           .offset(lo).limit(2)).all()]
+    return rows[0] + ((rows[1] if len(rows) > 1 else rows[0]) - rows[0]) * (pos - lo)
+
+
+class Vote(StrEnum):
+    """What storing a vote did; falsy when there was no such turn."""
+
+    NONE = ""          # no such turn: nothing stored
+    NEW = "new"        # the user's first vote on the turn
+    CHANGED = "changed"  # up became down or down became up
+    SAME = "same"      # the same vote again (a thumbs-down's reason or comment added)
 
 
 class SqlTranscriptStore:
@@ -245,20 +257,22 @@ class SqlTranscriptStore:
             row = session.get(SuggestionRow, suggestion_id)
             return row.text if row else None
 
-    def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "", reason: str = "") -> bool:
-        """Store (or change) one user's vote on a turn; False if the turn does not exist. A
+    def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "", reason: str = "") -> Vote:
+        """Store (or change) one user's vote on a turn; Vote.NONE if the turn does not exist. A
         thumbs-down with a reason puts the turn in the review queue (once per turn)."""
         with Session(self.engine) as session:
             if session.get(TurnRecord, turn_id) is None:
-                return False
+                return Vote.NONE
             row = session.exec(
                 select(Feedback).where(Feedback.turn_id == turn_id, Feedback.user_id == user_id)
             ).first()
+            vote = 1 if value > 0 else -1
+            outcome = Vote.NEW if row is None else (Vote.SAME if row.value == vote else Vote.CHANGED)
             if row is None:
-                row = Feedback(turn_id=turn_id, user_id=user_id, value=1 if value > 0 else -1, comment=comment,
+                row = Feedback(turn_id=turn_id, user_id=user_id, value=vote, comment=comment,
                                reason=reason)
             else:
-                row.value, row.comment, row.reason, row.created_at = (1 if value > 0 else -1), comment, reason, utcnow()
+                row.value, row.comment, row.reason, row.created_at = vote, comment, reason, utcnow()
             session.add(row)
             if value < 0 and reason:
                 item = session.exec(select(ReviewItem).where(ReviewItem.turn_id == turn_id)).first()
@@ -268,7 +282,7 @@ class SqlTranscriptStore:
                     item.reason, item.comment = item.reason or reason, comment or item.comment
                     session.add(item)
             session.commit()
-            return True
+            return outcome
 
     def turn(self, turn_id: int) -> dict[str, Any] | None:
         with Session(self.engine) as session:
@@ -282,11 +296,6 @@ class SqlTranscriptStore:
     def feedback_for(self, turn_id: int) -> list[Feedback]:
         with Session(self.engine) as session:
             return list(session.exec(select(Feedback).where(Feedback.turn_id == turn_id)).all())
-
-    def conversation_state(self, key: ConversationKey) -> str | None:
-        with Session(self.engine) as session:
-            conv = self._conversation(session, key)
-            return conv.state if conv else None
 
     def review_queue_depth(self) -> int:
         """Items waiting in the review queue (a gauge in /metrics)."""
@@ -305,7 +314,8 @@ class SqlTranscriptStore:
                     .group_by(TurnRecord.refusal_reason)
                 ).all()
             )
-            latencies = [float(x) for x in session.exec(select(TurnRecord.latency_total_ms)).all()]
+            latency = {"p50": round(_percentile(session, int(total), 0.5), 1),
+                       "p95": round(_percentile(session, int(total), 0.95), 1)}
             up = session.exec(select(func.count()).select_from(Feedback).where(Feedback.value > 0)).one()
             down = session.exec(select(func.count()).select_from(Feedback).where(Feedback.value < 0)).one()
             queued = session.exec(select(func.count()).select_from(ReviewItem).where(ReviewItem.status == "open")).one()
@@ -316,7 +326,7 @@ class SqlTranscriptStore:
             "answer_rate": round((total - refused) / total, 4) if total else 0.0,
             "refusal_rate": round(refused / total, 4) if total else 0.0,
             "refusals_by_reason": {k: int(v) for k, v in sorted(by_reason.items())},
-            "latency_ms": {"p50": round(_percentile(latencies, 0.5), 1), "p95": round(_percentile(latencies, 0.95), 1)},
+            "latency_ms": latency,
             "feedback": {"up": int(up), "down": int(down)},
             "review_queue": int(queued),
         }

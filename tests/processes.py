@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 @contextmanager
 def serve_subprocess(cfg: Path, port: int, workers: int, env: dict[str, str],
                      log_path: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """`python -m bot.cli serve` as an operator starts it, output to `log_path`; stopped with
+    """`python -m bot.cli.main serve` as an operator starts it, output to `log_path`; stopped with
     SIGTERM (graceful shutdown), killed if it has not stopped after 120 s."""
     with log_path.open("wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "--config", str(cfg), "serve", "--port", str(port),
+        proc = subprocess.Popen([sys.executable, "-m", "bot.cli.main", "--config", str(cfg), "serve", "--port", str(port),
                                  "--workers", str(workers)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             yield proc

@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from cachetools import TTLCache
 from slack_bolt import BoltResponse
 
 log = logging.getLogger("groundbot.slack")
@@ -42,19 +42,16 @@ class OnceFilter:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl = ttl
         self.max_keys = max_keys
-        self.clock = clock
-        self._seen: OrderedDict[str, float] = OrderedDict()
+        # the oldest keys go first when it is full; a key older than `ttl` is forgotten
+        self._seen: TTLCache[str, bool] = TTLCache(maxsize=max_keys, ttl=ttl, timer=clock)
         self._lock = threading.Lock()
 
     def first(self, key: str) -> bool:
         """True the first time `key` is offered (within the ttl), False on repeats."""
-        now = self.clock()
         with self._lock:
-            while self._seen and (len(self._seen) >= self.max_keys or next(iter(self._seen.values())) < now - self.ttl):
-                self._seen.popitem(last=False)
             if key in self._seen:
                 return False
-            self._seen[key] = now
+            self._seen[key] = True
             return True
 
     def claim(self, key: str, payload: dict[str, Any] | None = None) -> bool:

@@ -1,4 +1,4 @@
-"""The plain settings values the Telegram adapter takes; bot/run_telegram.py fills them from
+"""The plain settings values the Telegram adapter takes; bot/cli/run_telegram.py fills them from
 config.toml and the environment (the adapter never reads either)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 @dataclass(frozen=True)
 class TelegramOptions:
-    """Settings values the adapter needs; bot/run_telegram.py maps config.toml onto these."""
+    """Settings values the adapter needs; bot/cli/run_telegram.py maps config.toml onto these."""
 
     token: str
     base_url: str = ""  # a self-hosted Bot API server, e.g. http://127.0.0.1:8081/bot; empty = api.telegram.org

@@ -4,9 +4,9 @@ the bot at all. A conversation is the chat, a forum topic, or a reply chain the 
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from typing import Protocol
 
+from cachetools import LRUCache
 from telegram import Message, MessageEntity, User
 from telegram.constants import ChatType
 
@@ -28,13 +28,10 @@ class ThreadMap:
 
     def __init__(self, size: int = 20_000) -> None:
         self.size = size
-        self._map: OrderedDict[tuple[int, int], str] = OrderedDict()
+        self._map: LRUCache[tuple[int, int], str] = LRUCache(maxsize=size)
 
     def remember(self, chat_id: int, message_id: int, thread: str) -> None:
         self._map[(chat_id, message_id)] = thread
-        self._map.move_to_end((chat_id, message_id))
-        while len(self._map) > self.size:
-            self._map.popitem(last=False)
 
     def get(self, chat_id: int, message_id: int) -> str | None:
         return self._map.get((chat_id, message_id))

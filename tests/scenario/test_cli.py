@@ -23,7 +23,7 @@ def data_dir(tmp_path: Path, docs_index: Path) -> Path:
 
 
 def groundbot(*args: str, stdin: str = "", data_dir: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot.cli", "--data-dir", str(data_dir), *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", "--data-dir", str(data_dir), *args], input=stdin,
                           capture_output=True, text=True, cwd=ROOT, timeout=180,
                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
@@ -61,7 +61,8 @@ def test_bundled_docs_answer_a_newcomers_questions_about_groundbot(data_dir: Pat
 def test_single_question_plain_text_and_stats(data_dir: Path) -> None:
     out = groundbot("ask", "Which file types can groundbot ingest?", data_dir=data_dir)
     assert out.returncode == 0 and "Sources:" in out.stdout
-    stats = json.loads(groundbot("stats", data_dir=data_dir).stdout)
+    stats = json.loads(groundbot("stats", "--json", data_dir=data_dir).stdout)
+    assert groundbot("stats", data_dir=data_dir).stdout.startswith("Turns: 1 (answered 1, refused 0)")
     assert stats["turns"] == 1 and stats["index"]["chunks"] > 0
 
 

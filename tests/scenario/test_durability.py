@@ -37,7 +37,7 @@ def data_dir(tmp_path: Path, docs_index: Path) -> Path:
 
 def groundbot(*args: str, data_dir: Path, config: Path | None = None, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     cfg = ["--config", str(config)] if config else []
-    return subprocess.run([sys.executable, "-m", "bot.cli", *cfg, "--data-dir", str(data_dir), *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", *cfg, "--data-dir", str(data_dir), *args], input=stdin,
                           capture_output=True, cwd=ROOT, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
 

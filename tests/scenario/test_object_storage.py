@@ -63,7 +63,7 @@ def ingest_elsewhere(cfg: Path) -> subprocess.Popen[str]:
     env = {**os.environ, **ENV, "CI": os.environ.get("CI", "")}
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "AWS_PROFILE"):
         env.pop(name, None)
-    return subprocess.Popen([sys.executable, "-m", "bot.cli", "--config", str(cfg), "ingest"], cwd=ROOT, env=env,
+    return subprocess.Popen([sys.executable, "-m", "bot.cli.main", "--config", str(cfg), "ingest"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -113,7 +113,7 @@ def test_index_credentials_come_from_the_environment_never_the_file(tmp_path: Pa
     assert cfg.index_storage_options() == {
         "aws_endpoint": s3.endpoint, "aws_region": REGION, "allow_http": "true",
         "aws_access_key_id": ACCESS_KEY_ID, "aws_secret_access_key": SECRET_ACCESS_KEY}
-    assert SECRET_ACCESS_KEY in cfg.secrets.values()  # so bot/redact.py keeps it out of every log line
+    assert SECRET_ACCESS_KEY in cfg.secrets.values()  # so bot/logs/redact.py keeps it out of every log line
     text = cfg_path.read_text(encoding="utf-8") + f'secret_access_key = "{SECRET_ACCESS_KEY}"\n'
     cfg_path.write_text(text, encoding="utf-8")
     with pytest.raises(ConfigError, match="secret_access_key"):  # a key in the file is refused, not used

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from bot.outbox import decision_from_dict
+from bot.services.outbox import decision_from_dict
 from core.messages import ConversationKey, Source
 from storage.outbox import Outbox, Parcel
 from storage.reviews import ReviewQueue

@@ -69,24 +69,24 @@ def test_app_refuses_paths_outside_the_roots_before_reading(make_app: Callable[.
     before = (app.index.count(), app.index.version())
     for path in kb.refused:
         with pytest.raises(PathNotAllowed) as refused:
-            app.admin_reingest("console", "local", [path])
+            app.kb.reingest([path])
         expected = "does not exist" if path.endswith("missing.md") else OUTSIDE_MSG
         assert expected in str(refused.value) and "nothing was ingested" in str(refused.value)
     # outside the roots, a missing path is answered like an existing one: chat learns nothing of /etc
     with pytest.raises(PathNotAllowed, match=OUTSIDE_MSG):
-        app.admin_reingest("console", "local", ["/etc/no-such-file-here"])
+        app.kb.reingest(["/etc/no-such-file-here"])
     # one bad path refuses the whole request
     with pytest.raises(PathNotAllowed):
-        app.admin_reingest("console", "local", [str(kb.root / "lighthouse.md"), "/etc/hostname"])
+        app.kb.reingest([str(kb.root / "lighthouse.md"), "/etc/hostname"])
     assert (app.index.count(), app.index.version()) == before
-    assert app.admin_reingest("console", "local", [str(kb.extra)]).added == ["extra/parking.md"]
+    assert app.kb.reingest([str(kb.extra)]).added == ["extra/parking.md"]
 
 
 def test_reingesting_the_kb_folder_skips_a_symlinked_file_that_leads_out(make_app: Callable[..., App], kb: Kb) -> None:
     """kb/host.txt -> /etc/hostname sits inside an allowed folder; re-ingesting the folder must
     not read it (folder walks never leave the folder)."""
     app = _reingest_app(make_app, kb)
-    summary = app.admin_reingest("console", "local", [str(kb.root)])
+    summary = app.kb.reingest([str(kb.root)])
     assert summary.added == ["kb/lighthouse.md"]
     hostname = Path("/etc/hostname").read_text().strip()
     if hostname:

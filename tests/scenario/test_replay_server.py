@@ -12,8 +12,8 @@ import pytest
 from bench.datasets import HALUEVAL_FILE
 from bench.grounding import base_config, main, run_halueval
 from bench.replay_server import NOT_IN_CONTEXT, ReplayServer
-from bot.openai_generator import OpenAIGenerator, build_messages
 from core.messages import Hit
+from storage.openai_generator import OpenAIGenerator, build_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 Q = "Which magazine was started first?"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.cli import main as cli_main
+from bot.cli.main import main as cli_main
 from tests.scenario.test_review_console import HOLD_AT, RISKY, Console
 
 
@@ -27,7 +27,7 @@ def test_report_counts_routes_reviews_feedback_and_gaps(make_app: Callable[..., 
     user("What is the capital of <script>alert(1)</script> France?")
     user(RISKY)
     user(RISKY)
-    items = [e.id for e in app.commands.desk.queue.entries() if e.origin == "held"]
+    items = [e.id for e in app.desk.queue.entries() if e.origin == "held"]
     admin(f"/review approve {items[0]}")
     admin(f"/review edit {items[1]} Messages hold up to 4096 characters.")
     routing = tmp_path / "routing.json"

@@ -74,7 +74,7 @@ def test_edit_then_approve_and_reject(make_app: Callable[..., Any], base_config:
     rejected = user.out.getvalue()[before:]
     assert "I can't answer that from the knowledge base I have." in rejected and "REVIEW_REJECTED" in rejected
     assert "You could ask:" in rejected
-    statuses = [e.status for e in app.commands.desk.queue.entries(status="")]
+    statuses = [e.status for e in app.desk.queue.entries(status="")]
     assert statuses == ["edited", "rejected"]
 
 
@@ -88,7 +88,7 @@ def test_approve_as_faq_then_the_same_question_is_answered_from_it(make_app: Cal
     again = user(RISKY)
     assert answer in again and "reviewed by console local" in again and "admin for review" not in again
     last = app.store.turns()[-1]
-    assert last.state == "replied" and last.record["route"] == "reply" and not app.commands.desk.queue.entries()
+    assert last.state == "replied" and last.record["route"] == "reply" and not app.desk.queue.entries()
 
 
 def test_non_admin_is_refused_and_nothing_changes(make_app: Callable[..., Any], base_config: Any) -> None:
@@ -96,7 +96,7 @@ def test_non_admin_is_refused_and_nothing_changes(make_app: Callable[..., Any], 
     _, user, item = _held(app)
     for line in ("/review", f"/review approve {item}", f"/review faq {item} x", "/stats", "/reingest"):
         assert "Sorry, only admins can" in user(line)
-    assert [e.status for e in app.commands.desk.queue.entries(status="")] == ["open"]
+    assert [e.status for e in app.desk.queue.entries(status="")] == ["open"]
 
 
 def test_thumbs_down_with_a_reason_and_a_should_answer_refusal_land_in_the_queue(make_app: Callable[..., Any]) -> None:

@@ -57,7 +57,7 @@ def test_admin_approves_from_the_admin_channel_and_the_thread_gets_the_answer(st
     (denied,) = bot.api.wait_for("chat.postEphemeral")
     assert denied.args["user"] == USER and denied.args["text"] == "Sorry, only admins can use the review queue."
     bot.settle()
-    assert bot.app.commands.desk.queue.entry(item).status == "open"  # type: ignore[union-attr]
+    assert bot.app.desk.queue.entry(item).status == "open"  # type: ignore[union-attr]
 
     bot.click(card, "groundbot_review_approve", user=ADMIN)
     answer = to_thread(bot, "1801.000100", 3)[-1]
@@ -114,5 +114,5 @@ def test_should_be_answerable_puts_a_refusal_in_the_queue(start: Callable[..., S
     assert "feedback: should_answer" not in blocks_text(card) and "should_answer" in blocks_text(card)
     (thanks,) = bot.api.wait_for("chat.postEphemeral")
     assert thanks.args["text"] == "Thanks, an admin will look at it."
-    [entry] = bot.app.commands.desk.queue.entries()
+    [entry] = bot.app.desk.queue.entries()
     assert (entry.origin, entry.reason) == ("feedback", "should_answer")

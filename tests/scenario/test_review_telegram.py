@@ -48,7 +48,7 @@ async def test_admin_approves_from_the_card_and_the_user_gets_the_answer(tg_app:
         standin.press(card.result, f"r:approve:{item}", user_id=GUEST)  # not an admin: refused, nothing changes
         denied = await standin.wait_for(lambda: standin.of("answerCallbackQuery"))
         assert denied[0].params["text"] == "Sorry, only admins can use the review queue."
-        assert len(standin.sent(501)) == 1 and app.commands.desk.queue.entry(item).status == "open"  # type: ignore[union-attr]
+        assert len(standin.sent(501)) == 1 and app.desk.queue.entry(item).status == "open"  # type: ignore[union-attr]
 
         standin.press(card.result, f"r:approve:{item}", user_id=ADMIN)
         [_, answer] = await standin.wait_sent(2, chat_id=501)
@@ -60,7 +60,7 @@ async def test_admin_approves_from_the_card_and_the_user_gets_the_answer(tg_app:
     cited = set(re.findall(r"\[(\d+)\]", body))  # every number the answer cites has its source line
     assert cited and cited == set(re.findall(r"^\[(\d+)\] ", listed, re.M))
     assert done[0].params["text"] == f"#{item} approved; the answer went to the user."
-    assert app.commands.desk.queue.entry(item).reviewer == f"telegram:{ADMIN}"  # type: ignore[union-attr]
+    assert app.desk.queue.entry(item).reviewer == f"telegram:{ADMIN}"  # type: ignore[union-attr]
 
 
 async def test_edit_then_approve_answers_in_the_reply_chain(tg_app: Callable[..., App],  # noqa: F811
@@ -84,7 +84,7 @@ async def test_edit_then_approve_answers_in_the_reply_chain(tg_app: Callable[...
         answer = (await standin.wait_sent(2, chat_id=group))[-1]
     assert "Telegram takes 4096 characters per message" in answer.params["text"]
     assert answer.params["reply_parameters"]["message_id"] == human["message_id"]  # the original thread
-    assert app.commands.desk.queue.entry(item).status == "edited"  # type: ignore[union-attr]
+    assert app.desk.queue.entry(item).status == "edited"  # type: ignore[union-attr]
 
 
 async def test_reject_sends_the_refusal_with_suggestions(tg_app: Callable[..., App],  # noqa: F811

@@ -16,7 +16,8 @@ import pytest
 
 from storage.ann import VECTOR_INDEX, SearchIndexSettings
 from storage.chunk_index import LanceChunkIndex
-from storage.ingest import ChunkSettings, ingest
+from storage.ingest import ingest
+from storage.settings import ChunkSettings
 from storage.suggestion_index import TABLE as SUGGESTIONS
 
 

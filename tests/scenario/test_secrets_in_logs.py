@@ -20,7 +20,7 @@ import pytest
 from adapters.slack import SlackAdapter
 from bot.app import App, build_app
 from bot.config import Config, TelegramSettings, load_config
-from bot.redact import install_redaction, uninstall_redaction
+from bot.logs.redact import install_redaction, uninstall_redaction
 from core.messages import ConversationKey, Incoming
 from tests.scenario.openai_standin import OpenAIStandIn
 from tests.scenario.slack_standin import SlackStandIn
@@ -65,7 +65,7 @@ def logs(caplog: pytest.LogCaptureFixture) -> Iterator[Callable[[Config], Logs]]
     added: list[tuple[logging.Logger, logging.Handler]] = []
 
     def start(config: Config) -> Logs:
-        install_redaction(config.secrets)  # what bot/cli.py main() does right after loading config
+        install_redaction(config.secrets)  # what bot/cli/main.py main() does right after loading config
         caplog.set_level(logging.DEBUG)
         buffer = io.StringIO()
         fmt = logging.Formatter("%(levelname)s %(name)s: %(message)s")
@@ -109,7 +109,7 @@ async def test_telegram_webhook_at_debug_logs_no_secret(make_app: Callable[..., 
         telegram = replace(TelegramSettings(), base_url=standin.base_url, webhook_url="https://bot.example.org/tg/hook")
         app = make_app(config=_config(telegram=telegram))
         captured = logs(app.config)
-        from bot.run_telegram import webhook_options
+        from bot.platforms import webhook_options
 
         hook = webhook_options(app.config, port=_free_port(), listen="127.0.0.1")
         secret = CANARIES["GROUNDBOT_TELEGRAM_WEBHOOK_SECRET"]
@@ -148,7 +148,7 @@ def test_slack_at_debug_logs_no_secret(mode: str, slack_api: SlackStandIn, tmp_p
     cfg = _config(data_dir=tmp_path / "data")
     app = build_app(cfg, embedder=embedder)
     captured = logs(cfg)
-    from bot.run_slack import slack_secrets
+    from bot.platforms import slack_secrets
 
     secrets = slack_secrets(cfg, http=mode == "http")
     adapter = SlackAdapter(_Leaky(app, CANARIES["GROUNDBOT_SLACK_APP_TOKEN"]), bot_token=secrets.bot_token,

@@ -26,7 +26,7 @@ import uvicorn
 
 from bot.app import App
 from bot.config import Config, SlackSettings, TelegramSettings, load_config
-from bot.serve import build_asgi
+from bot.server.serve import build_asgi
 from storage.shared_state import SharedState
 from tests.scenario.slack_standin import BOT_USER, TEAM, SlackStandIn
 from tests.scenario.telegram_standin import TelegramStandIn

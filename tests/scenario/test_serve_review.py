@@ -42,7 +42,7 @@ async def test_a_held_answer_card_reaches_telegram_admins_before_any_update(make
             assert [b["callback_data"] for row in card.params["reply_markup"]["inline_keyboard"] for b in row][0] \
                 .startswith("r:approve:")
             app = server.service.app
-            item = app.commands.desk.queue.entries()[0].id
+            item = app.desk.queue.entries()[0].id
             done = app.review("telegram", str(ADMIN), "approve", item)  # an /api/ask caller is not written to later
             assert done.ok and "api questions cannot be answered later" in done.text
             assert app.courier.outbox.pending_count() == 0 and app.stats()["outbox_pending"] == 0

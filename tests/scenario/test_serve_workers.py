@@ -24,8 +24,8 @@ import httpx
 from sqlalchemy import create_engine, text
 
 from bot.app import App
-from bot.logs import configure_logging
-from bot.redact import install_redaction, uninstall_redaction
+from bot.logs.redact import install_redaction, uninstall_redaction
+from bot.logs.setup import configure_logging
 from core.messages import ConversationKey
 from tests.processes import serve_subprocess, worker_pids
 from tests.scenario.test_serve import API_TOKEN, config_with, serving, worker
@@ -43,7 +43,7 @@ def _free_port() -> int:
 
 @contextmanager
 def serve_process(tmp_path: Path, docs_index: Path, db_url: str, workers: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`python -m bot.cli serve --workers N` over a copy of the docs index; stopped with SIGTERM."""
+    """`python -m bot.cli.main serve --workers N` over a copy of the docs index; stopped with SIGTERM."""
     data = tmp_path / "data"
     shutil.copytree(docs_index, data / "index")
     cfg = tmp_path / "config.toml"

@@ -42,11 +42,11 @@ from adapters.slack.rendering import (
     source_line,
 )
 from bot.app import App, build_app
-from bot.cli import main as cli_main
+from bot.cli.main import main as cli_main
 from bot.config import load_config
-from bot.metrics import Metrics
-from bot.run_slack import build_adapter, slack_secrets
-from bot.shared_backend import SharedOnce
+from bot.platforms import build_adapter, slack_secrets
+from bot.server.metrics import Metrics
+from bot.server.shared import SharedOnce
 from core import reasons
 from core.messages import Decision, Generation, Source, Suggestion, message_uid
 from storage.shared_state import SharedState
@@ -445,7 +445,7 @@ def test_feedback_buttons_are_stored_with_the_turn(start: Callable[..., Slack], 
     assert thanks["text"] == "Thanks for the feedback."
     votes = {(f.user_id, f.value, f.reason, f.comment) for f in bot.app.store.feedback_for(turn.id)}
     assert votes == {("UBOB0001", -1, "wrong", "the hours changed"), (USER, 1, "", "")}
-    [item] = bot.app.commands.desk.queue.entries()
+    [item] = bot.app.desk.queue.entries()
     assert (item.turn_id, item.origin, item.reason, item.comment) == (turn.id, "feedback", "wrong", "the hours changed")
 
 

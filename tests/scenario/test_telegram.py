@@ -1,4 +1,4 @@
-"""The real python-telegram-bot Application, wired by bot/run_telegram.py, against a local
+"""The real python-telegram-bot Application, wired by bot/cli/run_telegram.py, against a local
 Bot API stand-in on 127.0.0.1: what users see is asserted at the stand-in (request bodies,
 buttons, chat ids), what was decided in the transcript store."""
 
@@ -23,9 +23,9 @@ import yaml
 
 from adapters.telegram import TelegramBot, WebhookOptions
 from bot.app import App
-from bot.cli import main as cli_main
+from bot.cli.main import main as cli_main
 from bot.config import TelegramSettings
-from bot.run_telegram import build_bot, webhook_options
+from bot.platforms import build_bot, webhook_options
 from core import reasons
 from core.render import display_answer
 from tests.scenario.telegram_standin import Call, TelegramStandIn
@@ -107,13 +107,13 @@ async def test_answer_with_sources_typing_and_feedback(tg_app: Callable[..., App
         assert buttons(why[0]) == [("Wrong answer", f"fr:{turn.id}:wrong"),
                                    ("Did not answer my question", f"fr:{turn.id}:unanswered"),
                                    ("Something else", f"fr:{turn.id}:other")]
-        assert app.commands.desk.queue.entries() == []  # a thumbs-down alone is a vote, not yet a complaint
+        assert app.desk.queue.entries() == []  # a thumbs-down alone is a vote, not yet a complaint
         standin.press(why[0].result, f"fr:{turn.id}:wrong", user_id=778)
         ack = await standin.wait_for(lambda: len(a := standin.of("answerCallbackQuery")) == 3 and a[-1])
         assert ack.params["text"] == "Thanks, an admin will look at it."
     votes = {(f.user_id, f.value, f.reason) for f in app.store.feedback_for(turn.id)}
     assert votes == {("777", 1, ""), ("778", -1, "wrong")}
-    [item] = app.commands.desk.queue.entries()
+    [item] = app.desk.queue.entries()
     assert (item.turn_id, item.origin, item.reason) == (turn.id, "feedback", "wrong")
     assert standin.of("deleteWebhook"), "polling must clear any webhook first"
     assert len(app.store.turns()) == 1  # button presses are not questions

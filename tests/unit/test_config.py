@@ -1,5 +1,6 @@
 """config.toml documents every setting and its values equal the built-in defaults."""
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -160,3 +161,45 @@ def test_schema_names_choices_and_passes_on_a_settings_class_refusal() -> None:
     with pytest.raises(ConfigError, match=r"x\.toml: \[mode\] size must be at least 1"):
         load_toml(Root, {"mode": {"size": 0}}, "x.toml")
     assert load_toml(Root, {"mode": {"kind": "json"}}, "x.toml")[0] == Root(Mode("json"))
+
+
+def test_every_setting_can_come_from_the_environment() -> None:
+    env = {"GROUNDBOT_STORAGE__LOCK_BUDGET_S": "30", "GROUNDBOT_ADMINS__TELEGRAM": "[123, 456]",
+           "GROUNDBOT_GATES__MIN_TOP1_SIMILARITY": "0.4", "GROUNDBOT_LOG__FORMAT": "json",
+           "GROUNDBOT_INDEX_STORAGE__ALLOW_HTTP": "true", "GROUNDBOT_PATHS__KB_PATHS": '["kb", "faq"]',
+           "GROUNDBOT_SERVE__HOST": "0.0.0.0"}
+    cfg = load_config(ROOT / "config.toml", environ=env)
+    assert cfg.lock_budget_s == 30.0 and cfg.log.format == "json" and cfg.serve.host == "0.0.0.0"
+    assert cfg.admins == {"console": ("local",), "telegram": ("123", "456"), "slack": ()}
+    assert cfg.index_storage.allow_http is True and cfg.kb_paths == ("kb", "faq")
+    # a threshold set in the environment overrides the embedder's profile, as one set in the file does
+    assert cfg.core.gates.min_top1_similarity == 0.4 and cfg.threshold_overrides == {"gates": {"min_top1_similarity": 0.4}}
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), [
+    ("GROUNDBOT_STORAGE__LOCK_BUDGE_S", "30",
+     "environment variable GROUNDBOT_STORAGE__LOCK_BUDGE_S: unknown setting [storage] lock_budge_s; did you mean lock_budget_s?"),
+    ("GROUNDBOT_STORGE__LOCK_BUDGET_S", "30",
+     "environment variable GROUNDBOT_STORGE__LOCK_BUDGET_S: unknown table [storge]; did you mean [storage]?"),
+    ("GROUNDBOT_STORAGE__LOCK_BUDGET_S", "soon", "[storage] lock_budget_s = 'soon': expected a number"),
+    ("GROUNDBOT_LOG__FORMAT", "xml", "[log] format = 'xml': expected one of 'text', 'json'"),
+])
+def test_a_bad_environment_setting_names_the_variable(name: str, value: str, expected: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        load_config(ROOT / "config.toml", environ={name: value})
+
+
+def test_the_secrets_are_every_env_setting_of_the_schema() -> None:
+    """Secrets to read and redact come from the schema: every `*_env` key, wherever declared."""
+    from bot.schema import layout
+
+    cfg = load_config(ROOT / "config.toml", environ={})
+    declared = [s for s in layout(Config).values() if s.key.endswith("_env")]
+    assert len(cfg.env_names()) == len(declared) >= 9 and "GROUNDBOT_DATABASE_URL" in cfg.env_names()
+
+
+def test_a_database_url_with_a_password_comes_from_the_environment() -> None:
+    url = "postgresql+psycopg://groundbot:s3cret@db/groundbot"
+    cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_DATABASE_URL": url})
+    assert cfg.db_url == url and cfg.secrets["GROUNDBOT_DATABASE_URL"] == url  # a secret: redacted from logs
+    assert load_config(ROOT / "config.toml", environ={}).db_url.startswith("sqlite:///")

@@ -1,4 +1,4 @@
-"""Secrets never reach a log line: the redacting record factory and filter of bot/redact.py."""
+"""Secrets never reach a log line: the redacting record factory and filter of bot/logs/redact.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main as cli_main
-from bot.redact import SecretRedactor, install_redaction, installed_redactor, uninstall_redaction
+from bot.cli.main import main as cli_main
+from bot.logs.redact import SecretRedactor, install_redaction, installed_redactor, uninstall_redaction
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "424242:CANARY-telegram-token"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from bench.clapnq import added_sentence, cite_all, cited, contains_text, make_swap, swap_candidates
 from bench.replay_server import CITE, CITE_PREV, parse_contexts, resolve_citations
-from bot.openai_generator import build_messages
 from core.claims import split_claims
 from core.messages import Hit
+from storage.openai_generator import build_messages
 
 
 def _hit(n: int, title: str, text: str) -> Hit:

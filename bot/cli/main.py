@@ -11,16 +11,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, BinaryIO
 
 from bot.config import Config, load_config
-from core.messages import ConversationKey, Decision, Incoming
-
-
-def decision_json(decision: Decision) -> dict[str, Any]:
-    """The `ask --json` shape: the decision record with `latency_ms` as the turn total."""
-    d = decision.to_dict()
-    stages = d.pop("latency_ms")
-    d["latency_ms"] = stages.get("total", 0.0)
-    d["stage_latency_ms"] = stages
-    return d
+from core.messages import ConversationKey, Incoming
+from core.render import decision_json
 
 
 def _progress_bar() -> Any:
@@ -31,7 +23,8 @@ def _progress_bar() -> Any:
     def report(phase: str, done: int, total: int) -> None:
         bar = bars.get(phase)
         if bar is None:
-            bar = bars[phase] = tqdm(total=total, desc=phase, unit="chunk", file=sys.stderr, leave=False)
+            # disable=None: drawn on a terminal only, never into a log file or CI output
+            bar = bars[phase] = tqdm(total=total, desc=phase, unit="chunk", file=sys.stderr, leave=False, disable=None)
         bar.update(done - bar.n)
         if done >= total:
             bar.close()
@@ -117,13 +110,26 @@ def cmd_chat(cfg: Config, args: argparse.Namespace) -> int:
 
 def cmd_stats(cfg: Config, args: argparse.Namespace) -> int:
     from bot.app import build_app
+    from bot.services.commands import stats_reply
 
-    print(json.dumps(build_app(cfg).stats(), indent=2, ensure_ascii=False))
+    data = build_app(cfg).stats()
+    print(json.dumps(data, ensure_ascii=False) if args.json else stats_reply(data).text)
     return 0
 
 
+EXIT_CODES = """exit codes:
+  0    done
+  1    doctor: the database is not writable or turns wait in the spool
+  2    a configuration or usage error (nothing ran)
+  3    ask: a turn could be recorded neither in the database nor in the spool
+  130  interrupted (Ctrl-C)"""
+JSON_HELP = "print machine-readable JSON on stdout (messages go to stderr)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="groundbot", description="Grounded answers from your knowledge base, or an honest refusal.")
+    p = argparse.ArgumentParser(prog="groundbot", description="Grounded answers from your knowledge base, or an honest refusal.",
+                                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     p.add_argument("--config", help="config.toml to use (default: ./config.toml if present, else built-in defaults)")
     p.add_argument("--data-dir", help="where transcripts and the index live (overrides paths.data_dir)")
     p.add_argument("-v", "--verbose", action="store_true", help="log debug output")
@@ -140,22 +146,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("question", nargs="?", help="the question, or '-' to read one per line from stdin")
     s.add_argument("-q", "--question", dest="question_opt", metavar="TEXT",
                    help="the question (may start with a dash: -q='-rf')")
-    s.add_argument("--json", action="store_true", help="print the decision record as JSON (one object per line)")
-    s.add_argument("--user", default="cli")
+    s.add_argument("--json", action="store_true", help=JSON_HELP + ": the decision record, one object per question")
+    s.add_argument("--user", default="cli", help="user id recorded with the turn (default: cli)")
     s.add_argument("--chat", default="", help="conversation id to continue (default: a fresh one per question)")
     s.set_defaults(func=cmd_ask)
 
     s = sub.add_parser("ingest", help="ingest files or folders (default: paths.kb_paths)")
-    s.add_argument("paths", nargs="*")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("paths", nargs="*", help="files or folders to ingest (default: paths.kb_paths)")
+    s.add_argument("--json", action="store_true", help=JSON_HELP + ": the ingest summary")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("stats", help="turns, answer and refusal rates, latency, index size")
+    s.add_argument("--json", action="store_true", help=JSON_HELP + ": every figure")
     s.set_defaults(func=cmd_stats)
 
     s = sub.add_parser("doctor", help="check the database, the turn spool and the index")
     s.add_argument("--replay", action="store_true", help="move spooled turns into the transcript database")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help=JSON_HELP + ": the checks")
     s.set_defaults(func=cmd_doctor)
 
     _register_optional(sub)
@@ -166,7 +173,7 @@ def _register_optional(sub: Any) -> None:
     """Commands that live in their own modules (platform runners, calibration)."""
     import importlib
 
-    for module in ("bot.calibrate", "bot.run_telegram", "bot.run_slack", "bot.serve", "bot.report"):
+    for module in ("bot.cli.calibrate", "bot.cli.run_telegram", "bot.cli.run_slack", "bot.cli.serve", "bot.cli.report"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -174,6 +181,15 @@ def _register_optional(sub: Any) -> None:
                 raise
             continue
         mod.register(sub)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("groundbot")
+    except PackageNotFoundError:  # run from a source tree that was not installed
+        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -186,8 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"groundbot: configuration error: {exc}", file=sys.stderr)
         return 2
-    from bot.logs import configure_logging
-    from bot.redact import install_redaction
+    from bot.logs.redact import install_redaction
+    from bot.logs.setup import configure_logging
 
     configure_logging(cfg.log.format, cfg.log.level, verbose=args.verbose)  # [log]: text or JSON lines
     install_redaction(cfg.secrets)  # before anything can log a URL or header holding a token

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 
-from bot.outbox import PUSHED
+from bot.services.outbox import PUSHED, Courier
 from core import reasons
 from core.catalogue import say
 from core.claimview import claim_views
 from core.messages import ConversationKey, Decision, Source, Suggestion
 from core.normalize import normalize_text
+from core.ports import Delivery
 from core.replies import Action, Button, Reply, Section
+from storage.ingest import IngestSummary
 from storage.reviews import QueueEntry, ReviewQueue
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 log = logging.getLogger(__name__)
 ADMIN_LANG = "en"  # admins read the queue in one language; users get theirs
@@ -70,12 +69,19 @@ def user_decision(entry: QueueEntry, answer: str, refusal: str = "", suggestions
 class ReviewDesk:
     """Admins' review commands over the queue, delivering decisions through the adapters."""
 
-    def __init__(self, app: App) -> None:
-        self.app = app
-        self.queue = ReviewQueue(app.store.engine)
+    def __init__(self, queue: ReviewQueue, courier: Courier, deliveries: Mapping[str, Delivery], *,
+                 save_faq: Callable[[str, str, str], IngestSummary], suggestions: Callable[[str], list[str]],
+                 refusal_messages: Mapping[str, str], is_admin: Callable[[str, str], bool]) -> None:
+        self.queue = queue
+        self.courier = courier
+        self.deliveries = deliveries  # the platforms this process is connected to, as they register
+        self.save_faq = save_faq
+        self.suggestions = suggestions
+        self.refusal_messages = refusal_messages
+        self.is_admin = is_admin
 
     def handle(self, platform: str, user_id: str, action: str, item_id: int | None = None, text: str = "") -> Reply:
-        if not self.app.is_admin(platform, user_id):
+        if not self.is_admin(platform, user_id):
             return Reply.of(say("not_admin", ADMIN_LANG, what=say("what_review", ADMIN_LANG)), ok=False)
         if action in ("", "list"):
             return self.listing()
@@ -145,7 +151,7 @@ class ReviewDesk:
         if entry is None or entry.status != "open":
             return
         card = self.card(entry)
-        for platform, delivery in list(self.app.deliveries.items()):
+        for platform, delivery in list(self.deliveries.items()):
             try:
                 delivery.notify(card)
             except Exception as exc:
@@ -169,7 +175,7 @@ class ReviewDesk:
             done = say({Action.APPROVE: "review_approved", Action.EDIT: "review_edited"}.get(action, "review_approved"),
                        lang, id=entry.id)
             if action == Action.FAQ:
-                summary = self.app.save_faq(entry.question, without_citations(answer), reviewer)
+                summary = self.save_faq(entry.question, without_citations(answer), reviewer)
                 done = say("review_faq_saved", lang, id=entry.id, summary=summary.line())
             decision = user_decision(entry, answer)
         problem = self.deliver(entry, decision)
@@ -177,8 +183,8 @@ class ReviewDesk:
 
     def _rejection(self, entry: QueueEntry) -> Decision:
         lang = str(entry.record.get("language") or "en")
-        messages = self.app.config.core.refusal.messages
-        texts = self.app.pipeline.suggestions_for(entry.question)
+        messages = self.refusal_messages
+        texts = self.suggestions(entry.question)
         stored = [Suggestion(i, t) for i, t in self.queue.add_suggestions(entry.turn_id, texts)] if texts else []
         return user_decision(entry, "", messages.get(lang) or messages.get("en", ""), stored,
                              reason=reasons.REVIEW_REJECTED)
@@ -189,9 +195,9 @@ class ReviewDesk:
         the outbox, and a process connected to the platform retries it until it is sent)."""
         if entry.platform not in PUSHED:  # kept with the review item, where the queue shows it
             return say("review_no_push", ADMIN_LANG, platform=entry.platform)
-        courier = self.app.courier
+        courier = self.courier
         row = courier.outbox.add(entry.id, ConversationKey(entry.platform, entry.chat_id, entry.thread_id),
                                  decision.to_dict())
-        if entry.platform not in self.app.deliveries:
+        if entry.platform not in self.deliveries:
             return say("review_no_delivery", ADMIN_LANG, platform=entry.platform)
         return courier.attempt(row) or ""

@@ -8,42 +8,10 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from adapters.slack import DEFAULT_REFUSAL, SlackAdapter
 from bot.config import Config
-from core.ports import Backend
-
-
-@dataclass(frozen=True)
-class SlackSecrets:
-    bot_token: str
-    app_token: str
-    signing_secret: str
-
-
-def slack_secrets(cfg: Config, *, http: bool) -> SlackSecrets:
-    """Tokens come from the environment variables named in config.toml; refuse to start without them."""
-    s = cfg.slack
-    secrets = SlackSecrets(cfg.secret(s.bot_token_env), cfg.secret(s.app_token_env), cfg.secret(s.signing_secret_env))
-    if not secrets.bot_token:
-        raise ValueError(f"set the environment variable {s.bot_token_env} to the bot token (xoxb-...)")
-    if http and not secrets.signing_secret:
-        raise ValueError(f"HTTP mode checks request signatures: set the environment variable {s.signing_secret_env}")
-    if not http and not secrets.app_token:
-        raise ValueError(f"Socket Mode needs an app-level token: set the environment variable {s.app_token_env} "
-                         "(xapp-..., scope connections:write), or run with --http")
-    return secrets
-
-
-def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets) -> SlackAdapter:
-    """The adapter with this config's Web API base URL and refusal message (calls auth.test)."""
-    refusal = cfg.core.refusal.messages.get("en") or DEFAULT_REFUSAL
-    return SlackAdapter(backend, bot_token=secrets.bot_token, signing_secret=secrets.signing_secret,
-                        api_base_url=cfg.slack.api_base_url, refusal_message=refusal,
-                        admin_channel=cfg.slack.admin_channel)
 
 
 @contextmanager
@@ -61,6 +29,8 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def cmd_slack(cfg: Config, args: argparse.Namespace) -> int:
+    from bot.platforms import build_adapter, slack_secrets  # the platform library loads only when its command runs
+
     # check settings before loading models, so a missing token fails in a second, not ten
     try:
         secrets = slack_secrets(cfg, http=args.http)

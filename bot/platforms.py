@@ -1,16 +1,46 @@
-"""`groundbot telegram`: read the config, build the App and the Telegram adapter, and serve
-by long polling or (with --webhook) on a webhook that checks Telegram's secret token."""
+"""The platform front ends built from config: settings values and secrets mapped onto what the
+Slack and Telegram adapters take. Part of the composition root, shared by the `groundbot slack`
+and `groundbot telegram` commands and by `groundbot serve`."""
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
-from typing import Any
+from dataclasses import dataclass
 
+from adapters.slack import DEFAULT_REFUSAL, SlackAdapter
 from adapters.telegram import TelegramBot, TelegramOptions, WebhookOptions
 from bot.config import Config
 from core.ports import Backend
+
+
+@dataclass(frozen=True)
+class SlackSecrets:
+    bot_token: str
+    app_token: str
+    signing_secret: str
+
+
+def slack_secrets(cfg: Config, *, http: bool) -> SlackSecrets:
+    """Tokens come from the environment variables named in config.toml; refuse to start without them."""
+    s = cfg.slack
+    secrets = SlackSecrets(cfg.secret(s.bot_token_env), cfg.secret(s.app_token_env), cfg.secret(s.signing_secret_env))
+    if not secrets.bot_token:
+        raise ValueError(f"set the environment variable {s.bot_token_env} to the bot token (xoxb-...)")
+    if http and not secrets.signing_secret:
+        raise ValueError(f"HTTP mode checks request signatures: set the environment variable {s.signing_secret_env}")
+    if not http and not secrets.app_token:
+        raise ValueError(f"Socket Mode needs an app-level token: set the environment variable {s.app_token_env} "
+                         "(xapp-..., scope connections:write), or run with --http")
+    return secrets
+
+
+def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets) -> SlackAdapter:
+    """The adapter with this config's Web API base URL and refusal message (calls auth.test)."""
+    refusal = cfg.core.refusal.messages.get("en") or DEFAULT_REFUSAL
+    return SlackAdapter(backend, bot_token=secrets.bot_token, signing_secret=secrets.signing_secret,
+                        api_base_url=cfg.slack.api_base_url, refusal_message=refusal,
+                        admin_channel=cfg.slack.admin_channel)
+
 
 # what Telegram accepts as a webhook secret token
 _SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
@@ -44,33 +74,3 @@ def webhook_options(cfg: Config, *, port: int | None = None, listen: str | None 
 
 def build_bot(cfg: Config, backend: Backend) -> TelegramBot:
     return TelegramBot(backend, telegram_options(cfg))
-
-
-def cmd_telegram(cfg: Config, args: argparse.Namespace) -> int:
-    # check settings before loading models, so a missing token fails in a second, not ten
-    try:
-        telegram_options(cfg)
-        webhook = webhook_options(cfg, port=args.port, listen=args.listen) if args.webhook else None
-    except ValueError as exc:
-        print(f"groundbot telegram: {exc}", file=sys.stderr)
-        return 2
-    from bot.app import ready_app
-
-    app = ready_app(cfg)
-    bot = build_bot(cfg, app)
-    mode = f"webhook on {webhook.listen}:{webhook.port}/{webhook.url_path}" if webhook else "long polling"
-
-    def ready(username: str) -> None:
-        print(f"groundbot is answering on Telegram as @{username} ({mode}). Press Ctrl-C to stop.", file=sys.stderr)
-
-    bot.run(webhook, ready)
-    return 0
-
-
-def register(sub: Any) -> None:
-    s = sub.add_parser("telegram", help="run the Telegram bot (long polling, or --webhook)")
-    s.add_argument("--webhook", action="store_true",
-                   help="receive updates on a webhook (telegram.webhook_url) instead of polling")
-    s.add_argument("--port", type=int, default=None, help="webhook port (default: telegram.webhook_port)")
-    s.add_argument("--listen", default=None, help="webhook bind address (default: telegram.webhook_listen)")
-    s.set_defaults(func=cmd_telegram)

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 
-from bot.metrics import Metrics
+from bot.server.metrics import Metrics
 from storage.shared_state import Claim, SharedState
 
 log = logging.getLogger("groundbot.serve")

@@ -17,10 +17,12 @@ import sys
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.lexicon import content_terms
-from storage.report_data import ReportData
+
+if TYPE_CHECKING:  # the database library loads when the report is built, not for --help
+    from storage.report_data import ReportData
 
 ROUTES = ("reply", "template", "hold")
 
@@ -218,6 +220,7 @@ def register(sub: Any) -> None:
     s = sub.add_parser("report", help="an HTML report with plots from the transcript database")
     s.add_argument("--since", default="", help="only turns from this date on (YYYY-MM-DD)")
     s.add_argument("--out", required=True, help="folder to write index.html and the plots to")
-    s.add_argument("--routing", default="bench/results/routing_test.json",
-                   help="bench.routing results to include (the HaluEval trade-off), if the file exists")
+    s.add_argument("--routing", default=None, metavar="FILE",
+                   help="a bench.routing results file (e.g. bench/results/routing_test.json in a source tree) "
+                        "whose trade-off curve the report plots; left out by default")
     s.set_defaults(func=cmd_report)

@@ -211,24 +211,29 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
     points = sweep(items, cfg, app.pipeline.generator, (frange(args.top1), frange(args.support), judge_grid), judges)
     best = recommend(points, args.max_false_refusal)
     quoted = isinstance(app.pipeline.generator, ExtractiveGenerator) and any(it.answer is None for it in items)
-    report(points, best, cfg, quoted)
+    notes = sys.stderr if args.json else sys.stdout  # with --json, stdout holds the JSON only
+    if args.json:
+        print(json.dumps({"points": [_point(p) for p in points], "recommended": _point(best), "quoted": quoted}))
+    else:
+        report(points, best, cfg, quoted)
     out = Path(args.plot)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         plot(points, best, out)
-        print(f"plot written to {out}")
+        print(f"plot written to {out}", file=notes)
     except ImportError:
-        print("plot skipped: matplotlib is not installed (pip install 'groundbot[plot]')")
-    if args.json:
-        Path(args.json).write_text(json.dumps([p.__dict__ | {"balanced_accuracy": p.balanced_accuracy}
-                                               for p in points], indent=1))
+        print("plot skipped: matplotlib is not installed (pip install 'groundbot[plot]')", file=notes)
     if args.write_profile:
         profile = derive_profile(app.embedder.name, items, best.min_top1, quoted,
                                  f"groundbot calibrate {path.name} ({len(items)} questions)")
         Path(args.write_profile).write_text(profile.to_json(), encoding="utf-8")
         print(f"profile for {app.embedder.name} written to {args.write_profile} (copy it to "
-              f"core/profiles/{app.embedder.name}.json, or set the thresholds in config.toml)")
+              f"core/profiles/{app.embedder.name}.json, or set the thresholds in config.toml)", file=notes)
     return 0
+
+
+def _point(p: Point) -> dict[str, Any]:
+    return p.__dict__ | {"balanced_accuracy": p.balanced_accuracy}
 
 
 def report(points: list[Point], best: Point, cfg: Config, quoted: bool) -> None:
@@ -273,7 +278,8 @@ def register(sub: Any) -> None:
                         "for replayed answers (e.g. 0.1:0.9:0.1)")
     s.add_argument("--max-false-refusal", type=float, default=0.10, help="false-refusal budget for the recommendation")
     s.add_argument("--plot", default="calibration.png", help="where to write the PNG plot")
-    s.add_argument("--json", default="", help="also write every point as JSON")
+    s.add_argument("--json", action="store_true",
+                   help="print every point and the recommendation as one JSON object on stdout, instead of the table")
     s.add_argument("--write-profile", default="", metavar="FILE",
                    help="write a threshold profile for the index's embedder (JSON, core/profiles format)")
     s.set_defaults(func=cmd_calibrate)

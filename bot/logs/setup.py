@@ -4,49 +4,47 @@
 while a turn runs, the turn's `turn_uid` and `conversation` key (core/turnlog.py), so the
 lines of one turn can be found among many workers' interleaved output and joined with its row
 in the transcript database. Secrets are redacted before any formatter sees a record
-(bot/redact.py); the JSON line is scrubbed once more, since a field taken from the record's
+(bot/logs/redact.py); the JSON line is scrubbed once more, since a field taken from the record's
 extras never went through the message formatting the redactor inspects.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from pythonjsonlogger.core import RESERVED_ATTRS
+from pythonjsonlogger.json import JsonFormatter as _JsonLines
+
 from core.turnlog import current
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 FORMATS = ("text", "json")
-# attributes every LogRecord has; anything else on a record came from `extra=` and is logged too
-_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName", "color_message"}
+_RENAMED = {"asctime": "time", "levelname": "level", "name": "logger", "exc_info": "exception", "stack_info": "stack"}
 
 
-class JsonFormatter(logging.Formatter):
-    """One JSON object per record: time, level, logger, message, turn context, extras, traceback."""
+class JsonFormatter(_JsonLines):
+    """One JSON object per record (python-json-logger): time, level, logger, message, process,
+    the running turn's ids, the record's extras and its traceback; secrets scrubbed last."""
+
+    def __init__(self) -> None:
+        super().__init__("{asctime}{levelname}{name}{message}{process}", style="{", rename_fields=_RENAMED,
+                         reserved_attrs=[*RESERVED_ATTRS, "taskName", "color_message"], json_default=str,
+                         json_ensure_ascii=False)
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 (logging's name)
+        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+
+    def add_fields(self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]) -> None:
+        super().add_fields(log_data, record, message_dict)
+        log_data["level"] = str(log_data.get("level", "")).lower()
+        log_data.update({k: v for k, v in current().items() if v})
 
     def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-            "process": record.process,
-        }
-        entry.update({k: v for k, v in current().items() if v})
-        for key, value in vars(record).items():
-            if key not in _STANDARD and not key.startswith("_"):
-                entry[key] = value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
-        if record.exc_info and record.exc_info[0] is not None:
-            entry["exception"] = self.formatException(record.exc_info)
-        elif record.exc_text:
-            entry["exception"] = record.exc_text
-        if record.stack_info:
-            entry["stack"] = record.stack_info
-        line = json.dumps(entry, ensure_ascii=False, default=str)
-        from bot.redact import installed_redactor
+        line = super().format(record)
+        from bot.logs.redact import installed_redactor
 
         redactor = installed_redactor()
         return redactor.redact(line) if redactor else line

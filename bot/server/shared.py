@@ -1,5 +1,5 @@
-"""The backend `groundbot serve` hands its front ends: the App, with the state every worker
-must agree on taken from database rows instead of process memory, and every turn counted.
+"""What `groundbot serve` adds to the App its front ends share: the state every worker must agree
+on taken from database rows instead of process memory, and every turn and event counted.
 
 - a turn holds its conversation's lease, so one conversation is answered one turn at a time and
   in order whichever worker receives each message;
@@ -11,32 +11,27 @@ must agree on taken from database rows instead of process memory, and every turn
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.app import App
-from bot.metrics import Metrics
+from bot.server.metrics import Metrics
+from bot.services.hooks import Hooks, TurnHandler
 from core.messages import Decision, Incoming
-from core.ports import Delivery
-from core.replies import Reply
 from storage.shared_state import Claim, SharedState
 
 log = logging.getLogger("groundbot.turns")
 
 
-class SharedBackend:
-    """Backend port over an App: conversation leases around turns, metrics on every outcome."""
+def serve_hooks(hooks: Hooks, state: SharedState, metrics: Metrics, *, turn_wait_s: float = 120.0) -> None:
+    """Register what `groundbot serve` adds to every turn and event on the App's hooks: the
+    conversation lease around a turn, the turn counted and logged, ingest runs and votes counted."""
 
-    def __init__(self, app: App, state: SharedState, metrics: Metrics, *, turn_wait_s: float = 120.0) -> None:
-        self.app = app
-        self.state = state
-        self.metrics = metrics
-        self.turn_wait_s = turn_wait_s
+    def lease(msg: Incoming, next_: TurnHandler) -> Decision:
+        with state.conversation(msg.key.as_str(), turn_wait_s):
+            return next_(msg)
 
-    def ask(self, msg: Incoming) -> Decision:
-        with self.state.conversation(msg.key.as_str(), self.turn_wait_s):
-            decision = self.app.ask(msg)
-        self.metrics.observe(decision)
+    def observe(msg: Incoming, next_: TurnHandler) -> Decision:
+        decision = next_(msg)
+        metrics.observe(decision)
         # one line per turn; with [log] format = "json" it carries the ids to find the turn by
         log.info("turn %s", "refused" if decision.refused else "answered",
                  extra={"turn_uid": decision.turn_uid, "conversation": msg.key.as_str(),
@@ -44,50 +39,9 @@ class SharedBackend:
                         "latency_ms": round(float(decision.latency_ms.get("total", 0.0)), 1)})
         return decision
 
-    def admin_reingest(self, platform: str, user_id: str, paths: Sequence[str] | None = None,
-                       progress: Callable[[str, int, int], None] | None = None) -> Any:
-        try:
-            summary = self.app.admin_reingest(platform, user_id, paths, progress)
-        except PermissionError:  # not an admin, or a path outside the allowed roots: nothing ran
-            self.metrics.ingest_runs.labels("refused").inc()
-            raise
-        except Exception:
-            self.metrics.ingest_runs.labels("failed").inc()
-            raise
-        self.metrics.ingest_runs.labels("ok").inc()
-        return summary
-
-    def admin_stats(self, platform: str, user_id: str) -> dict[str, Any]:
-        return self.app.admin_stats(platform, user_id)
-
-    def admin_review_queue(self, platform: str, user_id: str) -> list[dict[str, Any]]:
-        return self.app.admin_review_queue(platform, user_id)
-
-    def record_feedback(self, turn_id: int, user_id: str, value: int, comment: str = "", reason: str = "") -> bool:
-        stored = self.app.record_feedback(turn_id, user_id, value, comment, reason)
-        if stored:
-            self.metrics.feedback.labels("up" if value > 0 else "down").inc()
-        return stored
-
-    def command(self, platform: str, user_id: str, name: str, args: str = "",
-                progress: Callable[[str, int, int], None] | None = None) -> Reply:
-        return self.app.command(platform, user_id, name, args, progress)
-
-    def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
-        return self.app.review(platform, user_id, action, item_id, text)
-
-    def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
-                 lang: str = "") -> Reply:
-        reply = self.app.feedback(user_id, turn_id, value, reason, comment, lang)
-        if reply.ok:
-            self.metrics.feedback.labels("up" if value > 0 else "down").inc()
-        return reply
-
-    def register_delivery(self, platform: str, delivery: Delivery) -> None:
-        self.app.register_delivery(platform, delivery)
-
-    def is_admin(self, platform: str, user_id: str) -> bool:
-        return self.app.is_admin(platform, user_id)
+    hooks.turn[:0] = [lease, observe]  # outermost: the lease is held while the turn is announced
+    hooks.ingest.append(lambda result: metrics.ingest_runs.labels(result).inc())
+    hooks.vote.append(lambda value: metrics.feedback.labels("up" if value > 0 else "down").inc())
 
 
 class SharedOnce:

@@ -10,20 +10,18 @@ in the background so /healthz answers at once; each worker builds its own. Sever
 one port, and there a worker takes connections only once built, leaving them to its ready
 siblings. A Slack event or a Telegram update is acknowledged only once it is claimed in the
 database with its payload, and marked done once answered; a worker that dies in between leaves its claims to the others
-(bot/deliveries.py). On SIGTERM uvicorn stops accepting, waits for requests in flight, and the
+(bot/server/deliveries.py). On SIGTERM uvicorn stops accepting, waits for requests in flight, and the
 shutdown hook lets Slack and Telegram work already acknowledged finish before the process exits.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import hmac
 import json
 import logging
 import os
-import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -36,12 +34,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bot.api_ask import parse_ask
 from bot.app import App, settle_heap
 from bot.config import Config
-from bot.deliveries import Inbox
-from bot.metrics import Metrics
-from bot.shared_backend import SharedBackend, SharedOnce, SharedRateLimit, SharedThreads
+from bot.server.api_ask import parse_ask
+from bot.server.deliveries import Inbox
+from bot.server.metrics import Metrics
+from bot.server.shared import SharedOnce, SharedRateLimit, SharedThreads, serve_hooks
+from core.render import decision_json
 
 log = logging.getLogger("groundbot.serve")
 
@@ -56,7 +55,7 @@ class Service:
     app_factory: Callable[[], App]
     metrics: Metrics
     app: App | None = None
-    backend: SharedBackend | None = None
+    state: Any = None  # storage.shared_state.SharedState once built
     slack: Any = None  # adapters.slack.SlackAdapter when Slack is configured
     slack_endpoint: Any = None  # bolt's Starlette adapter over the adapter's bolt App
     telegram: Any = None  # adapters.telegram.TelegramBot when the webhook is configured
@@ -67,7 +66,7 @@ class Service:
 
     @property
     def ready(self) -> bool:
-        return self.backend is not None
+        return self.app is not None
 
     def build(self) -> None:
         """Load the model, open the index and the database, wire the front ends (in a thread)."""
@@ -77,15 +76,15 @@ class Service:
             app = self.app_factory()
             serve = self.config.serve
             state = SharedState(app.store.engine, lease_s=serve.conversation_lease_s, stale_s=serve.delivery_stale_s)
-            backend = SharedBackend(app, state, self.metrics)
+            serve_hooks(app.hooks, state, self.metrics)
             self.metrics.watch_review_queue(lambda: _or_none(app.store.review_queue_depth))
-            self._slack(backend, state)
-            self._telegram(backend, state)
+            self._slack(app, state)
+            self._telegram(app, state)
             self.inbox = Inbox(state, self.metrics, telegram=self.telegram, slack=self.slack,
                                slack_secret=self.config.secret(self.config.slack.signing_secret_env))
             settle_heap()  # workers of several are built by build_app, which does not settle it
+            self.state = state
             self.app = app
-            self.backend = backend
             self.metrics.ready.set(1)
         except Exception as exc:
             self.error = f"{type(exc).__name__}: {exc}"
@@ -93,25 +92,25 @@ class Service:
         finally:
             self._built.set()
 
-    def _slack(self, backend: SharedBackend, state: Any) -> None:
+    def _slack(self, backend: App, state: Any) -> None:
         cfg = self.config
         token, signing = cfg.secret(cfg.slack.bot_token_env), cfg.secret(cfg.slack.signing_secret_env)
         if not token or not signing:
             return
         from adapters.slack import events_endpoint
-        from bot.run_slack import SlackSecrets, build_adapter
+        from bot.platforms import SlackSecrets, build_adapter
 
         self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing))
         self.slack.once = SharedOnce(state, self.metrics, "slack")
         self.slack_endpoint = events_endpoint(self.slack.app)
 
-    def _telegram(self, backend: SharedBackend, state: Any) -> None:
+    def _telegram(self, backend: App, state: Any) -> None:
         cfg = self.config
         secret = cfg.secret(cfg.telegram.webhook_secret_env)
         if not cfg.secret(cfg.telegram.token_env) or not secret:
             return
         from adapters.telegram import TelegramBot
-        from bot.run_telegram import telegram_options
+        from bot.platforms import telegram_options
 
         options = telegram_options(cfg)
         self.telegram = TelegramBot(backend, options, threads=SharedThreads(state),
@@ -144,8 +143,8 @@ class Service:
             await self.telegram.stop()
         if self.slack is not None:
             await run_in_threadpool(self.slack.close)
-        if self.backend is not None:
-            self.backend.state.stop_heartbeat()
+        if self.state is not None:
+            self.state.stop_heartbeat()
 
 
 def _or_none(fn: Callable[[], int]) -> int | None:
@@ -181,9 +180,9 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
     ]
     review_token = config.secret(config.serve.review_token_env)
     if review_token:  # the review queue's web page, for admins holding the token
-        from bot.review_page import ReviewPage
+        from bot.server.review_page import ReviewPage
 
-        routes += ReviewPage(review_token, lambda: service.app).routes()
+        routes += ReviewPage(review_token, lambda: service.app, session_hours=config.serve.review_session_hours).routes()
     asgi = Starlette(routes=routes, lifespan=ep.lifespan)
     asgi.state.service = service
     return asgi
@@ -247,11 +246,10 @@ class _Endpoints:
         parsed = parse_ask(await request.body())
         if isinstance(parsed, str):
             return JSONResponse({"error": parsed}, status_code=400)
-        if self.service.backend is None:
+        if self.service.app is None:
             return _unavailable(self.service)
-        from bot.cli import decision_json
 
-        decision = await run_in_threadpool(self.service.backend.ask, parsed)
+        decision = await run_in_threadpool(self.service.app.ask, parsed)
         return JSONResponse(decision_json(decision))
 
     async def slack_events(self, request: Request) -> Response:
@@ -315,8 +313,8 @@ class WorkerApp:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self._asgi is None:
-            from bot.logs import configure_logging
-            from bot.redact import install_redaction
+            from bot.logs.redact import install_redaction
+            from bot.logs.setup import configure_logging
 
             configure_logging(self.config.log.format, self.config.log.level)  # a fresh process: its own handler
             install_redaction(self.config.secrets)  # ... and redaction, before anything logs
@@ -337,14 +335,14 @@ def serve(config: Config, host: str, port: int, workers: int) -> None:
 
     import uvicorn
 
-    from bot.metrics import use_prometheus_multiprocess
+    from bot.server.metrics import use_prometheus_multiprocess
 
     if workers <= 1:
         uv = uvicorn.Config(WorkerApp(config, None), host=host, port=port, log_level="warning", log_config=None,
                             timeout_graceful_shutdown=60, lifespan="on")
         uvicorn.Server(uv).run()
         return
-    from bot.supervisor import Supervisor
+    from bot.server.supervisor import Supervisor
 
     with tempfile.TemporaryDirectory(prefix="groundbot-metrics-") as metrics_dir:
         use_prometheus_multiprocess(metrics_dir)  # workers inherit it; their counters are summed
@@ -353,30 +351,3 @@ def serve(config: Config, host: str, port: int, workers: int) -> None:
                             log_level="warning", log_config=None, timeout_graceful_shutdown=60, lifespan="on")
         sock = uv.bind_socket()
         Supervisor(uv, sockets=[sock]).run()  # replaces a worker that dies
-
-
-def cmd_serve(cfg: Config, args: argparse.Namespace) -> int:
-    s = cfg.serve
-    host = args.host or s.host
-    port = s.port if args.port is None else args.port
-    workers = s.workers if args.workers is None else args.workers
-    fronts = [name for name, on in (
-        ("Slack", cfg.secret(cfg.slack.bot_token_env) and cfg.secret(cfg.slack.signing_secret_env)),
-        ("Telegram webhook", cfg.secret(cfg.telegram.token_env) and cfg.secret(cfg.telegram.webhook_secret_env)),
-    ) if on]
-    print(f"groundbot serve on http://{host}:{port} with {workers} worker(s): /api/ask, /healthz, /readyz, /metrics"
-          + "".join(f", {f}" for f in fronts) + ". Press Ctrl-C to stop.", file=sys.stderr)
-    if workers > 1 and not cfg.index_uri and not cfg.index_path.exists():
-        print(f"groundbot serve: the index {cfg.index_path} does not exist yet; with several workers run "
-              "'groundbot ingest' first (one worker ingests the configured KB on its first start)", file=sys.stderr)
-        return 2
-    serve(cfg, host, port, workers)
-    return 0
-
-
-def register(sub: Any) -> None:
-    s = sub.add_parser("serve", help="serve Slack, the Telegram webhook, /api/ask and /metrics over HTTP")
-    s.add_argument("--host", default=None, help="bind address (default: serve.host)")
-    s.add_argument("--port", type=int, default=None, help="port (default: serve.port)")
-    s.add_argument("--workers", type=int, default=None, help="worker processes (default: serve.workers)")
-    s.set_defaults(func=cmd_serve)

@@ -9,14 +9,15 @@ the button) and renders the platform-neutral reply (core/replies.py) it gets bac
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bot.services.hooks import Hooks
+from bot.services.knowledge import KnowledgeBase
+from bot.services.review import ReviewDesk
 from core.catalogue import say
 from core.ports import PathNotAllowed
 from core.replies import REASON_LABELS, Button, FeedbackReason, Reply
-
-if TYPE_CHECKING:
-    from bot.app import App
+from storage.transcripts import SqlTranscriptStore, Vote
 
 ADMIN_LANG = "en"
 Progress = Callable[[str, int, int], None]
@@ -60,19 +61,22 @@ def feedback_buttons(turn_id: int, lang: str, refused: bool) -> tuple[Button, ..
 class Commands:
     """Parses and runs the admin and feedback commands for any platform."""
 
-    def __init__(self, app: App) -> None:
-        from bot.review import ReviewDesk
-
-        self.app = app
-        self.desk = ReviewDesk(app)
+    def __init__(self, kb: KnowledgeBase, stats: Callable[[], dict[str, Any]], desk: ReviewDesk,
+                 store: SqlTranscriptStore, is_admin: Callable[[str, str], bool], hooks: Hooks) -> None:
+        self.kb = kb
+        self.stats = stats
+        self.desk = desk
+        self.store = store  # votes and the turns they are about
+        self.is_admin = is_admin
+        self.hooks = hooks
 
     def run(self, platform: str, user_id: str, name: str, args: str = "", progress: Progress | None = None) -> Reply:
         """Run command `name` ("stats", "reingest", "review") with its argument text."""
         name = name.lstrip("/").lower()
         if name == "stats":
-            if not self.app.is_admin(platform, user_id):
+            if not self.is_admin(platform, user_id):
                 return Reply.of(say("not_admin", ADMIN_LANG, what=say("what_stats", ADMIN_LANG)), ok=False)
-            return stats_reply(self.app.stats())
+            return stats_reply(self.stats())
         if name == "reingest":
             return self.reingest(platform, user_id, args.split() or None, progress)
         if name == "review":
@@ -85,14 +89,18 @@ class Commands:
 
     def reingest(self, platform: str, user_id: str, paths: list[str] | None, progress: Progress | None) -> Reply:
         lang = ADMIN_LANG
-        if not self.app.is_admin(platform, user_id):
+        if not self.is_admin(platform, user_id):
+            self.hooks.ingested("refused")
             return Reply.of(say("not_admin", lang, what=say("what_reingest", lang)), ok=False)
         try:
-            summary = self.app.admin_reingest(platform, user_id, paths, progress)
+            summary = self.kb.reingest(paths, progress)
         except PathNotAllowed as exc:
+            self.hooks.ingested("refused")
             return Reply.of(say("reingest_refused", lang, why=str(exc)), ok=False)
         except Exception as exc:  # a failed ingest is reported, the bot keeps running
+            self.hooks.ingested("failed")
             return Reply.of(say("reingest_failed", lang, why=f"{type(exc).__name__}: {exc}"), ok=False)
+        self.hooks.ingested("ok")
         return Reply.of(say("reingest_done", lang, summary=summary.line()))
 
     def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
@@ -100,13 +108,16 @@ class Commands:
         """A vote; a thumbs-down with a reason (or "should be answerable") joins the review queue.
         Replies are in the turn's language unless `lang` is given."""
         if not lang:
-            turn = self.app.store.turn(turn_id)
+            turn = self.store.turn(turn_id)
             lang = str(turn.get("language") or "en") if turn else "en"
         if reason and reason not in set(FeedbackReason):
             return Reply.of(say("feedback_unknown_reason", lang, reason=reason,
                                 choices=", ".join(FeedbackReason)), ok=False)
-        if not self.app.record_feedback(turn_id, user_id, value, comment, reason):
+        stored = self.store.record_feedback(turn_id, user_id, value, comment, reason)
+        if not stored:
             return Reply.of(say("feedback_nothing", lang), ok=False)
+        if stored != Vote.SAME:  # a reason added to a thumbs-down is the same vote, counted once
+            self.hooks.voted(value)
         if value < 0 and not reason:  # a thumbs-down asks why; the answer puts the turn in the queue
             return Reply.of(say("feedback_ask_reason", lang), buttons=feedback_buttons(turn_id, lang, refused=False))
         if value < 0:

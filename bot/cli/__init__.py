@@ -1,0 +1,1 @@
+"""The `groundbot` command line and its subcommands (chat, ask, ingest, the platform runners, serve, report, calibrate)."""

@@ -1,0 +1,1 @@
+"""`groundbot serve`: the ASGI app, its worker supervisor, metrics, claims of platform deliveries, the review page."""

@@ -60,7 +60,7 @@ class TurnRecord(SQLModel, table=True):
     sources: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON_TYPE)
     uncovered_claims: list[str] = Field(default_factory=list, sa_type=JSON_TYPE)
     latency_ms: dict[str, float] = Field(default_factory=dict, sa_type=JSON_TYPE)
-    latency_total_ms: float = 0.0
+    latency_total_ms: float = Field(default=0.0, index=True)  # stats reads percentiles in this order
     index_version: str = ""
     config_hash: str = ""
     language: str = "en"

@@ -201,3 +201,18 @@ def test_a_reply_sent_after_a_recorded_turn_is_seen_by_the_worker_taking_over(da
     assert not state.replied_after_turn(d.turn_uid, "telegram:42:")  # recorded, its reply not sent
     state.remember_thread("telegram:42:902", "")
     assert state.replied_after_turn(d.turn_uid, "telegram:42:")
+
+
+def test_stats_percentiles_interpolate_between_the_rows_around_them(database_url: str) -> None:
+    """p50 and p95 as linear interpolation over the sorted latencies (numpy's default), read
+    from the database in latency order rather than by loading every turn."""
+    import numpy as np
+
+    store = SqlTranscriptStore(database_url)
+    latencies = [float(x) for x in (250, 3, 40, 41.5, 7, 1200, 18, 18, 90, 5, 33)]
+    for i, ms in enumerate(latencies):
+        d = decision(f"q{i}")
+        d.latency_ms = {"total": ms}
+        store.record_turn(ConversationKey("console", f"c{i}"), "7", "", d, "replied")
+    got = store.stats()["latency_ms"]
+    assert got == {"p50": round(float(np.percentile(latencies, 50)), 1), "p95": round(float(np.percentile(latencies, 95)), 1)}

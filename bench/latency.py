@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from bench.datasets import HALUEVAL_FILE, PARSINLU_FILE, SQUAD_FILE
-from bot.app import build_app, settle_heap
+from bot.app import SUGGESTIONS_CHECKED_AHEAD, build_app, settle_heap
 from bot.config import load_config
 from core.messages import ConversationKey, Hit, Incoming
 from core.normalize import normalize_text
@@ -226,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             app = build_app(cfg)
             n_chunks, raw_tput, ingest_tput, ingest_s = ingest_timed(app, kb, cfg)
+        app.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)  # as a long-running front end does at start
         wait = getattr(app.embedder, "wait_query_runtime", None)
         query_runtime = wait() if wait else "unknown"  # time questions on the runtime that serves them
         rng = random.Random(11)
@@ -235,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         timed = qs[args.warmup :]
         nojudge_app = build_app(replace(cfg, core=replace(cfg.core, judge=replace(cfg.core.judge, enabled=False))),
                                 embedder=app.embedder)
+        nojudge_app.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)
         for q in qs[: args.warmup]:
             nojudge_app.ask(Incoming(ConversationKey("bench", "warm-nojudge"), "b", q))
         settle_heap()  # as a long-running front end does once it is ready (bot.app.ready_app)

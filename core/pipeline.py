@@ -271,6 +271,20 @@ class Pipeline:
                 out.append(text)
         return out
 
+    def check_suggestions(self, limit: int) -> int:
+        """Decide now, for up to `limit` suggestions of the index, whether each would be answered,
+        so the refusals of this index version read the answer from the cache instead of running
+        a suggestion's stages while the user waits. A long-running front end calls it once it is
+        ready and after each re-ingest; returns how many it checked."""
+        try:
+            texts = self.index.suggestion_texts(limit)
+        except Exception:
+            log.exception("suggestions not listed for checking")
+            return 0
+        for text in texts:
+            self._answered(text)
+        return len(texts)
+
     def _answered(self, text: str) -> bool:
         """Would `text`, asked now, be answered (not refused, not held)? Decided by running its
         stages once per index version without recording anything (a suggestion is asked of the

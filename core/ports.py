@@ -41,6 +41,11 @@ class ChunkIndex(Protocol):
         its own; it never reads every chunk."""
         ...
 
+    def suggestion_texts(self, limit: int) -> list[str]:
+        """Up to `limit` of the suggestions (FAQ questions, headings) the index holds, to check
+        ahead of the refusals that would offer them."""
+        ...
+
 
 class Generator(Protocol):
     """Produces an answer with [C#] citations from numbered context chunks."""

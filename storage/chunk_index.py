@@ -312,6 +312,9 @@ class LanceChunkIndex:
         return self.suggestions.nearest(query_vector, limit, nprobes, self.settings.refine_factor,
                                         ef_for(plan, self.settings))
 
+    def suggestion_texts(self, limit: int) -> list[str]:
+        return self.suggestions.texts(limit)
+
     # -- writing ----------------------------------------------------------------
     def apply(self, new_chunks: Sequence[Chunk], vectors: np.ndarray, doc_hashes: dict[str, str],
               replace_docs: Sequence[str], suggestions: Sequence[SuggestionRow] = ()) -> None:

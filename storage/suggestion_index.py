@@ -86,6 +86,13 @@ class SuggestionTable:
             self._table = open_table_or_none(self.db, TABLE)
         return self._table
 
+    def texts(self, limit: int) -> list[str]:
+        """Up to `limit` suggestion texts, in table order."""
+        tbl = self.table()
+        if tbl is None:
+            return []
+        return [str(r["text"]) for r in tbl.search().select(["text"]).limit(limit).to_list()]
+
     def write(self, rows: Sequence[SuggestionRow], replace_docs: Sequence[str]) -> None:
         """Insert `rows` and drop every other row of `replace_docs`, in one commit."""
         data = pa.Table.from_pylist(

@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bot.app import App, settle_heap
+from bot.app import SUGGESTIONS_CHECKED_AHEAD, App, settle_heap
 from bot.config import Config
 from bot.server.api_ask import parse_ask
 from bot.server.deliveries import Inbox
@@ -82,6 +82,8 @@ class Service:
             self._telegram(app, state)
             self.inbox = Inbox(state, self.metrics, telegram=self.telegram, slack=self.slack,
                                slack_secret=self.config.secret(self.config.slack.signing_secret_env))
+            # before the first refusal, not during it (cached: ready_app may have checked already)
+            app.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)
             settle_heap()  # workers of several are built by build_app, which does not settle it
             self.state = state
             self.app = app

@@ -36,3 +36,12 @@ def test_a_refusal_offers_only_questions_that_are_answered(make_app: Callable[..
     for i, s in enumerate(sorted(offered)):
         d = app.ask(Incoming(ConversationKey("console", f"pick-{i}"), "local", s))
         assert not d.refused, (s, d.refusal_reason)
+
+
+def test_the_index_lists_its_suggestions_to_check_them_ahead(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    texts = app.index.suggestion_texts(1000)
+    headings = {a.question for a in doc_sections()}
+    assert "How do I tune the thresholds?" in texts and set(texts) <= headings  # headings and FAQ questions
+    assert len(app.index.suggestion_texts(5)) == 5
+    assert app.pipeline.check_suggestions(1000) == len(texts)

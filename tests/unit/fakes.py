@@ -63,6 +63,9 @@ class ListIndex:
         pairs = [(s, self.embedder.embed_queries([s])[0]) for s in self.sugg]
         return sorted(pairs, key=lambda p: -float(p[1] @ query_vector))[:limit]
 
+    def suggestion_texts(self, limit: int) -> list[str]:
+        return list(self.sugg)[:limit]
+
 
 class QueueGenerator:
     """A generator that returns `enqueue()`d answers and records what it was asked."""

@@ -235,3 +235,14 @@ def test_only_suggestions_that_are_answered_are_offered_and_the_check_is_cached(
     again = p.handle(Incoming(ConversationKey("test", "chat-2"), "u1", "telegram webhook secret header"))
     assert [s.text for s in again.suggestions] == ["Which port does the Telegram webhook use?"]
     assert len(gen.asked) == asked + 1  # only the question itself was generated again: the checks were cached
+
+
+def test_suggestions_checked_ahead_cost_a_refusal_nothing_and_offer_the_same() -> None:
+    emb = BagOfWordsEmbedder()
+    texts = ["Which port does the Telegram webhook use?", "Which secret does the Telegram webhook need?"]
+    gen = LocalGenerator()
+    p = Pipeline(SETTINGS, emb, ListIndex(KB, emb, suggestions=texts), gen, MemoryStore())
+    assert p.check_suggestions(10) == 2 and sorted(gen.asked) == sorted(texts)
+    d = p.handle(Incoming(KEY, "u1", "telegram webhook secret header"))
+    assert d.refused and [s.text for s in d.suggestions] == ["Which port does the Telegram webhook use?"]
+    assert gen.asked[2:] == ["telegram webhook secret header"]  # the refusal itself ran no suggestion's stages

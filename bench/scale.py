@@ -128,7 +128,7 @@ def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any) -> di
     for start in range(0, size, step):
         batch = synthetic_batch(base, start, min(size, start + step), dim)
         if start == 0:
-            index._table = index.db.create_table(TABLE, data=batch)
+            index._chunks = index.db.create_table(TABLE, data=batch)
         else:
             index.table().add(batch)
     index._write_meta()

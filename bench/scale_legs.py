@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from lancedb.background_loop import LOOP
 
 from bench.scale import CACHE, RESULTS, pct
 from storage.ann import ef_for, nprobes_for
+from storage.async_loop import LANCE_LOOP
 from storage.chunk_card import CARD
 from storage.chunk_index import LanceChunkIndex, fts_terms
-from storage.search_legs import LegQuery, _rows, async_table, text_query, vector_query
+from storage.search_legs import AsyncTableAt, LegQuery, rows, text_query, vector_query
 
 
 def _terms(question: str, drop_stop: bool) -> str:
@@ -42,7 +42,7 @@ class Legs:
     def __init__(self, index: LanceChunkIndex) -> None:
         tbl = index.table()
         assert tbl is not None, "no chunk table in the index"
-        self.atbl = async_table(tbl)
+        self.atbl = LANCE_LOOP.run(AsyncTableAt(index.uri, "chunks").at(int(tbl.version)))
         self.settings = index.settings
         self.plan = index._search_plan(tbl)
         self.nprobes = nprobes_for(self.plan, index.settings) if self.plan else 0
@@ -66,7 +66,7 @@ def _pos(vectors: np.ndarray, v: np.ndarray) -> int:
 
 def _time(run: Callable[[], Any]) -> float:
     t0 = time.perf_counter()
-    LOOP.run(run())
+    LANCE_LOOP.run(run())
     return (time.perf_counter() - t0) * 1000
 
 
@@ -78,15 +78,15 @@ def measure(index_dir: Path, n: int) -> dict[str, Any]:
     legs = Legs(LanceChunkIndex(index_dir, base["vectors"].shape[1], "minilm", search=cfg.search_index))
     qs, qv = [str(q) for q in base["questions"][:n]], base["qvectors"][:n].astype(np.float32)
     variants: dict[str, Callable[[str, np.ndarray], Callable[[], Any]]] = {
-        "vector leg, card (as searched)": lambda q, v: lambda: _rows(legs.vector(v, [CARD])),
-        "vector leg, chunk ids only": lambda q, v: lambda: _rows(legs.vector(v, ["chunk_id"])),
+        "vector leg, card (as searched)": lambda q, v: lambda: rows(legs.vector(v, [CARD])),
+        "vector leg, chunk ids only": lambda q, v: lambda: rows(legs.vector(v, ["chunk_id"])),
         "full-text leg without stop words, card + vector (as searched)":
-            lambda q, v: lambda: _rows(legs.text(q, [CARD, "vector"], True)),
-        "full-text leg without stop words, card only": lambda q, v: lambda: _rows(legs.text(q, [CARD], True)),
-        "full-text leg without stop words, chunk ids only": lambda q, v: lambda: _rows(legs.text(q, ["chunk_id"], True)),
-        "full-text leg with stop words, card + vector": lambda q, v: lambda: _rows(legs.text(q, [CARD, "vector"], False)),
+            lambda q, v: lambda: rows(legs.text(q, [CARD, "vector"], True)),
+        "full-text leg without stop words, card only": lambda q, v: lambda: rows(legs.text(q, [CARD], True)),
+        "full-text leg without stop words, chunk ids only": lambda q, v: lambda: rows(legs.text(q, ["chunk_id"], True)),
+        "full-text leg with stop words, card + vector": lambda q, v: lambda: rows(legs.text(q, [CARD, "vector"], False)),
     }
-    ids = [LOOP.run(_rows(legs.vector(v, ["chunk_id"]).with_row_id())).column("_rowid").to_pylist() for v in qv]
+    ids = [LANCE_LOOP.run(rows(legs.vector(v, ["chunk_id"]).with_row_id())).column("_rowid").to_pylist() for v in qv]
     for cols, label in (([CARD], "the card"), (["vector"], "the vector"), (["doc_id", "position", "kind"], "3 small columns")):
         variants[f"20 vector-leg rows by row id, {label}"] = (
             lambda q, v, cols=cols: lambda: legs.atbl.take_row_ids(ids[_pos(qv, v)]).select(cols).to_arrow())

@@ -28,7 +28,7 @@ from core.normalize import normalize_text
 from storage.ann import AnnPlan, SearchIndexSettings, ann_state, ef_for, maintain_table, nprobes_for
 from storage.chunk_card import CARD, FIELDS, add_cards, pack, unpack
 from storage.documents import Chunk
-from storage.search_legs import LegQuery, LegTimes, async_table, run_legs
+from storage.search_legs import AsyncTableAt, LegQuery, LegTimes, run_legs
 from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, open_table_or_none, vectors_of
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,8 @@ class LanceChunkIndex:
         self.candidates = candidates
         self.rrf_k = rrf_k
         self.db = lancedb.connect(self.uri, storage_options=storage_options or None)
-        self._table: Any = None
+        self._chunks: Any = None
+        self._legs_table = AsyncTableAt(self.uri, TABLE, storage_options or None)  # the legs' view of it
         self.settings = search or SearchIndexSettings()
         self.suggestions = SuggestionTable(self.db, dim)
         self._seen_stamp: int | None = None
@@ -147,11 +148,11 @@ class LanceChunkIndex:
 
     def table(self) -> Any:
         """The chunks table, or None before the first ingest."""
-        if self._table is None:
-            self._table = open_table_or_none(self.db, TABLE)
-            if self._table is not None:
-                self._read_shown(add_cards(self._table))
-        return self._table
+        if self._chunks is None:
+            self._chunks = open_table_or_none(self.db, TABLE)
+            if self._chunks is not None:
+                self._read_shown(add_cards(self._chunks))
+        return self._chunks
 
     def _read_shown(self, has_card: bool) -> None:
         self._shown = [CARD] if has_card else list(FIELDS)
@@ -233,16 +234,13 @@ class LanceChunkIndex:
         tbl = self.table()
         if tbl is None:
             return []
-        atbl = async_table(tbl)
-        if atbl is None:
-            raise RuntimeError("this LanceDB has no AsyncTable behind its tables; groundbot needs lancedb>=0.40")
         qv = np.asarray(query_vector, dtype=np.float32)
         self.version()  # a stat of the versions folder; checks out a newer version when there is one
         plan = self._search_plan(tbl, self._version)
         query = LegQuery(qv, " ".join(fts_terms(query_text)), self.candidates, self._shown,
                          nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor,
                          ef_for(plan, self.settings))
-        vec, fts = run_legs(atbl, query, self.leg_times)
+        vec, fts = run_legs(self._legs_table, int(self._version or 0), query, self.leg_times)
         vec_rows = self._hit_rows(vec)
         for row in vec_rows:
             row["sim"] = 1.0 - float(row["_distance"])
@@ -333,7 +331,8 @@ class LanceChunkIndex:
         data = pa.Table.from_pylist(records, schema=schema(self.dim))
         tbl = self.table()
         if tbl is None:
-            self._table = self.db.create_table(TABLE, data=data, schema=schema(self.dim))
+            self._chunks = self.db.create_table(TABLE, data=data, schema=schema(self.dim))
+            self._legs_table.forget()
         else:
             scope = ", ".join("'" + d.replace("'", "''") + "'" for d in sorted(set(replace_docs)))
             builder = tbl.merge_insert("chunk_id").when_matched_update_all().when_not_matched_insert_all()

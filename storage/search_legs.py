@@ -2,9 +2,11 @@
 
 Why: LanceDB's synchronous API hands every call to its event-loop thread and waits for it,
 and a hybrid search asked for the vector leg, then the full-text leg, then the table version,
-each a round trip. Here both legs are one coroutine run on that loop: the Rust engine runs them
-concurrently and the calling thread crosses to the loop once per search. The time of each leg
-is kept (`LegTimes`), so a benchmark can say which one misses its budget.
+each a round trip. Here the table is opened through LanceDB's public async API
+(`lancedb.connect_async`, `AsyncTable`) on a loop groundbot owns (storage/async_loop.py), and
+both legs are one coroutine on it: the Rust engine runs them concurrently and the calling
+thread crosses to the loop once per search. The time of each leg is kept (`LegTimes`), so a
+benchmark can say which one misses its budget.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import lancedb
 import numpy as np
 import pyarrow as pa
+
+from storage.async_loop import LANCE_LOOP, AsyncLoop
 
 
 @dataclass
@@ -37,31 +42,45 @@ class LegQuery:
     ef: int = 0               # graph search candidates (IVF_HNSW_SQ); 0 = LanceDB's default
 
 
-def async_table(tbl: Any) -> Any | None:
-    """The AsyncTable behind a synchronous LanceDB table (None if this LanceDB has none)."""
-    from lancedb.table import AsyncTable
+class AsyncTableAt:
+    """One LanceDB table opened through the async API, kept at (at least) the version the
+    synchronous index reads: a commit seen there (this process's or another's) is checked out
+    here before the next search, in the same crossing to the loop."""
 
-    inner = getattr(tbl, "_table", None)
-    return inner if isinstance(inner, AsyncTable) else None
+    def __init__(self, uri: str, name: str, storage_options: dict[str, str] | None = None,
+                 loop: AsyncLoop = LANCE_LOOP) -> None:
+        self.uri = uri
+        self.name = name
+        self.storage_options = storage_options
+        self.loop = loop
+        self._atbl: Any = None
+        self._version = -1
+
+    async def at(self, version: int) -> Any:
+        """The AsyncTable at `version` or later (opened on first use, on the loop)."""
+        if self._atbl is None:
+            db = await lancedb.connect_async(self.uri, storage_options=self.storage_options)
+            self._atbl = await db.open_table(self.name)
+            self._version = await self._atbl.version()
+        if self._version != version:  # a newer commit, or a table made anew under the same name
+            await self._atbl.checkout_latest()
+            self._version = await self._atbl.version()
+        return self._atbl
+
+    def forget(self) -> None:
+        """Drop the handle (the table was created or replaced): the next search opens it anew."""
+        self._atbl, self._version = None, -1
 
 
-async def _rows(query: Any) -> pa.Table:
-    """A query's result, read straight from LanceDB's native stream. Its `to_arrow()` first fetches
-    the table's schema and walks it for blob columns (the chunk and suggestion tables have none),
-    then copies the batches through two more readers: each step more work for the one event-loop
-    thread every search in the process goes through. Falls back to `to_arrow()` on a LanceDB
-    without the native query object."""
-    inner = getattr(query, "_inner", None)
-    if inner is None or not hasattr(inner, "execute"):
-        return await query.to_arrow()
-    stream = await inner.execute(None, None)
-    return pa.Table.from_batches([batch async for batch in stream], stream.schema)
+async def rows(query: Any) -> pa.Table:
+    """A query's result as one Arrow table."""
+    return await query.to_arrow()
 
 
 async def _timed(query: Any) -> tuple[Any, float]:
     t0 = time.perf_counter()
     try:
-        result = await _rows(query)
+        result = await rows(query)
     except Exception as exc:  # a leg that fails (no FTS index yet, a query the parser rejects) is empty
         result = exc
     return result, (time.perf_counter() - t0) * 1000
@@ -84,18 +103,19 @@ def text_query(atbl: Any, q: LegQuery, extra: tuple[str, ...] = ("vector",)) -> 
         [*q.columns, *extra, "_score"])
 
 
-async def _both(atbl: Any, q: LegQuery) -> tuple[tuple[Any, float], tuple[Any, float]]:
+async def _both(table: AsyncTableAt, version: int, q: LegQuery) -> tuple[tuple[Any, float], tuple[Any, float]]:
+    atbl = await table.at(version)
     if not q.text:
         return await _timed(vector_query(atbl, q)), (None, 0.0)
     vec_out, fts_out = await asyncio.gather(_timed(vector_query(atbl, q)), _timed(text_query(atbl, q)))
     return vec_out, fts_out
 
 
-def run_legs(atbl: Any, q: LegQuery, times: LegTimes) -> tuple[pa.Table, pa.Table | Exception | None]:
-    """(vector leg, full-text leg or the exception that emptied it); a failing vector leg raises."""
-    from lancedb.background_loop import LOOP
-
-    (vec, vec_ms), (fts, fts_ms) = LOOP.run(_both(atbl, q))
+def run_legs(table: AsyncTableAt, version: int, q: LegQuery,
+             times: LegTimes) -> tuple[pa.Table, pa.Table | Exception | None]:
+    """(vector leg, full-text leg or the exception that emptied it) of the table at `version` or
+    later; a failing vector leg raises."""
+    (vec, vec_ms), (fts, fts_ms) = table.loop.run(_both(table, version, q))
     times.vector_ms, times.text_ms = vec_ms, fts_ms
     if isinstance(vec, Exception):
         raise vec

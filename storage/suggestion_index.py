@@ -78,13 +78,13 @@ class SuggestionTable:
     def __init__(self, db: Any, dim: int) -> None:
         self.db = db
         self.dim = dim
-        self._table: Any = None
+        self._rows: Any = None
         self.written = 0  # rows written since the last index maintenance
 
     def table(self) -> Any:
-        if self._table is None:
-            self._table = open_table_or_none(self.db, TABLE)
-        return self._table
+        if self._rows is None:
+            self._rows = open_table_or_none(self.db, TABLE)
+        return self._rows
 
     def texts(self, limit: int) -> list[str]:
         """Up to `limit` suggestion texts, in table order."""
@@ -102,7 +102,7 @@ class SuggestionTable:
         )
         tbl = self.table()
         if tbl is None:
-            self._table = self.db.create_table(TABLE, data=data, schema=suggestion_schema(self.dim))
+            self._rows = self.db.create_table(TABLE, data=data, schema=suggestion_schema(self.dim))
             self.written += len(rows)
             return
         scope = ", ".join("'" + d.replace("'", "''") + "'" for d in sorted(set(replace_docs)))

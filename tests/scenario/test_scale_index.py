@@ -122,7 +122,7 @@ def test_an_index_written_before_the_suggestion_table_gets_one_on_the_next_inges
         built: tuple[LanceChunkIndex, HashEmbedder, Path]) -> None:
     index, emb, kb = built
     index.db.drop_table(SUGGESTIONS)
-    index.suggestions._table = None
+    index.suggestions._rows = None
     summary = ingest([kb], index, emb, SETTINGS)
     assert summary.chunks_written == 0 and not summary.updated
     texts = {r["text"] for r in index.db.open_table(SUGGESTIONS).to_arrow().to_pylist()}

@@ -13,7 +13,7 @@ half Slack threads (signed Events API callbacks). A share of Telegram updates is
 twice and a share of Slack events re-sent as retries; a delivery the server did not take is
 re-sent, as the platforms do (Telegram while it gets no 2xx; Slack when no 2xx came within 3 s,
 3 retries marked X-Slack-Retry-Num). When half the messages have been sent, one worker gets SIGKILL;
-uvicorn's supervisor starts a replacement. Afterwards the transcript database is read: every
+groundbot's supervisor (bot/server/supervisor.py) starts a replacement. Afterwards the transcript database is read: every
 message should be recorded exactly once, answered once, and each conversation's turns in the
 order it sent them. Results: bench/results/load-<db>-<N>w.json and load.md (all runs).
 """

@@ -121,7 +121,8 @@ EXIT_CODES = """exit codes:
   0    done
   1    doctor: the database is not writable or turns wait in the spool
   2    a configuration or usage error (nothing ran)
-  3    ask: a turn could be recorded neither in the database nor in the spool
+  3    ask: a turn could be recorded neither in the database nor in the spool;
+       serve: the app could not start (a worker's startup failed)
   130  interrupted (Ctrl-C)"""
 JSON_HELP = "print machine-readable JSON on stdout (messages go to stderr)"
 

@@ -27,8 +27,7 @@ def cmd_serve(cfg: Config, args: argparse.Namespace) -> int:
         return 2
     from bot.server.serve import serve
 
-    serve(cfg, host, port, workers)
-    return 0
+    return serve(cfg, host, port, workers)
 
 
 def register(sub: Any) -> None:

@@ -331,8 +331,9 @@ class WorkerApp:
         await self._asgi(scope, receive, send)
 
 
-def serve(config: Config, host: str, port: int, workers: int) -> None:
-    """Run uvicorn: in this process for one worker, else a supervisor restarting dead workers."""
+def serve(config: Config, host: str, port: int, workers: int) -> int:
+    """Run uvicorn: in this process for one worker, else a supervisor restarting dead workers.
+    The exit status: 0, or uvicorn's STARTUP_FAILURE (3) when the app could not start."""
     import tempfile
 
     import uvicorn
@@ -342,14 +343,14 @@ def serve(config: Config, host: str, port: int, workers: int) -> None:
     if workers <= 1:
         uv = uvicorn.Config(WorkerApp(config, None), host=host, port=port, log_level="warning", log_config=None,
                             timeout_graceful_shutdown=60, lifespan="on")
-        uvicorn.Server(uv).run()
-        return
-    from bot.server.supervisor import Supervisor
+        server = uvicorn.Server(uv)
+        server.run()  # exits with STARTUP_FAILURE itself when the app cannot start
+        return 0
+    from bot.server.supervisor import Supervisor, bind
 
     with tempfile.TemporaryDirectory(prefix="groundbot-metrics-") as metrics_dir:
         use_prometheus_multiprocess(metrics_dir)  # workers inherit it; their counters are summed
         uv = uvicorn.Config(WorkerApp(config, Path(metrics_dir), ingest_if_empty=False), host=host, port=port,
-                            workers=workers,
                             log_level="warning", log_config=None, timeout_graceful_shutdown=60, lifespan="on")
-        sock = uv.bind_socket()
-        Supervisor(uv, sockets=[sock]).run()  # replaces a worker that dies
+        with bind(host, port) as sock:
+            return Supervisor(uv, sock, workers).run()  # replaces a worker that dies

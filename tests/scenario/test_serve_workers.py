@@ -1,5 +1,5 @@
 """`groundbot serve` as an operator runs it: `--workers 2` as a real subprocess on the real
-PostgreSQL server (uvicorn's supervisor, two spawned workers on one socket), one worker killed
+PostgreSQL server (groundbot's supervisor, two spawned workers on one socket), one worker killed
 with SIGKILL while questions arrive, and the JSON log line a turn leaves behind.
 """
 

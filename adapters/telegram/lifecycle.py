@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dtm
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -30,12 +29,12 @@ class TelegramBot:
     """Routes Telegram updates to the backend; owns the one python-telegram-bot Application."""
 
     def __init__(self, backend: Backend, options: TelegramOptions, *,
-                 clock: Callable[[], float] = time.monotonic, rate_limit: RateLimit | None = None,
+                 rate_limit: RateLimit | None = None,
                  threads: ThreadLookup | None = None) -> None:
         self.backend = backend
         self.options = options
         # in memory by default; `groundbot serve` passes database rows every worker shares
-        self.rate_limit: RateLimit = rate_limit or UserRateLimit(options.rate_limit_per_minute, clock)
+        self.rate_limit: RateLimit = rate_limit or UserRateLimit(options.rate_limit_per_minute)
         self.threads: ThreadLookup = threads or ThreadMap()
         self.application = self._build_application()
         self.wiring = Wiring(backend, options, self.rate_limit, self.threads, Replies(self.bot, self.threads))

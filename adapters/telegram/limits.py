@@ -1,5 +1,6 @@
 """How much and in what order: Telegram's flood control, a per-user question rate and
-per-chat ordering. The first and last are python-telegram-bot's own parts, configured."""
+per-chat ordering: python-telegram-bot's own parts and the `limits` library's moving window,
+configured."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import datetime as dtm
 import logging
 import time
 import warnings
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
+from limits import RateLimitItemPerMinute
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
 from telegram import Update
 from telegram.error import RetryAfter
 from telegram.ext import AIORateLimiter, BaseUpdateProcessor
@@ -115,24 +118,19 @@ class RateLimit(Protocol):
 
 
 class UserRateLimit:
-    """A sliding one-minute window per user, so one user cannot flood the pipeline."""
+    """A moving one-minute window per user (the `limits` library's, in memory), so one user
+    cannot flood the pipeline; `groundbot serve` shares the window between workers instead
+    (bot/server/shared.py)."""
 
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.per_minute = per_minute
-        self.clock = clock
-        self._seen: dict[str, deque[float]] = {}
+    def __init__(self, per_minute: int) -> None:
+        self.item = RateLimitItemPerMinute(per_minute) if per_minute > 0 else None
+        self.limiter = MovingWindowRateLimiter(MemoryStorage())
 
     def wait_s(self, user_id: str) -> float:
         """0 if the user may ask now (and counts it); else the seconds until they may."""
-        if self.per_minute <= 0:
+        if self.item is None:
             return 0.0
-        now = self.clock()
-        if len(self._seen) > 10_000:  # forget users who have been quiet for a minute
-            self._seen = {u: q for u, q in self._seen.items() if q and now - q[-1] < 60}
-        recent = self._seen.setdefault(user_id, deque())
-        while recent and now - recent[0] >= 60:
-            recent.popleft()
-        if len(recent) >= self.per_minute:
-            return max(0.1, 60 - (now - recent[0]))
-        recent.append(now)
-        return 0.0
+        if self.limiter.hit(self.item, "telegram", user_id):
+            return 0.0
+        reset_at, _remaining = self.limiter.get_window_stats(self.item, "telegram", user_id)
+        return max(0.1, reset_at - time.time())

@@ -167,7 +167,9 @@ def test_a_worker_sharing_the_port_takes_no_connection_until_it_is_ready(make_ap
         return make_app(config=cfg, database_url=shared_db)
 
     with serving(worker(make_app, cfg, shared_db)) as [ready]:
-        loading = Server(build_asgi(cfg, app_factory=slow_factory, accept_when_ready=True), sock=ready.sock)
+        # its own descriptor of the shared socket, as each spawned worker has: the two servers
+        # close what they were given without pulling the socket from under each other
+        loading = Server(build_asgi(cfg, app_factory=slow_factory, accept_when_ready=True), sock=ready.sock.dup())
         try:
             time.sleep(0.5)  # its lifespan has begun building the App
             assert [ready.get("/readyz").status_code for _ in range(40)] == [200] * 40
@@ -180,8 +182,7 @@ def test_a_worker_sharing_the_port_takes_no_connection_until_it_is_ready(make_ap
             assert loading.service.ready
         finally:
             release.set()
-            loading.server.should_exit = True
-            loading.thread.join(WAIT_S)
+            loading.stop()
 
 
 def test_api_ask_needs_the_token_and_gives_the_ask_json_decision(make_app: Callable[..., App], shared_db: str) -> None:

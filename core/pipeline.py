@@ -73,7 +73,8 @@ class Pipeline:
         self.store = store
         self.clock = clock
         self._answered_cache: dict[str, bool] = {}  # suggestion -> answered now, for one index version
-        self._answered_version: str | None = None
+        self._answered_version: str | None = None  # the index version and configuration it holds for
+        self._dry_runs = 0  # suggestions decided by running their stages (not read from the index)
         self.config_hash = settings.config_hash() + ":" + generator.name + ":" + embedder.name
         # the stage each working state runs (its latency key, the stage); resting states run none
         self.stages: dict[str, tuple[str, Stage]] = {
@@ -273,33 +274,51 @@ class Pipeline:
 
     def check_suggestions(self, limit: int) -> int:
         """Decide now, for up to `limit` suggestions of the index, whether each would be answered,
-        so the refusals of this index version read the answer from the cache instead of running
-        a suggestion's stages while the user waits. A long-running front end calls it once it is
-        ready and after each re-ingest; returns how many it checked."""
+        and store the verdicts with the index (decided at this index version and configuration),
+        so every process's refusals read them instead of running a suggestion's stages while the
+        user waits. `groundbot ingest`, a re-ingest from chat and a starting front end call it;
+        a process that finds the verdicts stored for the current version runs nothing. Returns
+        how many suggestions it covered."""
         try:
             texts = self.index.suggestion_texts(limit)
         except Exception:
             log.exception("suggestions not listed for checking")
             return 0
+        runs = self._dry_runs
         for text in texts:
             self._answered(text)
+        if self._dry_runs != runs and self._answered_version:  # something was decided here: share it
+            try:
+                self.index.save_suggestion_verdicts(self._answered_version, dict(self._answered_cache))
+            except Exception as exc:  # a read-only store: each process decides for itself
+                log.warning("suggestion verdicts not stored: %s", exc)
         return len(texts)
 
+    def _decided_at(self) -> str:
+        """What a suggestion's verdict depends on: the index version and this configuration."""
+        return f"{self.index.version()}|{self.config_hash}"
+
     def _answered(self, text: str) -> bool:
-        """Would `text`, asked now, be answered (not refused, not held)? Decided by running its
-        stages once per index version without recording anything (a suggestion is asked of the
-        same index many times, so a refusal mostly reads the cache); with an LLM generator the
-        check stops at the gates, so checking never calls the LLM."""
+        """Would `text`, asked now, be answered (not refused, not held)? Read from the verdicts
+        stored for this index version and configuration, else decided by running its stages once
+        without recording anything (a suggestion is asked of the same index many times, so a
+        refusal mostly reads the cache); with an LLM generator the check stops at the gates, so
+        checking never calls the LLM."""
         try:
-            version = self.index.version()
+            decided_at = self._decided_at()
         except Exception:
             return False
-        if version != self._answered_version:
+        if decided_at != self._answered_version:
             self._answered_cache.clear()
-            self._answered_version = version
+            self._answered_version = decided_at
+            try:
+                self._answered_cache.update(self.index.suggestion_verdicts(decided_at))
+            except Exception as exc:
+                log.warning("stored suggestion verdicts not read: %s", exc)
         key = normalize_text(text)
         known = self._answered_cache.get(key)
         if known is None:
+            self._dry_runs += 1
             known = self._answered_cache[key] = self._dry_run(text)
         return known
 

@@ -46,6 +46,16 @@ class ChunkIndex(Protocol):
         ahead of the refusals that would offer them."""
         ...
 
+    def suggestion_verdicts(self, decided_at: str) -> dict[str, bool]:
+        """The stored answers to "would this suggestion be answered?" (normalised text -> bool)
+        decided at `decided_at` (an index version and a configuration); empty when none were
+        stored for it, so every process of a deployment reads what one decided."""
+        ...
+
+    def save_suggestion_verdicts(self, decided_at: str, verdicts: dict[str, bool]) -> None:
+        """Store `verdicts` as decided at `decided_at`, replacing any stored before."""
+        ...
+
 
 class Generator(Protocol):
     """Produces an answer with [C#] citations from numbered context chunks."""

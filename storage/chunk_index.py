@@ -187,8 +187,7 @@ class LanceChunkIndex:
         return None if time.time_ns() - stamp < 200_000_000 else stamp
 
     def count(self) -> int:
-        tbl = self.table()
-        return 0 if tbl is None else int(tbl.count_rows("kind != 'key'"))  # chunks, not their heading keys
+        return 0 if (tbl := self.table()) is None else int(tbl.count_rows("kind != 'key'"))  # not the keys
 
     # -- reading ----------------------------------------------------------------
     def existing_docs(self) -> dict[str, tuple[str, str]]:
@@ -224,13 +223,9 @@ class LanceChunkIndex:
         return rows, sorted((d, h) for d, h in pairs if h)
 
     def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]:
-        """Vector and full-text results fused by reciprocal rank; scores stay cosine.
-
-        Both legs go to LanceDB at once (storage/search_legs.py: one crossing to its event
-        loop, the legs run concurrently). The vector leg reads its cosine from `_distance`
-        (exact: an ANN query re-ranks on stored vectors), so no vector column comes back; only
-        the full-text hits bring theirs (20 rows), to be scored the same way.
-        """
+        """Vector and full-text results fused by reciprocal rank; scores stay cosine. Both legs go
+        to LanceDB at once (storage/search_legs.py); the vector leg's cosine is its `_distance`
+        (an ANN query re-ranks on stored vectors), only the full-text hits bring their vectors."""
         tbl = self.table()
         if tbl is None:
             return []
@@ -312,6 +307,12 @@ class LanceChunkIndex:
 
     def suggestion_texts(self, limit: int) -> list[str]:
         return self.suggestions.texts(limit)
+
+    def suggestion_verdicts(self, decided_at: str) -> dict[str, bool]:
+        return self.suggestions.verdicts.read(decided_at)
+
+    def save_suggestion_verdicts(self, decided_at: str, verdicts: dict[str, bool]) -> None:
+        self.suggestions.verdicts.write(decided_at, verdicts)
 
     # -- writing ----------------------------------------------------------------
     def apply(self, new_chunks: Sequence[Chunk], vectors: np.ndarray, doc_hashes: dict[str, str],

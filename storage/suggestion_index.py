@@ -20,6 +20,7 @@ import pyarrow as pa
 from storage.documents import Chunk
 
 TABLE = "suggestions"
+VERDICTS = "suggestion_verdicts"
 
 
 def open_table_or_none(db: Any, name: str) -> Any:
@@ -80,6 +81,7 @@ class SuggestionTable:
         self.dim = dim
         self._rows: Any = None
         self.written = 0  # rows written since the last index maintenance
+        self.verdicts = SuggestionVerdicts(db)  # whether each would be answered (storage/chunk_index.py)
 
     def table(self) -> Any:
         if self._rows is None:
@@ -128,6 +130,30 @@ class SuggestionTable:
         texts = result.column("text").to_pylist()
         vecs = vectors_of(result)
         return list(zip(texts, vecs, strict=True))
+
+
+class SuggestionVerdicts:
+    """Whether each suggestion would be answered, decided once for an index version and a
+    configuration and kept beside the index (the `suggestion_verdicts` table, replaced whole),
+    so every worker reading the index reads the same verdicts instead of deciding them again."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    def read(self, decided_at: str) -> dict[str, bool]:
+        tbl = open_table_or_none(self.db, VERDICTS)
+        if tbl is None:
+            return {}
+        rows = tbl.search().where(f"decided_at = '{decided_at.replace(chr(39), chr(39) * 2)}'").select(
+            ["text", "answered"]).limit(None).to_arrow()
+        return dict(zip(rows.column("text").to_pylist(), rows.column("answered").to_pylist(), strict=True))
+
+    def write(self, decided_at: str, verdicts: dict[str, bool]) -> None:
+        data = pa.table({"decided_at": pa.array([decided_at] * len(verdicts), pa.string()),
+                         "text": pa.array(list(verdicts), pa.string()),
+                         "answered": pa.array(list(verdicts.values()), pa.bool_())})
+        exists = open_table_or_none(self.db, VERDICTS) is not None  # overwriting nothing makes LanceDB warn
+        self.db.create_table(VERDICTS, data=data, mode="overwrite" if exists else "create")
 
 
 def vectors_of(result: pa.Table, column: str = "vector") -> np.ndarray:

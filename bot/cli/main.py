@@ -33,11 +33,12 @@ def _progress_bar() -> Any:
 
 
 def cmd_ingest(cfg: Config, args: argparse.Namespace) -> int:
-    from bot.app import build_app
+    from bot.app import SUGGESTIONS_CHECKED_AHEAD, build_app
 
     app = build_app(cfg)
     paths = args.paths or list(cfg.kb_paths)
     summary = app.ingest(paths, progress=_progress_bar())
+    app.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)  # decided once here, read by every worker
     if args.json:
         print(json.dumps(summary.to_dict(), ensure_ascii=False))
     else:

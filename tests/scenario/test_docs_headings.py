@@ -5,9 +5,10 @@ offers are questions it answers."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from bench.docs_suite import doc_sections, from_section
-from bot.app import App
+from bot.app import App, build_app
 from core.messages import ConversationKey, Incoming
 
 
@@ -45,3 +46,16 @@ def test_the_index_lists_its_suggestions_to_check_them_ahead(make_app: Callable[
     assert "How do I tune the thresholds?" in texts and set(texts) <= headings  # headings and FAQ questions
     assert len(app.index.suggestion_texts(5)) == 5
     assert app.pipeline.check_suggestions(1000) == len(texts)
+
+
+def test_suggestion_verdicts_decided_once_are_read_by_another_app_on_the_index(make_app: Callable[..., App],
+                                                                               embedder: Any) -> None:
+    first = make_app()
+    checked = first.pipeline.check_suggestions(1000)
+    decided = first.pipeline._dry_runs  # by running each one's stages (a text written twice counts once)
+    assert checked > 60 and decided == len(first.pipeline._answered_cache) > 60
+    second = build_app(first.config, embedder=embedder)  # another worker on the same LanceDB index
+    assert second.pipeline.check_suggestions(1000) == checked
+    assert second.pipeline._dry_runs == 0  # every verdict read from the index
+    assert second.pipeline._answered_cache == first.pipeline._answered_cache
+    assert sum(second.pipeline._answered_cache.values()) > 60  # the headings are answered

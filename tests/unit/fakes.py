@@ -49,6 +49,7 @@ class ListIndex:
         self.vecs = embedder.embed_passages(self.texts)
         self.sugg = list(suggestions)
         self.searches = 0
+        self.verdicts: dict[str, dict[str, bool]] = {}  # decided_at -> stored suggestion verdicts
 
     def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]:
         self.searches += 1
@@ -65,6 +66,12 @@ class ListIndex:
 
     def suggestion_texts(self, limit: int) -> list[str]:
         return list(self.sugg)[:limit]
+
+    def suggestion_verdicts(self, decided_at: str) -> dict[str, bool]:
+        return dict(self.verdicts.get(decided_at, {}))
+
+    def save_suggestion_verdicts(self, decided_at: str, verdicts: dict[str, bool]) -> None:
+        self.verdicts = {decided_at: dict(verdicts)}
 
 
 class QueueGenerator:

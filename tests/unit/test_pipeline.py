@@ -9,6 +9,7 @@ import pytest
 from core import reasons
 from core.conversation import State
 from core.messages import ConversationKey, Incoming
+from core.normalize import normalize_text
 from core.pipeline import Pipeline
 from core.settings import CoreSettings, GateSettings
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator
@@ -246,3 +247,22 @@ def test_suggestions_checked_ahead_cost_a_refusal_nothing_and_offer_the_same() -
     d = p.handle(Incoming(KEY, "u1", "telegram webhook secret header"))
     assert d.refused and [s.text for s in d.suggestions] == ["Which port does the Telegram webhook use?"]
     assert gen.asked[2:] == ["telegram webhook secret header"]  # the refusal itself ran no suggestion's stages
+
+
+def test_suggestion_verdicts_are_stored_with_the_index_and_read_by_another_process() -> None:
+    emb = BagOfWordsEmbedder()
+    texts = ["Which port does the Telegram webhook use?", "Which secret does the Telegram webhook need?"]
+    index = ListIndex(KB, emb, suggestions=texts)
+    first = Pipeline(SETTINGS, emb, index, LocalGenerator(), MemoryStore())
+    assert first.check_suggestions(10) == 2
+    [(decided_at, stored)] = index.verdicts.items()
+    assert decided_at.startswith("v1|") and stored == {normalize_text(texts[0]): True, normalize_text(texts[1]): False}
+    gen = LocalGenerator()
+    second = Pipeline(SETTINGS, emb, index, gen, MemoryStore())  # another worker on the same index
+    assert second.check_suggestions(10) == 2 and gen.asked == []  # read, not decided again
+    d = second.handle(Incoming(KEY, "u1", "telegram webhook secret header"))
+    assert [s.text for s in d.suggestions] == [texts[0]] and gen.asked == ["telegram webhook secret header"]
+    stricter = replace(SETTINGS, gates=replace(SETTINGS.gates, min_top1_similarity=0.99))
+    other = LocalGenerator()
+    Pipeline(stricter, emb, index, other, MemoryStore()).check_suggestions(10)
+    assert index.verdicts and next(iter(index.verdicts)) != decided_at  # another configuration decides anew

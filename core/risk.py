@@ -27,7 +27,7 @@ from core.settings import ReviewSettings, VerifySettings
 
 # how much each part counts; the score is the weighted mean over the parts a turn has. The claim
 # judge's weight and hold_risk were chosen on dev records of long-form answers (CLAPNQ) and
-# HaluEval's three forms (`python -m bench.routing_clapnq ROWS --choose`,
+# HaluEval's three forms (`python -m bench.tuning.routing_clapnq ROWS --choose`,
 # bench/results/routing_choice.json): it doubts wordings it never saw in training, so it weighs
 # as much as the other parts together, not twice
 WEIGHTS: dict[str, float] = {
@@ -84,7 +84,7 @@ def _judge_doubt(claims: Sequence[ClaimView]) -> float | None:
 
 
 def score_of(parts: dict[str, float], weights: dict[str, float] | None = None) -> float:
-    """The weighted mean of the parts a turn has (bench.routing re-weighs recorded parts with it)."""
+    """The weighted mean of the parts a turn has (bench.tuning.routing re-weighs recorded parts with it)."""
     w = WEIGHTS if weights is None else weights
     total = sum(w.get(k, 0.0) for k in parts)
     return round(sum(w.get(k, 0.0) * v for k, v in parts.items()) / total, 4) if total > 0 else 0.0

@@ -9,7 +9,7 @@ re-ranks its candidates on the stored vectors, and an ingest extends the existin
 table (`retrain_share`), when a full retrain is worth it.
 
 The default index is IVF_HNSW_SQ (a graph per partition over 8-bit scalar-quantised vectors):
-on bench.scale's data at 200k rows IVF_PQ's recall was bounded by the partitions a query did
+on bench.system.scale's data at 200k rows IVF_PQ's recall was bounded by the partitions a query did
 not probe (0.86 at 8% of them, 0.96 at 20%, the same with 48 or 96 sub-vectors and any refine
 factor), while a graph search per partition is cheap enough to probe 40% of them (recall 0.97
 at refine 1, 0.98 at refine 10; bench/results/ann-variants-200000*.json). With partitions of

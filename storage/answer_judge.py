@@ -2,7 +2,7 @@
 gives the probability that the passage answers the question (core.ports.AnswerJudge).
 
 The model is the first layers of the shipped all-MiniLM-L6-v2 fine-tuned by
-`python -m bench.train_answerability` and exported to ONNX with int8 weights
+`python -m bench.training.answerability.train` and exported to ONNX with int8 weights
 (storage/models/answerability.onnx, described in storage/models/answerability.md).
 """
 
@@ -28,7 +28,7 @@ class OnnxAnswerJudge:
     """Scores (question, passage) pairs with the exported cross-encoder on the CPU."""
 
     def __init__(self, model_path: Path | str = MODEL_FILE, threads: int = 1) -> None:
-        self.model = OnnxPairModel(model_path, MAX_TOKENS, threads, rebuild="python -m bench.train_answerability")
+        self.model = OnnxPairModel(model_path, MAX_TOKENS, threads, rebuild="python -m bench.training.answerability.train")
 
     def score(self, question: str, passages: Sequence[str]) -> list[float]:
         return self.model.probabilities([pair(question, p) for p in passages])

@@ -381,7 +381,7 @@ class LanceChunkIndex:
     def _warm(self) -> None:
         """Read both tables once at their new versions, so the first question after an ingest (a
         re-ingest from chat runs in the serving process) does not pay for opening the new index
-        files: 71 ms against 11 ms for the first suggestion lookup at 1M rows (bench.scale)."""
+        files: 71 ms against 11 ms for the first suggestion lookup at 1M rows (bench.system.scale)."""
         probe = np.full(self.dim, 1 / np.sqrt(self.dim), dtype=np.float32)
         try:
             self.suggestion_candidates(probe, 1)

@@ -4,7 +4,7 @@ probability that the evidence states the claim as an answer to the question
 
 It exists for the answers the lexical checks cannot tell apart: a wrong name or number taken
 from the same passage, or a fluent sentence every word of which is in the evidence but which
-says something else. Trained by `python -m bench.train_claim_judge` on HaluEval QA records the
+says something else. Trained by `python -m bench.training.claim_judge.train` on HaluEval QA records the
 benchmark does not test on, with right answers in several forms (bare, "The answer is X.", a
 sentence) so that the form of an answer should not decide; the shipped model still leans on form,
 hence its low floor (storage/models/claims.md).
@@ -36,7 +36,7 @@ class OnnxClaimJudge:
     """Scores (question, claim, evidence) triples with the exported cross-encoder on the CPU."""
 
     def __init__(self, model_path: Path | str = MODEL_FILE, threads: int = 1) -> None:
-        self.model = OnnxPairModel(model_path, MAX_TOKENS, threads, rebuild="python -m bench.train_claim_judge")
+        self.model = OnnxPairModel(model_path, MAX_TOKENS, threads, rebuild="python -m bench.training.claim_judge.train")
 
     def score(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]:
         return self.model.probabilities([claim_pair(question, c, e) for c, e in claims])

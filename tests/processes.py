@@ -1,4 +1,4 @@
-"""Processes of `groundbot serve --workers N`, for the tests and bench/load.py."""
+"""Processes of `groundbot serve --workers N`, for the tests and bench/system/load.py."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 from the transcript database: answers and refusals by reason over time, the risk scores and
 their routes, the review queue's age and decision latency, feedback by reason, reviewer
 agreement, the most refused questions grouped by topic (the knowledge base's gaps), and the
-HaluEval risk-routing trade-off measured by bench.routing.
+HaluEval risk-routing trade-off measured by bench.tuning.routing.
 
 Plots need matplotlib (`pip install 'groundbot[plot]'`); without it the page has the tables.
 Every text from the database is HTML-escaped.
@@ -78,7 +78,7 @@ def topic_gaps(questions: list[str], top: int = 10) -> list[dict[str, Any]]:
 
 
 def _tradeoff(plt: Any, routing: dict[str, Any]) -> Any:
-    """bench.routing's curve: hallucinated answers unreviewed against right ones held, defaults marked."""
+    """bench.tuning.routing's curve: hallucinated answers unreviewed against right ones held, defaults marked."""
     pts = routing["curve_template_at_default"]
     fig, ax = plt.subplots(figsize=(5, 4))
     ax.plot([p["right_sent_to_review"] for p in pts], [p["hallucinated_unreviewed"] for p in pts], marker="o")
@@ -221,6 +221,6 @@ def register(sub: Any) -> None:
     s.add_argument("--since", default="", help="only turns from this date on (YYYY-MM-DD)")
     s.add_argument("--out", required=True, help="folder to write index.html and the plots to")
     s.add_argument("--routing", default=None, metavar="FILE",
-                   help="a bench.routing results file (e.g. bench/results/routing_test.json in a source tree) "
+                   help="a bench.tuning.routing results file (e.g. bench/results/routing_test.json in a source tree) "
                         "whose trade-off curve the report plots; left out by default")
     s.set_defaults(func=cmd_report)

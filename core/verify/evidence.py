@@ -76,7 +76,7 @@ def support_passage(claim: str, sentences: Sequence[str], title: str = "", max_w
     ones that state a claim, and a claim merged from two sentences needs both. Sentences are
     ranked by the content words they share with the claim (numbers and names count double);
     the best is always kept, the next ones while they fit. Training builds its pairs with this
-    too (bench/claim_data.py), so the judge reads at run time what it learnt on.
+    too (bench/training/claim_judge/data.py), so the judge reads at run time what it learnt on.
     """
     claim_terms = set(content_terms(claim))
     exact = {t.casefold() for t in critical_tokens(claim)}

@@ -1,6 +1,6 @@
 """A small logistic model that turns claim features into a support probability.
 
-Its weights live in core/verify/model.json, written by `python -m bench.train_verifier`
+Its weights live in core/verify/model.json, written by `python -m bench.training.support_model.train`
 from the HaluEval dev split (records whose index % 5 != 0); the benchmark reports it on
 the held-out records. No weights are downloaded: the file ships with the package.
 """

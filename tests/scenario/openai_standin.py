@@ -13,7 +13,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from bench.replay_server import completion_body
+from bench.grounding.replay_server import completion_body
 
 
 class OpenAIStandIn:

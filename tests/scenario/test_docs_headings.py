@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bench.docs_suite import doc_sections, from_section
+from bench.grounding.docs_suite import doc_sections, from_section
 from bot.app import App, build_app
 from core.messages import ConversationKey, Incoming
 

@@ -1,10 +1,10 @@
-"""A few hundred seeded hostile inputs through `groundbot ask - --json` (bench/fuzz.py runs 10,000)."""
+"""A few hundred seeded hostile inputs through `groundbot ask - --json` (bench/system/fuzz.py runs 10,000)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bench.fuzz import hostile_inputs, passed, run_fuzz
+from bench.system.fuzz import hostile_inputs, passed, run_fuzz
 
 
 def test_inputs_are_seeded_and_one_line_each() -> None:

@@ -10,8 +10,8 @@ import openai
 import pytest
 
 from bench.datasets import HALUEVAL_FILE
-from bench.grounding import base_config, main, run_halueval
-from bench.replay_server import NOT_IN_CONTEXT, ReplayServer
+from bench.grounding.replay_server import NOT_IN_CONTEXT, ReplayServer
+from bench.grounding.run import base_config, main, run_halueval
 from core.messages import Hit
 from storage.openai_generator import OpenAIGenerator, build_messages
 

@@ -158,7 +158,7 @@ def test_a_worker_sharing_the_port_takes_no_connection_until_it_is_ready(make_ap
                                                                          shared_db: str) -> None:
     """A replacement worker loading its model must leave the shared port to its ready siblings:
     while it loaded it answered 503 to whatever it took, and a Slack event whose quick retries
-    all met it was lost (bench.load, one run in six)."""
+    all met it was lost (bench.system.load, one run in six)."""
     cfg = config_with({})
     release = threading.Event()
 

@@ -3,8 +3,8 @@ contexts, the cited answer text, the added sentence and the name/number swap."""
 
 from __future__ import annotations
 
-from bench.clapnq import added_sentence, cite_all, cited, contains_text, make_swap, swap_candidates
-from bench.replay_server import CITE, CITE_PREV, parse_contexts, resolve_citations
+from bench.grounding.clapnq import added_sentence, cite_all, cited, contains_text, make_swap, swap_candidates
+from bench.grounding.replay_server import CITE, CITE_PREV, parse_contexts, resolve_citations
 from core.claims import split_claims
 from core.messages import Hit
 from storage.openai_generator import build_messages

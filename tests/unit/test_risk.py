@@ -93,7 +93,7 @@ def test_the_claim_judge_doubt_of_the_weakest_claim_is_a_part() -> None:
 
 
 def test_the_defaults_are_the_ones_chosen_on_dev() -> None:
-    """core/risk.py and core/settings.py carry what `bench.routing --choose` picked on a dev split."""
+    """core/risk.py and core/settings.py carry what `bench.tuning.routing --choose` picked on a dev split."""
     import json
     from pathlib import Path
 

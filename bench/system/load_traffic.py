@@ -1,4 +1,4 @@
-"""Traffic for bench/load.py: conversations that talk to `groundbot serve` the way Telegram and
+"""Traffic for bench/system/load.py: conversations that talk to `groundbot serve` the way Telegram and
 Slack do (signed Slack events, Telegram webhook updates with the secret token), re-delivering
 what the platforms re-deliver, and a tally of the replies the local stand-ins receive.
 

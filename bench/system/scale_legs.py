@@ -1,10 +1,10 @@
 """Where a big index's search time goes: each search leg timed with and without the card a hit
 is read from, the full-text leg with and without stop words, and fetches of rows by row id.
 
-    python -m bench.scale_legs --index DIR [--queries 100]
+    python -m bench.system.scale_legs --index DIR [--queries 100]
 
-DIR is an index kept by `bench.scale --work` (e.g. the 1M one); the questions and their vectors
-come from bench.scale's cache. Every variant runs the same questions after 10 warm-up ones,
+DIR is an index kept by `bench.system.scale --work` (e.g. the 1M one); the questions and their vectors
+come from bench.system.scale's cache. Every variant runs the same questions after 10 warm-up ones,
 one query at a time on LanceDB's event loop. Results: bench/results/scale_legs-<rows>.json.
 The last variants fetch a question's 20 vector-leg rows by row id with different columns: the
 cost of reading rows at random goes with the number of columns read, not with the rows (why a
@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.scale import CACHE, RESULTS, pct
+from bench import ROOT
+from bench.system.scale import CACHE, RESULTS, pct
 from storage.ann import ef_for, nprobes_for
 from storage.async_loop import LANCE_LOOP
 from storage.chunk_card import CARD
@@ -73,7 +74,7 @@ def _time(run: Callable[[], Any]) -> float:
 def measure(index_dir: Path, n: int) -> dict[str, Any]:
     from bot.config import load_config
 
-    cfg = load_config(Path(__file__).resolve().parents[1] / "config.toml")
+    cfg = load_config(ROOT / "config.toml")
     base = dict(np.load(CACHE, allow_pickle=False))
     legs = Legs(LanceChunkIndex(index_dir, base["vectors"].shape[1], "minilm", search=cfg.search_index))
     qs, qv = [str(q) for q in base["questions"][:n]], base["qvectors"][:n].astype(np.float32)
@@ -104,7 +105,7 @@ def measure(index_dir: Path, n: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--index", type=Path, required=True, help="an index directory kept by bench.scale --work")
+    ap.add_argument("--index", type=Path, required=True, help="an index directory kept by bench.system.scale --work")
     ap.add_argument("--queries", type=int, default=100)
     args = ap.parse_args(argv)
     result = measure(args.index, args.queries)

@@ -4,7 +4,7 @@ A team's knowledge base of how-to pages, FAQ exports and runbooks is written lik
 under headings or FAQ questions. Four passes, the default extractive generator:
 - `headings`: every section heading of docs/*.md and every FAQ question of docs/faq.yaml, asked
   exactly as written; right when the answer cites that section;
-- `paraphrases`: bench/docs_questions.yaml's newcomer questions whose answer is one section
+- `paraphrases`: bench/grounding/docs_questions.yaml's newcomer questions whose answer is one section
   (first paraphrase of a section dev, second test); right when the answer cites that section;
 - `off_docs`: questions the docs do not answer; right when refused;
 - `suggestions`: every distinct suggestion offered with a refusal in the passes before, asked
@@ -22,12 +22,12 @@ from typing import Any
 
 import yaml
 
-from bench.harness import Dump, Row, SuiteResult, ask, ingest_kb, run_pass, temp_app
+from bench import ROOT
+from bench.grounding.harness import Dump, Row, SuiteResult, ask, ingest_kb, run_pass, temp_app
 from bot.app import App
 from bot.config import Config
 from core.messages import Decision
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 QUESTIONS = Path(__file__).with_name("docs_questions.yaml")
 _HEADING = re.compile(r"^#{2,6}\s+(.+?)\s*$", re.MULTILINE)

@@ -1,9 +1,9 @@
 """Load benchmark of `groundbot serve`: N workers behind one port on one database, Telegram and
 Slack conversations through their real webhook paths, re-deliveries, and a worker killed.
 
-    nice -n 10 python -m bench.load --db postgresql --workers 4            # 50 conversations x 20
-    nice -n 10 python -m bench.load --db sqlite --workers 1 --no-kill      # the baseline
-    nice -n 10 python -m bench.load --conversations 20 --messages 10       # scaled down
+    nice -n 10 python -m bench.system.load --db postgresql --workers 4            # 50 conversations x 20
+    nice -n 10 python -m bench.system.load --db sqlite --workers 1 --no-kill      # the baseline
+    nice -n 10 python -m bench.system.load --conversations 20 --messages 10       # scaled down
 
 Starts, in a temporary directory: a PostgreSQL server on 127.0.0.1 (as tests/postgres.py does;
 or a SQLite file), the Telegram and Slack stand-ins of tests/scenario/ (they receive the bot's
@@ -39,13 +39,12 @@ import httpx
 import numpy as np
 from sqlalchemy import create_engine, text
 
-from bench.load_traffic import TAG, Replies, Tally, Target, conversation
+from bench import RESULTS, ROOT
+from bench.system.load_traffic import TAG, Replies, Tally, Target, conversation
 from tests.processes import worker_pids
 from tests.scenario.slack_standin import SlackStandIn
 from tests.scenario.telegram_standin import TelegramStandIn
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
 TG_SECRET = "load-webhook-secret"
 SLACK_SECRET = "load-signing-secret"
 
@@ -289,8 +288,8 @@ def write_markdown(out_dir: Path) -> Path:
             "messages_recorded_once", "messages_not_recorded", "messages_recorded_twice_or_more",
             "replies_received", "duplicate_replies", "order_violations", "latency_ms_p50",
             "latency_ms_p95", "turns_per_s", "wall_s"]
-    lines = ["# groundbot serve under load (bench/load.py)", "",
-             "Every figure is measured by `nice -n 10 python -m bench.load` (bench/README.md, 'Load on groundbot "
+    lines = ["# groundbot serve under load (bench/system/load.py)", "",
+             "Every figure is measured by `nice -n 10 python -m bench.system.load` (bench/README.md, 'Load on groundbot "
              "serve'), on a 2-core machine shared with other work: latency and throughput say more about "
              "that machine than about groundbot; the counts do not depend on it.", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]

@@ -1,8 +1,8 @@
 """Risk routing on the HaluEval QA replay: where do right and hallucinated answers go?
 
-    python -m bench.routing --split dev_unseen --forms --choose   # choose the defaults here
-    python -m bench.routing --split test --forms                  # report here
-    python -m bench.routing --split test --rows bench/results/routing_test_rows.jsonl   # re-route, no replay
+    python -m bench.tuning.routing --split dev_unseen --forms --choose   # choose the defaults here
+    python -m bench.tuning.routing --split test --forms                  # report here
+    python -m bench.tuning.routing --split test --rows bench/results/routing_test_rows.jsonl   # re-route, no replay
 
 Every right and every hallucinated HaluEval answer goes through App.ask (bench.grounding's
 replay: the real openai client against a local replay server) with routing switched off
@@ -31,14 +31,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench import RESULTS, ROOT
 from bench import datasets as ds
-from bench.grounding import run_halueval
+from bench.grounding.run import run_halueval
 from bot.config import load_config
 from core.risk import WEIGHTS, score_of
 from core.settings import ReviewSettings
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
 OFF = 1.01  # above any risk: nothing is templated or held while measuring
 GRID = [round(0.05 * i, 2) for i in range(21)]
 FINE = [round(0.01 * i, 2) for i in range(101)]
@@ -116,7 +115,7 @@ def choose(rows: Sequence[dict[str, Any]], budget: float = BUDGET,
                                   "right_sent_to_review": mine[0][1]}
             best = mine if best is None or mine[0] < best[0] else best
     if best is None:
-        raise SystemExit(f"bench.routing: no threshold holds at most {budget} of right answers")
+        raise SystemExit(f"bench.tuning.routing: no threshold holds at most {budget} of right answers")
     _, weight, hold = best
     scored = rescored(rows, WEIGHTS | {"judge_doubt": weight})
     template = next(t for t in FINE if t >= hold or 1 - distribution(scored, t, hold)["right"]["reply"]
@@ -132,7 +131,7 @@ def measure(split: str, limit: int | None, halueval: Path, forms: bool) -> list[
     rows: list[dict[str, Any]] = []
     result = run_halueval(halueval, cfg, limit=limit, split=split, dump=rows.append, forms=forms)
     if result.skipped:
-        raise SystemExit(f"bench.routing: {result.skipped}")
+        raise SystemExit(f"bench.tuning.routing: {result.skipped}")
     return rows
 
 
@@ -168,7 +167,7 @@ def _kept(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench.routing", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m bench.tuning.routing", description=__doc__.splitlines()[0])
     p.add_argument("--split", choices=("dev", "dev_unseen", "test"), default="test",
                    help="dev_unseen: the dev records the claim judge was not trained on")
     p.add_argument("--forms", action="store_true", help="replay the right answers restated too (bench.grounding --forms)")
@@ -183,10 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         rows = [_kept(r) for r in measure(args.split, args.limit, args.halueval, args.forms)]
         rows_path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    command = " ".join(["python -m bench.routing", *(argv if argv is not None else sys.argv[1:])])
+    command = " ".join(["python -m bench.tuning.routing", *(argv if argv is not None else sys.argv[1:])])
     if args.choose:
         if args.split == "test":
-            raise SystemExit("bench.routing: --choose reads a dev split only")
+            raise SystemExit("bench.tuning.routing: --choose reads a dev split only")
         choice = {"split": args.split, "command": command} | choose(rows)
         (RESULTS / "routing_choice.json").write_text(json.dumps(choice, indent=2) + "\n", encoding="utf-8")
         json.dump({k: choice[k] for k in ("judge_weight", "template_risk", "hold_risk")}, sys.stdout)

@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.harness import PassResult, SuiteResult
+from bench import ROOT
+from bench.grounding.harness import PassResult, SuiteResult
 from bot.config import Config
 
 # the metrics of issue 3, in table order; a suite shows the ones that apply to it
@@ -80,7 +81,7 @@ def _fmt(v: float | int | None) -> str:
 
 
 def _rel(path: str) -> str:
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     try:
         return str(Path(path).resolve().relative_to(root)) if path else ""
     except ValueError:
@@ -110,7 +111,7 @@ def markdown(results: Sequence[SuiteResult], config: Config, args: argparse.Name
         "",
         f"`{' '.join(['python -m bench.grounding', cmd]).strip()}` — {dt.date.today().isoformat()}, "
         f"total {total:.0f}s; config `{_rel(config.source_path) or 'built-in defaults'}`, "
-        f"split `{args.split}`, seed {args.seed}; {code or provenance(Path(__file__).resolve().parents[1])}.",
+        f"split `{args.split}`, seed {args.seed}; {code or provenance(ROOT)}.",
         "",
         "| suite | " + " | ".join(cols) + " | seconds |",
         "|---|" + "---:|" * (len(cols) + 1),

@@ -1,10 +1,10 @@
 """Train the claim judge: does the evidence state this claim as the answer to this question?
 
-    python -m bench.train_claim_judge                    # build data, train, evaluate, export (resumable)
-    python -m bench.train_claim_judge --layers 3 --max-train 6000 --work /tmp/claims/train
+    python -m bench.training.claim_judge.train                    # build data, train, evaluate, export (resumable)
+    python -m bench.training.claim_judge.train --layers 3 --max-train 6000 --work /tmp/claims/train
 
 A cross-encoder on the first `--layers` layers of the shipped all-MiniLM-L6-v2 (the same
-recipe as bench/train_answerability.py) reads ("question => claim", evidence) and scores the
+recipe as bench/training/answerability/train.py) reads ("question => claim", evidence) and scores the
 probability that the evidence states the claim as an answer. The verifier asks it about every
 claim of a generated answer (core/verify/checks.py); the lexical checks stay beside it.
 
@@ -33,19 +33,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.claim_data import SHARED, long_form_data
+from bench import RESULTS
 from bench.datasets import HALUEVAL_FILE, TEST_EVERY
-from bench.train_answerability import (
-    RESULTS,
-    WHEEL_FIRST,
-    Example,
-    Judge,
-    export,
-    figures,
-    halueval_lines,
-    spans,
-    train,
-)
+from bench.training.claim_judge.data import SHARED, long_form_data
+from bench.training.cross_encoder import Judge, export, figures, train
+from bench.training.sources import WHEEL_FIRST, Example, halueval_lines, spans
 from core.claims import split_sentences
 from core.verify.evidence import support_passage
 from storage.claim_judge import MAX_TOKENS, MODEL_FILE, claim_pair
@@ -179,15 +171,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="per record: bare right and hallucinated answers, the answer's sentence and the same sentence "
                          "with another entity, the other entity bare (pairs that differ in content, not form)")
     ap.add_argument("--init", type=Path, default=None,
-                    help="start from this checkpoint of bench.train_answerability (same --layers), not from MiniLM")
+                    help="start from this checkpoint of bench.training.answerability.train (same --layers), not from MiniLM")
     ap.add_argument("--long-form", action=argparse.BooleanOptionalAction, default=True,
-                    help="add the long-form pairs of bench/claim_data.py (CLAPNQ, WiCE, BEGIN, HaluEval dialogue "
+                    help="add the long-form pairs of bench/training/claim_judge/data.py (CLAPNQ, WiCE, BEGIN, HaluEval dialogue "
                          "and summarization, passages) to the HaluEval QA pairs (default on)")
     ap.add_argument("--shared", type=Path, default=SHARED, help="the shared datasets folder")
     ap.add_argument("--dialogue", type=int, default=1200, help="HaluEval dialogue records trained on")
     ap.add_argument("--summaries", type=int, default=1000, help="HaluEval summarization records trained on")
     ap.add_argument("--contrast-pairs", type=int, default=0,
-                    help="sentence / same sentence with a name or number swapped, pairs (bench/claim_data.py)")
+                    help="sentence / same sentence with a name or number swapped, pairs (bench/training/claim_judge/data.py)")
     ap.add_argument("--held-per-source", type=int, default=400, help="held-out long-form pairs measured per source")
     ap.add_argument("--work", type=Path, default=Path("/tmp/claims/train"))
     ap.add_argument("--out", type=Path, default=MODEL_FILE)
@@ -230,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         onnx.probabilities([(e["q"], e["p"])])
         timing.append((time.perf_counter() - t0) * 1000)
-    result = {"command": "python -m bench.train_claim_judge " + " ".join(sys.argv[1:] if argv is None else argv),
+    result = {"command": "python -m bench.training.claim_judge.train " + " ".join(sys.argv[1:] if argv is None else argv),
               "layers": args.layers, "frozen": args.frozen, "epochs": args.epochs, "lr": args.lr,
               "training_pairs": len(train_set), "training_positives": sum(e["y"] for e in train_set),
               "training_records": len({e["record"] for e in train_set if "record" in e}), "held_out_pairs": len(held),

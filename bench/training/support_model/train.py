@@ -1,6 +1,6 @@
 """Train the claim-support model (core/verify/model.json) on the HaluEval QA dev split.
 
-    python -m bench.train_verifier [--halueval FILE] [--out core/verify/model.json]
+    python -m bench.training.support_model.train [--halueval FILE] [--out core/verify/model.json]
 
 Records whose index % 5 == 0 are held out ("test") and never used here; the grounding
 benchmark reports the model on them. Positives are the right answers, as given and
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     model = ClaimModel(model.names, model.mean, model.scale, model.weights, model.bias,
                        {"trained_on": f"{args.halueval.name} records with index % {TEST_EVERY} != 0",
                         "examples": int(len(y)), "train_accuracy": round(acc, 4),
-                        "script": "python -m bench.train_verifier"})
+                        "script": "python -m bench.training.support_model.train"})
     args.out.write_text(model.to_json() + "\n", encoding="utf-8")
     print(f"trained on {len(dev)} records ({len(y)} claims), train accuracy {acc:.3f}; wrote {args.out}")
     for name, w in sorted(zip(FEATURES, model.weights, strict=True), key=lambda t: -abs(t[1])):

@@ -1,6 +1,6 @@
 """Latency and throughput benchmark (issue: per-turn p50/p95 over a 10k-chunk index).
 
-    python -m bench.latency [--chunks 10000] [--questions 300] [--out bench/results/latency.json]
+    python -m bench.system.latency [--chunks 10000] [--questions 300] [--out bench/results/latency.json]
 
 Builds a knowledge base of real text (SQuAD 2.0 paragraphs, HaluEval knowledge passages,
 ParsiNLU passages from ../shared/datasets), ingests it with the real ingest path (LanceDB on
@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from bench import RESULTS, ROOT
 from bench.datasets import HALUEVAL_FILE, PARSINLU_FILE, SQUAD_FILE
 from bot.app import SUGGESTIONS_CHECKED_AHEAD, build_app, settle_heap
 from bot.config import load_config
@@ -41,9 +42,6 @@ from core.settings import VerifySettings
 from core.verify import verify_answer
 from storage.chunker import chunk_document
 from storage.loaders import discover, load_file
-
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
 
 
 def pct(values: list[float], q: float) -> float:
@@ -197,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--chunk-chars", type=int, default=500, help="chunk size used for the benchmark KB")
     ap.add_argument("--prebuilt", action="store_true",
-                    help="skip the ingest: write bench.scale's real passages and vectors straight into the index")
+                    help="skip the ingest: write bench.system.scale's real passages and vectors straight into the index")
     ap.add_argument("--concurrency", type=int, default=16, help="conversations served at once in the throughput run")
     ap.add_argument("--concurrent-turns", type=int, default=1200,
                     help="turns of each throughput run (the timed questions asked again as needed): a run of a few "
@@ -216,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = replace(base, data_dir=work / "data", chunking=replace(base.chunking, size=args.chunk_chars,
                                                                      overlap=min(base.chunking.overlap, args.chunk_chars // 4)))
         if args.prebuilt:  # the scale benchmark's real passages and vectors, written straight into the index
-            from bench.scale import base_set, build
+            from bench.system.scale import base_set, build
 
             real = base_set(args.chunks, args.questions + args.warmup)
             build(work / "data" / "index", real, args.chunks, cfg.search_index)

@@ -1,6 +1,6 @@
 """Scale benchmark: the chunk index at 10k, 100k and 1M chunks.
 
-    nice -n 10 python -m bench.scale [--sizes 10000,100000,1000000] [--base 8000] [--queries 200]
+    nice -n 10 python -m bench.system.scale [--sizes 10000,100000,1000000] [--base 8000] [--queries 200]
 
 Real text and real embeddings: SQuAD 2.0 and HaluEval passages embedded with the configured
 embedder (MiniLM), questions from the same sets. Past the base set the table is the base
@@ -36,11 +36,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from bench import RESULTS, ROOT
 from bench.datasets import HALUEVAL_FILE, SQUAD_FILE
 from core.normalize import normalize_text
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
 CACHE = Path(tempfile.gettempdir()) / "groundbot-scale-base.npz"
 NOISE = 0.025  # per-dimension noise of a copy's vector: cosine to its original ~0.9 for 384-d
 GRID = ((10, 10), (20, 10), (20, 20), (20, 40), (50, 20))  # (nprobes, refine_factor) tried besides the configured
@@ -280,7 +279,7 @@ def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_ex
             grid: tuple[tuple[int, ...], ...] = GRID, keep: Path | None = None) -> dict[str, Any]:
     """Build, probe, check recall and ingest at one size; with `keep` the work directory (the
     index in keep/index) is that one and is left in place, so serving can be probed again later
-    (python -m bench.scale --probe keep/index)."""
+    (python -m bench.system.scale --probe keep/index)."""
     from storage.chunk_index import LanceChunkIndex
 
     if keep is not None:
@@ -292,7 +291,7 @@ def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_ex
         built = build(work / "index", base, size, settings)
         print(f"[{size}] built: {built}", flush=True)
         env = {**os.environ, "GROUNDBOT_SCALE_SETTINGS": json.dumps(asdict(settings))}
-        probe = subprocess.run([sys.executable, "-m", "bench.scale", "--probe", str(work / "index"),
+        probe = subprocess.run([sys.executable, "-m", "bench.system.scale", "--probe", str(work / "index"),
                                 "--queries", str(n_queries)], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
         served = json.loads(probe.stdout.strip().splitlines()[-1])
         print(f"[{size}] served: {served}", flush=True)

@@ -1,8 +1,8 @@
 """Where should the answerability judge's threshold sit? One benchmark run, every threshold replayed.
 
-    python -m bench.answerability_sweep --split dev        # choose on dev (odd-index articles are the KB)
-    python -m bench.answerability_sweep --split test       # the same curve on the test half
-    python -m bench.answerability_sweep --split dev --rescore other.onnx   # same run, another model
+    python -m bench.tuning.answerability_sweep --split dev        # choose on dev (odd-index articles are the KB)
+    python -m bench.tuning.answerability_sweep --split test       # the same curve on the test half
+    python -m bench.tuning.answerability_sweep --split dev --rescore other.onnx   # same run, another model
 
 Runs the SQuAD extractive suite of bench.grounding once, through App.ask like a chat message,
 with the judge on and accepting everything (min_answer_probability 0), so every decision is
@@ -12,7 +12,7 @@ core/extractive.py decides: of the sentences quoted, keep those at or above it; 
 refused (NOT_ANSWERED_BY_SOURCES). Refusals made elsewhere (gates, quote floor, verifier)
 stay refusals.
 
-On dev, articles 1 and 11 were held out of the judge's training (bench/train_answerability.py)
+On dev, articles 1 and 11 were held out of the judge's training (bench/training/answerability/train.py)
 and the other odd-index articles were trained on; figures are given for both, and the
 held-out ones are the honest dev figures. Writes `--out` (JSON) and prints the curve.
 """
@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import Any
 
 import bot.app
+from bench import RESULTS
 from bench import datasets as ds
-from bench.grounding import base_config, run_squad_extractive
-from bench.harness import contains_gold
-from bench.train_answerability import SQUAD_HELD_OUT
+from bench.grounding.harness import contains_gold
+from bench.grounding.run import base_config, run_squad_extractive
+from bench.training.answerability.train import SQUAD_HELD_OUT
 from core.settings import JudgeSettings
 from storage.answer_judge import OnnxAnswerJudge
 
-RESULTS = Path(__file__).resolve().parent / "results"
 THRESHOLDS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import datasets as ds
-from bench.harness import (
+from bench.grounding.harness import (
     Dump,
     PassResult,
     Row,
@@ -35,7 +35,7 @@ from bench.harness import (
     run_pass,
     temp_app,
 )
-from bench.replay_server import CITE, CITE_PREV, ReplayServer
+from bench.grounding.replay_server import CITE, CITE_PREV, ReplayServer
 from bot.app import App
 from bot.config import Config
 from core.claims import split_sentences
@@ -336,7 +336,7 @@ def run_clapnq_llm(folder: Path, config: Config, *, embedder: Any = None, limit:
         server.add(clean_input(p.record.question), **p.answers)
     cfg = replace(config, generator="openai", openai=replace(config.openai, base_url=server.base_url))
     result.notes.append(
-        "generator=openai against bench/replay_server.py; verify settings as configured (every replayed sentence "
+        "generator=openai against bench/grounding/replay_server.py; verify settings as configured (every replayed sentence "
         f"carries a [Cn], resolved per request); {len(asked)} answerable records asked per pass, in file order; "
         f"other = record (i + {SHIFT}) % n; {sum(p.swap is None for p in asked)} records with no possible swap skipped")
     with server, temp_app(cfg, embedder=embedder, prefix=name) as app:

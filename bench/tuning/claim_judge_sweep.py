@@ -2,8 +2,8 @@
 and how many right answers (bare, "The answer is X.", a full sentence) are refused, for each
 claim-judge floor.
 
-    python -m bench.claim_judge_sweep                     # test split of records 0-2999
-    python -m bench.claim_judge_sweep --split dev --model /tmp/claims/run3/claims.onnx
+    python -m bench.tuning.claim_judge_sweep                     # test split of records 0-2999
+    python -m bench.tuning.claim_judge_sweep --split dev --model /tmp/claims/run3/claims.onnx
 
 Each record's knowledge is the one cited passage (retrieval is left out: bench.grounding
 measures the whole pipeline at the chosen floor), the answer goes through `verify_answer` as
@@ -21,15 +21,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench import RESULTS
 from bench.datasets import HALUEVAL_FILE, load_halueval, select_split
-from bench.grounding import FORMS, _forms
+from bench.grounding.run import FORMS, _forms
 from bot.cli.calibrate import Memo
 from core.messages import Hit
 from core.settings import VerifySettings
 from core.verify import verify_answer
 from storage.claim_judge import MODEL_FILE, OnnxClaimJudge
 
-RESULTS = Path(__file__).resolve().parent / "results"
 FLOORS = (None, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 
 
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         row |= {f"false_refusal_rate_{m}": round(1 - rates[m], 4) for m in FORMS}
         table.append(row)
         print(row, flush=True)
-    result = {"command": "python -m bench.claim_judge_sweep " + " ".join(sys.argv[1:] if argv is None else argv), "split": args.split,
+    result = {"command": "python -m bench.tuning.claim_judge_sweep " + " ".join(sys.argv[1:] if argv is None else argv), "split": args.split,
               "model": str(args.model), "n": len(data["right"]), "seconds": round(time.time() - t0), "points": table}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -2,7 +2,7 @@
 
     python -m bench.grounding                      # every suite, default slices, test split
     python -m bench.grounding --suites halueval --split dev --limit 200 --dump /tmp/rows.jsonl
-    python -m bench.grounding --suites clapnq_llm,clapnq_extractive   # CLAPNQ (bench/clapnq.py), all/dev/test
+    python -m bench.grounding --suites clapnq_llm,clapnq_extractive   # CLAPNQ (bench/grounding/clapnq.py), all/dev/test
 
 Every question goes through App.ask(Incoming(...)) like a chat message (state machine,
 gates, generator, verifier), in a conversation of its own, against a fresh data dir per
@@ -21,10 +21,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench import RESULTS, ROOT
 from bench import datasets as ds
-from bench.clapnq import run_clapnq_extractive, run_clapnq_llm
-from bench.docs_suite import run_docs
-from bench.harness import (
+from bench.grounding.clapnq import run_clapnq_extractive, run_clapnq_llm
+from bench.grounding.docs_suite import run_docs
+from bench.grounding.harness import (
     Dump,
     PassResult,
     Row,
@@ -42,14 +43,12 @@ from bench.harness import (
     run_pass,
     temp_app,
 )
-from bench.replay_server import ReplayServer
-from bench.report import breakdown, print_suite, provenance, write_markdown
+from bench.grounding.replay_server import ReplayServer
+from bench.grounding.report import breakdown, print_suite, provenance, write_markdown
 from bot.app import App
 from bot.config import Config, load_config
 from core.claims import split_sentences
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
 SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu", "mixed", "clapnq_llm", "clapnq_extractive",
           "docs")
 # questions per pass (group) when --limit is not given; None = all. Chosen so the whole

@@ -1,10 +1,10 @@
 """Which ANN index keeps recall@10 >= 0.95 at the least query cost: index variants compared on one table.
 
-    nice -n 10 python -m bench.ann_variants [--rows 200000] [--variants IVF_PQ:48,IVF_PQ:96,IVF_HNSW_SQ]
+    nice -n 10 python -m bench.tuning.ann_variants [--rows 200000] [--variants IVF_PQ:48,IVF_PQ:96,IVF_HNSW_SQ]
 
 Why: at 1M chunks the default IVF_PQ (48 sub-vectors) reached recall@10 0.93 against exact search
 (bench/results/scale-1000000.json); a 1M build costs half an hour, so the candidates are compared
-on a smaller table of the same data (bench.scale's real passages and perturbed copies) with the
+on a smaller table of the same data (bench.system.scale's real passages and perturbed copies) with the
 same rows per partition, and probes given as a share of the partitions (20 of 244 at 1M is 8%).
 Each variant is trained on the same table (`replace=True`), then every (probe share, refine
 factor) setting is queried like `LanceChunkIndex.search` asks (20 candidates, the first 10
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.scale import RESULTS, base_set, pct, synthetic_batch
+from bench.system.scale import RESULTS, base_set, pct, synthetic_batch
 
 SHARES = (0.04, 0.08, 0.2)
 REFINES = (10, 20, 40)
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     partitions = max(1, args.rows // args.rows_per_partition)
     result.setdefault("rows", args.rows)
     result.setdefault("partitions", partitions)
-    result.setdefault("data", "bench.scale's 3,621 real passages and MiniLM vectors, then perturbed copies")
+    result.setdefault("data", "bench.system.scale's 3,621 real passages and MiniLM vectors, then perturbed copies")
     print(f"table of {args.rows} rows ready in {time.perf_counter() - t0:.0f}s; {partitions} partitions", flush=True)
     qvecs = base["qvectors"][: args.queries]
     exact = [set(tbl.search(q, vector_column_name="vector").distance_type("cosine").bypass_vector_index()

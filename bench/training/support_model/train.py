@@ -75,7 +75,8 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, steps: int = 4000, lr: f
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m bench.training.support_model.train", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--halueval", type=Path, default=HALUEVAL_FILE)
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
     args = ap.parse_args(argv)

@@ -105,7 +105,7 @@ def markdown(results: Sequence[SuiteResult], config: Config, args: argparse.Name
              code: str = "") -> str:
     ran = [r for r in results if not r.skipped]
     cols = [m for m in METRICS if any(m in r.metrics for r in ran)]
-    cmd = " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv and sys.argv[0].endswith("grounding.py") else ""
+    cmd = " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv and sys.argv[0].endswith(("grounding/__main__.py", "grounding/run.py")) else ""
     lines = [
         "# Grounding benchmark",
         "",

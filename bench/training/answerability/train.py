@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--negated", action="store_true",
                     help="add SQuAD 2.0-style negation unanswerables (the question's first auxiliary negated); an "
                          "experiment: the judge learns to refuse any question holding 'not' "
-                         "(bench/results/answerability_6layer_negated.md), so the shipped model is trained without it")
+                         "(bench/results/answerability_6layer_negated.md at 1650dc5), so the shipped model is trained without it")
     ap.add_argument("--held-halueval", type=int, default=600, help="held-out HaluEval pairs measured")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is faster on a busy machine)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ans/train"))

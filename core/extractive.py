@@ -49,10 +49,14 @@ class ExtractiveGenerator:
     local = True  # no remote model: cheap enough to check that a suggestion is answered (core/pipeline.py)
 
     def __init__(self, cfg: ExtractiveSettings, judge: AnswerJudge | None = None,
-                 judge_cfg: JudgeSettings | None = None) -> None:
+                 judge_cfg: JudgeSettings | None = None, trust: float = 0.0) -> None:
         self.cfg = cfg
         self.judge = judge
         self.judge_cfg = judge_cfg or JudgeSettings()
+        self.trust = trust  # a chunk the passage reader read is quoted from only with at least this probability
+
+    def _trusted(self, hit: Hit) -> bool:
+        return hit.answer_probability is None or hit.answer_probability >= self.trust
 
     def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
         if not hits:
@@ -63,6 +67,8 @@ class ExtractiveGenerator:
         q_terms = set(content_terms(question))
         rows: list[tuple[int, int, str, set[str]]] = []
         for n, hit in enumerate(hits, start=1):
+            if not self._trusted(hit):
+                continue
             body = hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text
             for pos, sent in enumerate(split_sentences(body)):
                 rows.append((n, pos, sent, set(content_terms(sent))))
@@ -80,7 +86,8 @@ class ExtractiveGenerator:
         scored: list[Candidate] = []
         for n, pos, sent, terms in rows:
             overlap = sum(idf(t) for t in q_terms & terms) / q_weight
-            prior = hits[n - 1].similarity
+            read = hits[n - 1].answer_probability
+            prior = hits[n - 1].similarity if read is None else read
             score = overlap * (0.75 + 0.25 * prior) - RANK_PENALTY * (n - 1)
             scored.append((score, n, pos, sent))
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
@@ -89,7 +96,7 @@ class ExtractiveGenerator:
             return Generation(text="", llm_called=False)
         best = chosen[0][0]
         chosen = [r for r in chosen if r[0] >= best * RELATIVE_FLOOR]
-        if self.judge is not None and self.judge_cfg.enabled:
+        if self.judge is not None and self.judge_cfg.enabled and not _read(hits):
             return self._judged(question, hits, scored, chosen)
         return _quote(chosen)
 
@@ -102,7 +109,7 @@ class ExtractiveGenerator:
             return Generation(text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES,
                               explanation=f"No source mentions {', '.join(repr(a) for a in absent)}, which the question asks about.")
         best_similarity = max(h.similarity for h in hits)
-        if best_similarity < self.cfg.min_quote_similarity:
+        if not _read(hits) and best_similarity < self.cfg.min_quote_similarity:  # the reader, when it read them, decided
             return Generation(
                 text="", llm_called=False, reason=reasons.LOW_CONFIDENCE,
                 explanation=(f"No source is close enough to quote as an answer (best similarity "
@@ -170,6 +177,11 @@ class ExtractiveGenerator:
                              f"{best:.2f} < {self.judge_cfg.min_answer_probability:.2f})."),
             )
         return replace(_quote(kept), answer_probability=best)
+
+
+def _read(hits: Sequence[Hit]) -> bool:
+    """The passage reader read these chunks (it then decided whether they answer)."""
+    return any(h.answer_probability is not None for h in hits)
 
 
 def accepted(chosen: Sequence[Candidate], probs: dict[Candidate, float], floor: float) -> list[Candidate]:

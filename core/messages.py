@@ -57,6 +57,7 @@ class Hit:
     url: str = ""
     position: int = 0
     heading_similarity: float = 0.0  # the question's cosine to the heading the chunk was found by (0 = not by it)
+    answer_probability: float | None = None  # the passage reader's probability that the chunk answers (None = not read)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import logging
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core import reasons
 from core.claimview import claim_views
@@ -22,7 +22,8 @@ from core.gates import run_gates
 from core.language import language_of, prefer_language
 from core.messages import ConversationKey, Decision, Hit, Incoming
 from core.normalize import normalize_text
-from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, TranscriptStore
+from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, PassageReader, TranscriptStore
+from core.reading import Reading, read
 from core.reasons import Status
 from core.record import TurnContext, build_decision
 from core.risk import Route, assess, route
@@ -64,8 +65,10 @@ class Pipeline:
         store: TranscriptStore,
         clock: Callable[[], float] = time.perf_counter,
         claim_judge: ClaimJudge | None = None,
+        reader: PassageReader | None = None,
     ) -> None:
         self.settings = settings
+        self.reader = reader if settings.reader.enabled else None
         self.claim_judge = claim_judge if settings.judge.claims else None
         self.embedder = embedder
         self.index = index
@@ -140,8 +143,44 @@ class Pipeline:
         return Outcome(Trigger.RETRIEVED)
 
     def _gate(self, ctx: TurnContext) -> Outcome:
-        ctx.gate = run_gates(ctx.retrieval_query, ctx.hits, self.settings.gates)
-        return Outcome(Trigger.GATE_PASS) if ctx.gate.passed else Outcome(Trigger.GATE_FAIL, ctx.gate.reason)
+        """The similarity gates, and with a passage reader its verdict: the reader reorders the
+        chunks (the gates and the generator read its order), the similarity gates only keep out
+        what is plainly off-topic, and whether the sources answer is the reader's call."""
+        gates = self.settings.gates
+        reading = self._read(ctx)
+        if reading is not None:
+            ctx.hits = reading.hits
+            r = self.settings.reader
+            gates = replace(gates, min_top1_similarity=min(gates.min_top1_similarity, r.min_top1_similarity),
+                            min_mean_confidence=min(gates.min_mean_confidence, r.min_mean_confidence))
+        ctx.gate = g = run_gates(ctx.retrieval_query, ctx.hits, gates)
+        if not g.passed:
+            return Outcome(Trigger.GATE_FAIL, g.reason)
+        if reading is None:
+            return Outcome(Trigger.GATE_PASS)
+        g.scores["reader_best"] = round(reading.best, 4)
+        if reading.answered:
+            g.checks_passed.append("answered_by_sources")
+            return Outcome(Trigger.GATE_PASS)
+        g.checks_failed.append("answered_by_sources")
+        g.passed, g.reason = False, reasons.NOT_ANSWERED_BY_SOURCES
+        return Outcome(Trigger.GATE_FAIL, g.reason,
+                       f"The closest sources talk about the question but do not answer it (best answer probability "
+                       f"{reading.best:.2f} < {self.settings.reader.min_answer_probability:.2f}).")
+
+    def _read(self, ctx: TurnContext) -> Reading | None:
+        """The reader's verdict on the retrieved chunks, or None without a reader (or when it
+        fails: the similarity gates then decide alone, as without one)."""
+        if self.reader is None or not ctx.hits:
+            return None
+        t0 = self.clock()
+        try:
+            return read(ctx.question, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
+        except Exception:
+            log.exception("the passage reader failed; the similarity gates decide")
+            return None
+        finally:
+            ctx.latency["read"] = round((self.clock() - t0) * 1000, 3)
 
     def _generate(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None

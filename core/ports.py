@@ -72,6 +72,14 @@ class AnswerJudge(Protocol):
     def score(self, question: str, passages: Sequence[str]) -> list[float]: ...
 
 
+class PassageReader(Protocol):
+    """The passage reader: for each passage (a retrieved chunk as core/reader_view.py shows it), the
+    probability (0..1) that it answers the question, all of a question's passages in one call.
+    storage/reader.py implements it."""
+
+    def score(self, question: str, passages: Sequence[str]) -> list[float]: ...
+
+
 class ClaimJudge(Protocol):
     """The claim judge: for each (claim, evidence text) of an answer, the probability (0..1) that
     the evidence states the claim as the answer to the question. storage/claim_judge.py

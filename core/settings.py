@@ -52,6 +52,19 @@ class JudgeSettings:
 
 
 @dataclass(frozen=True)
+class ReaderSettings:
+    """The passage reader (core.ports.PassageReader): does a retrieved chunk answer the question?
+    It reorders the chunks, refuses when none answers, and the extractive generator quotes only
+    from chunks it trusts; the similarity gates then only keep out what is plainly off-topic."""
+
+    enabled: bool = True
+    chunks: int = 5  # retrieved chunks read, in one batch
+    min_answer_probability: float = 0.5  # the best chunk needs this much, else NOT_ANSWERED_BY_SOURCES
+    min_top1_similarity: float = 0.25  # the similarity gates' floors while the reader decides
+    min_mean_confidence: float = 0.15
+
+
+@dataclass(frozen=True)
 class VerifySettings:
     require_citations: bool = True
     min_claim_support: float = 0.7
@@ -98,6 +111,7 @@ class CoreSettings:
     gates: GateSettings = field(default_factory=GateSettings)
     extractive: ExtractiveSettings = field(default_factory=ExtractiveSettings)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
+    reader: ReaderSettings = field(default_factory=ReaderSettings)
     verify: VerifySettings = field(default_factory=VerifySettings)
     review: ReviewSettings = field(default_factory=ReviewSettings)
     refusal: RefusalSettings = field(default_factory=RefusalSettings)

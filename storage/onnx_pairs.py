@@ -44,11 +44,31 @@ class OnnxPairModel:
         tok.enable_truncation(max_length=max_tokens, strategy="longest_first")
         self.tok = tok
 
-    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        """One run per pair: the int8 model quantizes its activations per run, so a pair scored
-        together with others (and their padding) moved by up to 0.05; alone, a pair always gets
-        the same probability whatever else is asked, and no padding is computed."""
-        return [self._one(first, second) for first, second in pairs]
+    def probabilities(self, pairs: Sequence[tuple[str, str]], batch: int = 1) -> list[float]:
+        """Runs of `batch` pairs. The int8 model quantizes its activations per run, so a pair's
+        probability depends on what it is run with (by up to ~0.05): batch=1 gives a pair the same
+        probability whatever else is asked (the claim judge scores claims one by one); a larger
+        batch is one run for a question's whole list, the same list always giving the same
+        probabilities (the reader scores a question's retrieved chunks together)."""
+        if batch <= 1:
+            return [self._one(first, second) for first, second in pairs]
+        out: list[float] = []
+        for k in range(0, len(pairs), batch):
+            out += self._run(pairs[k : k + batch])
+        return out
+
+    def _run(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """One run for several pairs, padded to the longest."""
+        encs = self.tok.encode_batch([(first, second) for first, second in pairs])
+        width = max(len(e.ids) for e in encs)
+
+        def padded(rows: list[list[int]]) -> np.ndarray:
+            return np.asarray([r + [0] * (width - len(r)) for r in rows], dtype=np.int64)
+
+        feed = {"input_ids": padded([e.ids for e in encs]), "attention_mask": padded([e.attention_mask for e in encs]),
+                "token_type_ids": padded([e.type_ids for e in encs])}
+        (probs,) = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})
+        return [float(x) for x in np.asarray(probs).reshape(-1)]
 
     def _one(self, first: str, second: str) -> float:
         enc = self.tok.encode(first, second)

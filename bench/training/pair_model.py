@@ -62,8 +62,9 @@ def as_dataset(pairs: Sequence[Pair]) -> Any:
 
 def train(base: Path, pairs: Sequence[Pair], work: Path, *, max_length: int, epochs: float = 1.0,
           batch: int = 32, lr: float = 5e-5, save_steps: int = 100, seed: int = 0) -> Any:
-    """Fine-tune `base` on the pairs; resumes from the newest checkpoint under `work/checkpoints`.
-    Returns the trained CrossEncoder (also saved to `work/final`)."""
+    """Fine-tune `base` (MiniLM layers, or a cross-encoder saved by an earlier run, to train it
+    further) on the pairs; resumes from the newest checkpoint under `work/checkpoints`. Returns
+    the trained CrossEncoder (also saved to `work/final`)."""
     from sentence_transformers.cross_encoder import (
         CrossEncoder,
         CrossEncoderTrainer,
@@ -74,7 +75,10 @@ def train(base: Path, pairs: Sequence[Pair], work: Path, *, max_length: int, epo
     final = work / "final"
     if (final / "modules.json").is_file():
         return CrossEncoder(str(final), max_length=max_length)
-    model = mean_pooled_cross_encoder(base, max_length)
+    if (base / "modules.json").is_file():  # a trained cross-encoder: go on training it
+        model = CrossEncoder(str(base), max_length=max_length)
+    else:
+        model = mean_pooled_cross_encoder(base, max_length)
     positives = sum(p[2] for p in pairs)
     pos_weight = (len(pairs) - positives) / max(1, positives)  # the loss sees both classes equally
     import torch

@@ -41,7 +41,7 @@ def test_ask_json_answers_refuses_and_is_deterministic(data_dir: Path) -> None:
         assert key in answer
     assert not answer["refused"] and answer["sources"] and "ingest" in answer["answer"]
     assert {"doc", "chunk_id", "title", "score"} <= set(answer["sources"][0])
-    assert mars["refused"] and mars["refusal_reason"] in ("NO_MATCHING_SOURCE", "LOW_CONFIDENCE")
+    assert mars["refused"] and mars["refusal_reason"] in ("NO_MATCHING_SOURCE", "LOW_CONFIDENCE", "NOT_ANSWERED_BY_SOURCES")
     assert mars["llm_called"] is False and mars["answer"] == ""
     for k in ("answer", "status", "reasons", "scores", "sources", "index_version", "config_hash"):
         assert answer[k] == again[k]

@@ -34,6 +34,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--lr", type=float, default=6e-5)
     ap.add_argument("--max-train", type=int, default=0, help="train on the first N pairs only (0 = all)")
     ap.add_argument("--threads", type=int, default=2, help="torch threads while training")
+    ap.add_argument("--start", type=Path, default=None,
+                    help="a cross-encoder folder saved by an earlier run (RUN/final) to train further, e.g. a second epoch")
+    ap.add_argument("--run", default="", help="name of this run's folder under --work (default: from layers and length)")
     ap.add_argument("--out", type=Path, default=MODEL, help="int8 ONNX file (default storage/models/reader.onnx)")
     ap.add_argument("--results", type=Path, default=RESULTS)
     return ap.parse_args(argv)
@@ -70,11 +73,11 @@ def main(argv: list[str] | None = None) -> None:
     print({k: len(v) for k, v in data.items()}, f"built in {time.perf_counter() - t0:.0f} s", flush=True)
     rows = data["train"][: args.max_train] if args.max_train else data["train"]
     pairs = [(str(r["first"]), str(r["second"]), int(r["label"])) for r in rows]  # type: ignore[call-overload]
-    run = args.work / f"run-{args.layers}l-{args.max_length}"
-    base = truncated_minilm(args.layers, args.work)
+    run = args.work / (args.run or f"run-{args.layers}l-{args.max_length}")
+    base = args.start or truncated_minilm(args.layers, args.work)
     model = train(base, pairs, run, max_length=args.max_length, epochs=args.epochs, batch=args.batch, lr=args.lr)
     export_onnx(model, args.out, run)
-    results = {"layers": args.layers, "max_length": args.max_length, "epochs": args.epochs, "batch": args.batch,
+    results = {"start": str(args.start or "MiniLM layers"), "layers": args.layers, "max_length": args.max_length, "epochs": args.epochs, "batch": args.batch,
                "lr": args.lr, "train_pairs": len(pairs), "train_positives": sum(p[2] for p in pairs),
                "model_bytes": args.out.stat().st_size,
                "train_sources": {s: sum(1 for r in rows if r["source"] == s) for s in sorted({str(r["source"]) for r in rows})},

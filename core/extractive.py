@@ -122,13 +122,15 @@ class ExtractiveGenerator:
         (an FAQ's answer, a section's opening sentences), or a refusal when nothing may be quoted;
         None: choose sentences."""
         faq = self._faq(question, hits)
+        section = self._section(hits)
+        if faq is not None and section is not None and section[1].heading_similarity > faq[1].similarity:
+            faq = None  # asked as this section's heading is written, more closely than as the FAQ question
         if faq is not None:
             n, hit = faq
             return Generation(text=f"{hit.faq_answer.strip()} [C{n}]", llm_called=False, faq=True)
         refused = self._unquotable(question, hits)
         if refused is not None:
             return refused
-        section = self._section(hits)
         if section is not None:
             n, hit = section
             lead = split_sentences(hit.text)[: self.cfg.max_sentences]
@@ -152,9 +154,11 @@ class ExtractiveGenerator:
         """The FAQ entry that answers verbatim: the best hit when it is close enough, or any FAQ
         hit whose question has every content word of the user's and vice versa, spelling
         variants allowed (a misspelt or Arabic-lettered question embeds further away)."""
-        top = hits[0]
-        if top.kind == "faq" and top.faq_answer and top.similarity >= self.cfg.faq_min_similarity:
-            return 1, top
+        faqs = [(n, h) for n, h in enumerate(hits, start=1) if h.kind == "faq" and h.faq_answer]
+        closest = max(faqs, key=lambda f: (f[1].similarity, -f[0]), default=None)  # by similarity, whatever the order
+        if closest is not None and closest[1].similarity >= self.cfg.faq_min_similarity and (
+                closest[0] == 1 or _read(hits)):  # read hits are in the reader's order; unread, only the first
+            return closest
         for n, hit in enumerate(hits, start=1):
             if hit.kind == "faq" and hit.faq_answer and faq_match(question, hit.faq_question) >= 1.0:
                 return n, hit

@@ -130,9 +130,24 @@ def export_onnx(model: Any, out: Path, work: Path) -> Path:
                           output_names=["probability"], opset_version=17, dynamo=False,
                           dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names} | {"probability": {0: "batch"}})
     out.parent.mkdir(parents=True, exist_ok=True)
-    quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8)
+    fused = work / (out.stem + "-fused-fp32.onnx")
+    bert_fused(fp32, fused, model.model.config)
+    import onnx
+
+    quantize_dynamic(str(fused), str(out), weight_type=QuantType.QInt8,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     print(f"exported {out} ({out.stat().st_size / 1e6:.1f} MB; fp32 {fp32.stat().st_size / 1e6:.1f} MB)", flush=True)
     return out
+
+
+def bert_fused(src: Path, dst: Path, config: Any) -> None:
+    """onnxruntime's BERT graph fusions (attention, layer norm, GELU as single operators): the same
+    probabilities to four decimals, about a quarter less time per batch on this CPU."""
+    from onnxruntime.transformers import optimizer
+
+    fused = optimizer.optimize_model(str(src), model_type="bert", num_heads=config.num_attention_heads,
+                                     hidden_size=config.hidden_size, opt_level=1)
+    fused.save_model_to_file(str(dst))
 
 
 def auc(labels: Sequence[int], scores: Sequence[float]) -> float | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bench.training.reader import boolq, clapnq, halueval, privacyqa, quac, squad
 from bench.training.reader.common import ReaderPair
+from bench.training.reader.perturbed import perturbed
 from core.reader_view import reader_passage, reader_question
 
 BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {
@@ -21,6 +22,8 @@ BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {
 }
 TRAIN_CAPS = {"boolq": 3000, "squad": 5000, "privacyqa": 2500, "quac": 2500, "halueval": 1500, "clapnq": 1000}
 EVAL_CAP = 600  # pairs per source in dev and test (before mined negatives)
+# share of a source's positives that also give a negative whose question asks what the passage does not say
+PERTURBED = {"boolq": 0.4, "squad": 0.15, "privacyqa": 0.2, "halueval": 0.2}
 MINED = {"boolq", "halueval", "clapnq"}  # sources whose positives get a mined negative (the others have same-article ones)
 MINE_TOKENS = 96  # word pieces embedded per text while mining (the opening of a passage places it)
 
@@ -53,13 +56,30 @@ def mine(pairs: list[ReaderPair], source: str) -> list[ReaderPair]:
     return out
 
 
-def source_pairs(source: str, split: str, seed: int = 0) -> list[ReaderPair]:
-    pairs = BUILDERS[source](split)
+def _mined(pairs: list[ReaderPair], source: str, split: str, work: Path) -> list[ReaderPair]:
+    """The mined negatives of a source and split, cached under `work` (mining embeds every passage)."""
+    path = work / f"mined-{source}-{split}.jsonl"
+    if path.is_file():
+        return [ReaderPair(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    got = mine(pairs, source)
+    work.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(p.__dict__, ensure_ascii=False) + "\n" for p in got), encoding="utf-8")
+    return got
+
+
+def source_pairs(source: str, split: str, work: Path, seed: int = 0) -> list[ReaderPair]:
+    """A source's pairs of one split: its builder's (capped by a seeded sample; in training every
+    SQuAD question whose own paragraph does not answer it is kept), the mined negatives, and in
+    training the negatives whose question asks what the passage does not say."""
+    built = BUILDERS[source](split)
     cap = TRAIN_CAPS[source] if split == "train" else EVAL_CAP
-    if len(pairs) > cap:
-        pairs = random.Random(f"{seed}:{source}:{split}").sample(pairs, cap)
+    pairs = random.Random(f"{seed}:{source}:{split}").sample(built, cap) if len(built) > cap else built
     if source in MINED:
-        pairs = pairs + mine(pairs, source)
+        pairs = pairs + _mined(pairs, source, split, work)
+    if split == "train":
+        chosen = set(pairs)
+        pairs = pairs + [p for p in built if p.kind.startswith("unanswerable") and p not in chosen]
+        pairs = pairs + perturbed([p for p in pairs if p.kind != "mined"], PERTURBED.get(source, 0.0), seed)
     return pairs
 
 
@@ -75,7 +95,7 @@ def build_all(work: Path, splits: tuple[str, ...] = ("train", "dev", "test")) ->
     for split in splits:
         path = work / f"pairs-{split}.jsonl"
         if not path.is_file():
-            rows = [viewed(p) for source in BUILDERS for p in source_pairs(source, split)]
+            rows = [viewed(p) for source in BUILDERS for p in source_pairs(source, split, work)]
             random.Random(split).shuffle(rows)
             work.mkdir(parents=True, exist_ok=True)
             path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")

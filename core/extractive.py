@@ -7,11 +7,9 @@ with its [C#] citation, in the order they appear in the sources.
 Quoting is stricter than the gates: an LLM answer is checked claim by claim against
 the evidence, but a quoted sentence is evidence by construction, so the guards against
 quoting a near miss are how close the sources are to the question (unless the best chunk
-reaches `min_quote_similarity`, nothing is quoted) and, when one is wired in, the
-answerability judge (core.ports.AnswerJudge): it reads the best few lexical candidates
-with their chunk's title, and of the sentences chosen as above only those it accepts are
-quoted. When it accepts none of them, the question is refused with NOT_ANSWERED_BY_SOURCES: the
-sources are about the question but do not answer it.
+reaches `min_quote_similarity`, nothing is quoted) and, when the passage reader has read the
+chunks (core/reading.py), its verdict: only chunks it trusts (`trust`) are quoted from, and
+whether the sources answer at all was decided before generation.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 
 from core import reasons
 from core.claims import split_sentences
@@ -27,19 +24,11 @@ from core.fuzzy import faq_match
 from core.lexicon import content_terms
 from core.messages import Generation, Hit
 from core.named_terms import absent_names
-from core.ports import AnswerJudge
-from core.settings import ExtractiveSettings, JudgeSettings
+from core.settings import ExtractiveSettings
 
 RELATIVE_FLOOR = 0.4  # a further sentence is quoted only if it scores at least this share of the best one
 RANK_PENALTY = 0.02  # per retrieval rank: of two equally matching sentences, the better-ranked chunk's wins
 Candidate = tuple[float, int, int, str]  # lexical score, chunk number (1-based), sentence position, sentence
-
-
-def judge_passage(title: str, heading: str, sentence: str) -> str:
-    """What the answerability judge reads for one candidate: its chunk's title and heading as
-    context, then the sentence (the training script builds its pairs with this too)."""
-    context = " / ".join(dict.fromkeys(t.strip() for t in (title, heading) if t and t.strip()))
-    return f"{context}: {sentence}" if context else sentence
 
 
 class ExtractiveGenerator:
@@ -48,11 +37,8 @@ class ExtractiveGenerator:
     name = "extractive"
     local = True  # no remote model: cheap enough to check that a suggestion is answered (core/pipeline.py)
 
-    def __init__(self, cfg: ExtractiveSettings, judge: AnswerJudge | None = None,
-                 judge_cfg: JudgeSettings | None = None, trust: float = 0.0) -> None:
+    def __init__(self, cfg: ExtractiveSettings, trust: float = 0.0) -> None:
         self.cfg = cfg
-        self.judge = judge
-        self.judge_cfg = judge_cfg or JudgeSettings()
         self.trust = trust  # a chunk the passage reader read is quoted from only with at least this probability
 
     def _trusted(self, hit: Hit) -> bool:
@@ -96,8 +82,6 @@ class ExtractiveGenerator:
             return Generation(text="", llm_called=False)
         best = chosen[0][0]
         chosen = [r for r in chosen if r[0] >= best * RELATIVE_FLOOR]
-        if self.judge is not None and self.judge_cfg.enabled and not _read(hits):
-            return self._judged(question, hits, scored, chosen)
         return _quote(chosen)
 
     def _unquotable(self, question: str, hits: Sequence[Hit]) -> Generation | None:
@@ -164,33 +148,10 @@ class ExtractiveGenerator:
                 return n, hit
         return None
 
-    def _judged(self, question: str, hits: Sequence[Hit], scored: list[Candidate], chosen: list[Candidate]) -> Generation:
-        """Of the lexical choice, quote only the sentences the judge accepts; the judge reads the
-        best `candidates` lexical candidates (the choice is among them when candidates >= max_sentences)."""
-        assert self.judge is not None
-        candidates = list(dict.fromkeys(
-            [r for r in scored[: self.judge_cfg.candidates] if r[0] >= self.cfg.min_sentence_score] + chosen))
-        passages = [judge_passage(hits[n - 1].title, hits[n - 1].heading, sent) for _, n, _, sent in candidates]
-        probs = dict(zip(candidates, self.judge.score(question, passages), strict=True))
-        kept = accepted(chosen, probs, self.judge_cfg.min_answer_probability)
-        best = max(probs.values(), default=0.0)
-        if not kept:
-            return Generation(
-                text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES, answer_probability=best,
-                explanation=(f"The closest sentences do not answer the question (best answer probability "
-                             f"{best:.2f} < {self.judge_cfg.min_answer_probability:.2f})."),
-            )
-        return replace(_quote(kept), answer_probability=best)
-
 
 def _read(hits: Sequence[Hit]) -> bool:
     """The passage reader read these chunks (it then decided whether they answer)."""
     return any(h.answer_probability is not None for h in hits)
-
-
-def accepted(chosen: Sequence[Candidate], probs: dict[Candidate, float], floor: float) -> list[Candidate]:
-    """The chosen candidates the judge gives at least `floor`."""
-    return [c for c in chosen if probs.get(c, 0.0) >= floor]
 
 
 def _quote(chosen: Sequence[Candidate]) -> Generation:

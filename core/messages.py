@@ -105,7 +105,6 @@ class Generation:
     faq: bool = False
     reason: str = ""  # when text is empty: the reason code the generator gives for not answering
     explanation: str = ""
-    answer_probability: float | None = None  # extractive with the judge: best judged candidate's probability
 
 
 class ClaimRow(TypedDict):

@@ -203,7 +203,7 @@ class Pipeline:
 
     def _verify(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None and ctx.generation is not None
-        judge = self.claim_judge if ctx.generation.llm_called else None  # extractive quotes were judged already
+        judge = self.claim_judge if ctx.generation.llm_called else None  # an extractive quote is the sources' own words
         ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, self.settings.verify,
                                              judge, self.settings.judge.min_claim_probability)
         if v.status == Status.REFUSE:

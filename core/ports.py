@@ -65,13 +65,6 @@ class Generator(Protocol):
     def generate(self, question: str, hits: Sequence[Hit]) -> Generation: ...
 
 
-class AnswerJudge(Protocol):
-    """The answerability judge: for each passage (a candidate sentence with its title as context),
-    the probability (0..1) that it answers the question. storage/answer_judge.py implements it."""
-
-    def score(self, question: str, passages: Sequence[str]) -> list[float]: ...
-
-
 class PassageReader(Protocol):
     """The passage reader: for each passage (a retrieved chunk as core/reader_view.py shows it), the
     probability (0..1) that it answers the question, all of a question's passages in one call.

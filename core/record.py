@@ -76,7 +76,6 @@ def _scores(ctx: TurnContext) -> dict[str, float | int | None]:
         "total_claims": v.total_claims if v else None,
         "uncovered_claims": len(v.uncovered_claims) if v else None,
         "generation_confidence": gen.confidence if gen else None,
-        "answer_probability": gen.answer_probability if gen else None,
     })
     return scores
 

@@ -66,14 +66,13 @@ def _margin(claims: Sequence[ClaimView], floor: float) -> float:
 
 
 def _doubt(gen: Generation | None) -> float | None:
-    """The generator's doubt: 1 - its confidence (LLM logprobs, else the judge's probability).
-    A stored FAQ answer, written by a person, has none."""
+    """The generator's doubt: 1 - the LLM's confidence (logprobs); none for a quote, which has no
+    confidence, and 0 for a stored FAQ answer, written by a person."""
     if gen is None:
         return None
     if gen.faq:
         return 0.0
-    sure = gen.confidence if gen.confidence is not None else gen.answer_probability
-    return None if sure is None else min(1.0, max(0.0, 1.0 - sure))
+    return None if gen.confidence is None else min(1.0, max(0.0, 1.0 - gen.confidence))
 
 
 def _judge_doubt(claims: Sequence[ClaimView]) -> float | None:

@@ -42,11 +42,8 @@ class ExtractiveSettings:
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    """The answerability judge (core.ports.AnswerJudge): does a candidate sentence answer the question?"""
+    """The claim judge (core.ports.ClaimJudge): does the evidence state each claim of a generated answer?"""
 
-    enabled: bool = True
-    min_answer_probability: float = 0.2
-    candidates: int = 3  # best lexical candidates per question the judge reads (the quoted ones always are)
     claims: bool = True  # the claim judge (core.ports.ClaimJudge) checks every claim of a generated (LLM) answer
     min_claim_probability: float = 0.1  # a generated claim the claim judge scores below this is not covered
 

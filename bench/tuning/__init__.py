@@ -1,2 +1,2 @@
-"""Sweeps that chose shipped settings: risk routing (routing, routing_clapnq), the two judges'
-thresholds (answerability_sweep, claim_judge_sweep) and the ANN index type (ann_variants)."""
+"""Sweeps that chose shipped settings: risk routing (routing, routing_clapnq), the claim
+judge's threshold (claim_judge_sweep) and the ANN index type (ann_variants)."""

@@ -4,9 +4,10 @@ Each line of the eval file is a JSON object: `question`, `expected` ("answer" or
 and optionally `answer` (a fixed generator output to verify, e.g. an LLM answer to replay).
 Retrieval runs once per question; gates, generation and verification are re-run for every
 threshold point with the same core functions the pipeline uses. With `--judge LO:HI:STEP` the
-judge's floor is swept too: the answerability judge's `min_answer_probability` for quoted
-answers, the claim judge's `min_claim_probability` for replayed (generated) answers. Judge
-scores are computed once per input and reused across the grid.
+claim judge's floor (`[judge] min_claim_probability`) is swept too, for the replayed (generated)
+answers, when the app runs the claim judge (a generated answer on an English knowledge base);
+quoted answers are not judged claim by claim. Judge scores are computed once per input and
+reused across the grid. The passage reader is not swept (its own benchmark chose its floor).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class EvalItem:
 class Point:
     min_top1: float
     min_support: float
-    min_judge: float | None  # the swept judge floor; None when the judge is not swept
+    min_judge: float | None  # the swept claim judge floor; None when it is not swept
     pass_through: float  # expected refusals that were answered
     false_refusal: float  # expected answers that were refused
     n_answer: int
@@ -65,8 +66,8 @@ def load_eval(path: Path) -> list[dict[str, Any]]:
 
 
 class Memo:
-    """A judge (answerability or claim) that scores each distinct input once: the sweep asks the
-    same questions at every grid point."""
+    """The claim judge, scoring each distinct input once: the sweep asks the same questions at
+    every grid point."""
 
     def __init__(self, judge: Any) -> None:
         self.judge = judge
@@ -79,46 +80,35 @@ class Memo:
         return self.seen[key]
 
 
-@dataclass
-class Judges:
-    """The judges the pipeline runs, memoised for the sweep (None where there is none)."""
-
-    answer: Memo | None = None
-    claims: Memo | None = None
-
-
 def decide(item: EvalItem, cfg: Config, generator: Any, point: tuple[float, float, float | None],
-           judges: Judges | None = None) -> bool:
+           claim_judge: Memo | None = None) -> bool:
     """True when groundbot would reply (not refuse) under these thresholds
-    (min_top1, min_support, judge floor or None for the configured one)."""
+    (min_top1, min_support, claim judge floor or None for the configured one)."""
     min_top1, min_support, min_judge = point
-    judges = judges or Judges()
     core = cfg.core
     g = run_gates(item.question, item.hits, replace(core.gates, min_top1_similarity=min_top1))
     if not g.passed:
         return False
-    jcfg = core.judge if min_judge is None else replace(core.judge, min_answer_probability=min_judge,
-                                                        min_claim_probability=min_judge)
     if item.answer is None and isinstance(generator, ExtractiveGenerator):
         # a quote is never checked beyond its chunk's similarity: the swept floor is the quote floor too
-        generator = ExtractiveGenerator(replace(generator.cfg, min_quote_similarity=min_top1), judges.answer, jcfg)
+        generator = ExtractiveGenerator(replace(generator.cfg, min_quote_similarity=min_top1), generator.trust)
     text = item.answer if item.answer is not None else generator.generate(item.question, g.kept).text
     if not text.strip():
         return False
-    claim_judge = judges.claims if item.answer is not None and jcfg.claims else None
-    v = verify_answer(text, item.question, g.kept, replace(core.verify, min_claim_support=min_support),
-                      claim_judge, jcfg.min_claim_probability)
+    judge = claim_judge if item.answer is not None and core.judge.claims else None
+    floor = core.judge.min_claim_probability if min_judge is None else min_judge
+    v = verify_answer(text, item.question, g.kept, replace(core.verify, min_claim_support=min_support), judge, floor)
     return v.status != "REFUSE"
 
 
 def sweep(items: list[EvalItem], cfg: Config, generator: Any, grids: tuple[list[float], list[float], list[float | None]],
-          judges: Judges | None = None) -> list[Point]:
-    """Every point of the (min_top1, min_support, judge floor) grid, measured on the items."""
+          claim_judge: Memo | None = None) -> list[Point]:
+    """Every point of the (min_top1, min_support, claim judge floor) grid, measured on the items."""
     n_ans = sum(1 for it in items if it.expect_answer)
     n_ref = len(items) - n_ans
     points = []
     for t, s, j in itertools.product(*grids):
-        replied = [decide(it, cfg, generator, (t, s, j), judges) for it in items]
+        replied = [decide(it, cfg, generator, (t, s, j), claim_judge) for it in items]
         pt = sum(1 for it, r in zip(items, replied, strict=True) if r and not it.expect_answer)
         fr = sum(1 for it, r in zip(items, replied, strict=True) if not r and it.expect_answer)
         points.append(Point(t, s, j, pt / n_ref if n_ref else 0.0, fr / n_ans if n_ans else 0.0, n_ans, n_ref))
@@ -206,9 +196,13 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
         q = normalize_text(row["question"])
         hits = app.index.search(q, app.embedder.embed_queries([q])[0], k)
         items.append(EvalItem(row["question"], row["expected"] == "answer", row.get("answer"), hits))
-    judges = pipeline_judges(app)
+    judge = Memo(app.pipeline.claim_judge) if app.pipeline.claim_judge is not None else None
+    if args.judge and (judge is None or all(it.answer is None for it in items)):
+        print("groundbot calibrate: --judge sweeps the claim judge's floor, which only replayed answers meet "
+              "and only an app with the claim judge runs ([generator] kind = \"openai\", minilm); it changes "
+              "nothing here", file=sys.stderr)
     judge_grid: list[float | None] = [*frange(args.judge)] if args.judge else [None]
-    points = sweep(items, cfg, app.pipeline.generator, (frange(args.top1), frange(args.support), judge_grid), judges)
+    points = sweep(items, cfg, app.pipeline.generator, (frange(args.top1), frange(args.support), judge_grid), judge)
     best = recommend(points, args.max_false_refusal)
     quoted = isinstance(app.pipeline.generator, ExtractiveGenerator) and any(it.answer is None for it in items)
     notes = sys.stderr if args.json else sys.stdout  # with --json, stdout holds the JSON only
@@ -247,12 +241,11 @@ def report(points: list[Point], best: Point, cfg: Config, quoted: bool) -> None:
         print(f"{p.min_top1:9.2f} {p.min_support:11.2f} {judge:>6} {p.pass_through:12.3f} {p.false_refusal:13.3f} "
               f"{p.balanced_accuracy:9.3f}{mark}")
     floor = f"{best.min_top1}" + (f" (and [generator] min_quote_similarity = {best.min_top1})" if quoted else "")
-    judge_key = "min_answer_probability" if quoted else "min_claim_probability"
-    judged = "" if best.min_judge is None else f", [judge] {judge_key} = {best.min_judge}"
+    judged = "" if best.min_judge is None else f", [judge] min_claim_probability = {best.min_judge}"
     print(f"\nrecommended: [gates] min_top1_similarity = {floor}, [verify] min_claim_support = "
           f"{best.min_support}{judged} (pass-through {best.pass_through:.3f}, false refusals {best.false_refusal:.3f})")
     configured = cfg.core.extractive.min_quote_similarity if quoted else cfg.core.gates.min_top1_similarity
-    configured_judge = getattr(cfg.core.judge, judge_key)
+    configured_judge = cfg.core.judge.min_claim_probability
     current = [p for p in points if abs(p.min_top1 - configured) < 1e-6
                and abs(p.min_support - cfg.core.verify.min_claim_support) < 1e-6
                and (p.min_judge is None or abs(p.min_judge - configured_judge) < 1e-6)]
@@ -261,21 +254,14 @@ def report(points: list[Point], best: Point, cfg: Config, quoted: bool) -> None:
         print(f"current config: pass-through {c.pass_through:.3f}, false refusals {c.false_refusal:.3f}")
 
 
-def pipeline_judges(app: Any) -> Judges:
-    """The app's answerability and claim judges, memoised (None where the app runs none)."""
-    gen, claims = app.pipeline.generator, app.pipeline.claim_judge
-    answer = gen.judge if isinstance(gen, ExtractiveGenerator) and gen.judge is not None else None
-    return Judges(Memo(answer) if answer else None, Memo(claims) if claims else None)
-
-
 def register(sub: Any) -> None:
     s = sub.add_parser("calibrate", help="sweep gate/verifier thresholds on an eval file and recommend a setting")
     s.add_argument("eval_file", help="JSONL: question, expected ('answer'|'refuse'), optional answer")
     s.add_argument("--top1", default="0.30:0.60:0.05", help="min_top1_similarity grid LO:HI:STEP")
     s.add_argument("--support", default="0.30:0.80:0.10", help="min_claim_support grid LO:HI:STEP")
     s.add_argument("--judge", default="", metavar="LO:HI:STEP",
-                   help="also sweep the judge floor: min_answer_probability for quotes, min_claim_probability "
-                        "for replayed answers (e.g. 0.1:0.9:0.1)")
+                   help="also sweep the claim judge's floor, min_claim_probability, for replayed answers "
+                        "(e.g. 0.1:0.9:0.1; the app must run the claim judge: an openai generator, minilm)")
     s.add_argument("--max-false-refusal", type=float, default=0.10, help="false-refusal budget for the recommendation")
     s.add_argument("--plot", default="calibration.png", help="where to write the PNG plot")
     s.add_argument("--json", action="store_true",

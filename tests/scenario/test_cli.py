@@ -22,10 +22,11 @@ def data_dir(tmp_path: Path, docs_index: Path) -> Path:
     return tmp_path / "data"
 
 
-def groundbot(*args: str, stdin: str = "", data_dir: Path) -> subprocess.CompletedProcess[str]:
+def groundbot(*args: str, stdin: str = "", data_dir: Path,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "bot.cli.main", "--data-dir", str(data_dir), *args], input=stdin,
                           capture_output=True, text=True, cwd=ROOT, timeout=180,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
 
 
 def test_ask_json_answers_refuses_and_is_deterministic(data_dir: Path) -> None:
@@ -104,17 +105,33 @@ def test_calibrate_prints_tradeoff_and_writes_plot(data_dir: Path, tmp_path: Pat
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_calibrate_sweeps_the_judge_floor(data_dir: Path, tmp_path: Path) -> None:
-    """With --judge the answerability judge's floor is a grid axis too: a floor of 1.0 accepts no
-    quote, so at that point the question that should be answered (from a doc, not an FAQ) is refused."""
+def test_calibrate_sweeps_the_claim_judge_floor(data_dir: Path, tmp_path: Path) -> None:
+    """With --judge the claim judge's floor is a grid axis for replayed (generated) answers: the
+    real judge reads a right answer quoted from the docs; at floor 0 the lexical checks let it
+    through, at floor 1.0 no probability the judge gives reaches it, so the answer is refused."""
     eval_file = tmp_path / "eval.jsonl"
-    rows = [{"question": "Which numbers and names does the verifier compare?", "expected": "answer"},
-            {"question": "What is the capital of Mars?", "expected": "refuse"}]
+    right = ("Run `groundbot ingest` again with the same paths, or type `/reingest` as an admin in the console or "
+             "Telegram (`/groundbot-reingest` in Slack). Only new or changed documents are embedded again, and "
+             "deleted documents are removed from the index. [C1]")
+    rows = [{"question": "How do I re-ingest documents?", "expected": "answer", "answer": right},
+            {"question": "What is the capital of Mars?", "expected": "refuse", "answer": "Olympus Mons [C1]."}]
     eval_file.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     out = groundbot("calibrate", str(eval_file), "--plot", str(tmp_path / "c.png"), "--top1", "0.4:0.4:0.1",
-                    "--support", "0.7:0.7:0.1", "--judge", "0.0:1.0:1.0", data_dir=data_dir)
+                    "--support", "0.7:0.7:0.1", "--judge", "0.0:1.0:1.0", data_dir=data_dir,
+                    env={"GROUNDBOT_GENERATOR__KIND": "openai"})  # the app runs the claim judge for generated answers
     assert out.returncode == 0, out.stderr
+    assert "changes nothing here" not in out.stderr
     table = {line.split()[2]: line.split()[3:5] for line in out.stdout.splitlines()
              if line.strip().startswith("0.40")}
     assert table["0.00"] == ["0.000", "0.000"] and table["1.00"] == ["0.000", "1.000"]
-    assert "[judge] min_answer_probability = 0.0" in out.stdout
+    assert "[judge] min_claim_probability = 0.0" in out.stdout
+
+
+def test_calibrate_says_when_the_judge_axis_changes_nothing(data_dir: Path, tmp_path: Path) -> None:
+    """Quoted answers are not judged claim by claim: --judge says so instead of printing a flat axis silently."""
+    eval_file = tmp_path / "eval.jsonl"
+    eval_file.write_text(json.dumps({"question": "How do I re-ingest documents?", "expected": "answer"}) + "\n")
+    out = groundbot("calibrate", str(eval_file), "--plot", str(tmp_path / "c.png"), "--top1", "0.4:0.4:0.1",
+                    "--support", "0.7:0.7:0.1", "--judge", "0.0:1.0:1.0", data_dir=data_dir)
+    assert out.returncode == 0, out.stderr
+    assert "changes nothing here" in out.stderr

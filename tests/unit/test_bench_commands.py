@@ -72,7 +72,7 @@ def helps() -> dict[str, list]:
 def test_the_docs_name_the_benchmarks_and_the_training_commands() -> None:
     """The scan finds what it should: the headline benchmarks and each shipped model's training."""
     for module in ("bench.grounding", "bench.system.latency", "bench.system.scale", "bench.system.load",
-                   "bench.training.answerability.train", "bench.training.claim_judge.train",
+                   "bench.training.reader", "bench.training.claim_judge.train",
                    "bench.training.support_model.train"):
         assert module in COMMANDS
 

@@ -56,7 +56,7 @@ def test_each_readme_benchmark_row_names_a_result_that_is_there() -> None:
 
 def test_the_reference_check_reads_what_it_should() -> None:
     assert cited_names("see bench/results/load.md and `bench/results/a{,-2}.json`.") == ["load.md", "a{,-2}.json"]
-    assert cited_names("(`bench/results/answerability_*6layer*` at 1650dc5)") == []
+    assert cited_names("(`bench/results/grounding-squad-*` at 1650dc5)") == []
     assert cited_names("written to bench/results/load-<db>-<N>w.json") == []
     assert expand("a{,-2}.{json,md}") == ["a.json", "a.md", "a-2.json", "a-2.md"]
     assert present("latency.json") and not present("latency-10k-loaded.json")

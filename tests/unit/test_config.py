@@ -100,7 +100,7 @@ def test_config_toml_documents_exactly_the_schema() -> None:
     ("[retrieval]\nchunk_floor = 0.3\n", r"unknown setting \[retrieval\] chunk_floor; it belongs in \[gates\]"),
     ("[openai]\ntimeout_s = \"fast\"\n", r"c\.toml: \[openai\] timeout_s = 'fast': expected a number"),
     ("[paths]\nkb_paths = \"docs\"\n", r"\[paths\] kb_paths = 'docs': expected a list of strings"),
-    ("[judge]\nenabled = \"maybe\"\n", r"\[judge\] enabled = 'maybe': expected true or false"),
+    ("[judge]\nclaims = \"maybe\"\n", r"\[judge\] claims = 'maybe': expected true or false"),
     ("[serve]\nworkers = 1.5\n", r"\[serve\] workers = 1.5: expected a whole number"),
     ("[ingest]\nchunk_chars = [900]\n", r"\[ingest\] chunk_chars = \[900\]: expected a whole number"),
 ])

@@ -3,8 +3,8 @@
     python -m bench.training.claim_judge.train                    # build data, train, evaluate, export (resumable)
     python -m bench.training.claim_judge.train --layers 3 --max-train 6000 --work /tmp/claims/train
 
-A cross-encoder on the first `--layers` layers of the shipped all-MiniLM-L6-v2 (the same
-recipe as bench/training/answerability/train.py) reads ("question => claim", evidence) and scores the
+A cross-encoder on the first `--layers` layers of the shipped all-MiniLM-L6-v2
+(bench/training/cross_encoder.py) reads ("question => claim", evidence) and scores the
 probability that the evidence states the claim as an answer. The verifier asks it about every
 claim of a generated answer (core/verify/checks.py); the lexical checks stay beside it.
 
@@ -29,7 +29,6 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,14 +105,6 @@ def build_data(shared: Path, wheel: Path | None, path: Path) -> list[Example]:
     return data
 
 
-class ClaimJudge(Judge):
-    """The answerability judge's network, reading the claim judge's longer pairs."""
-
-    def batch(self, items: Sequence[Example]) -> Any:
-        return self.tok([e["q"] for e in items], [e["p"] for e in items], truncation="longest_first",
-                        max_length=MAX_TOKENS, padding=True, return_tensors="pt")
-
-
 CONTRAST = ("right_bare", "hallucinated", "right_sentence", "wrong_entity_sentence", "wrong_entity")
 
 
@@ -172,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="per record: bare right and hallucinated answers, the answer's sentence and the same sentence "
                          "with another entity, the other entity bare (pairs that differ in content, not form)")
     ap.add_argument("--init", type=Path, default=None,
-                    help="start from this checkpoint of bench.training.answerability.train (same --layers), not from MiniLM")
+                    help="start from a checkpoint of this network (bench/training/cross_encoder.py, same --layers), not "
+                         "from MiniLM")
     ap.add_argument("--long-form", action=argparse.BooleanOptionalAction, default=True,
                     help="add the long-form pairs of bench/training/claim_judge/data.py (CLAPNQ, WiCE, BEGIN, HaluEval dialogue "
                          "and summarization, passages) to the HaluEval QA pairs (default on)")
@@ -205,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         held += held_sample([e for e in extra if e["held"]], args.held_per_source)
     print(f"{len(train_set)} training pairs ({sum(e['y'] for e in train_set)} positive), {len(held)} held out; "
           f"built in {time.time() - started:.0f}s", flush=True)
-    model = ClaimJudge(args.layers, args.frozen)
+    model = Judge(args.layers, args.frozen, MAX_TOKENS)
     if args.init is not None and not (args.work / "checkpoint.pt").is_file():
         state = torch.load(args.init, weights_only=False)
         model.enc.load_state_dict(state["enc"])

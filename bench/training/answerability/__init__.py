@@ -1,1 +1,0 @@
-"""The answerability judge (storage/models/answerability.onnx): `python -m bench.training.answerability.train`."""

@@ -14,7 +14,7 @@ from adapters.console import ConsoleChat
 # an answer whose risk (0.28 with the shipped models and docs; its parts in the record) a review
 # threshold of HOLD_AT holds, while the same question answered from an approved FAQ entry is below it
 RISKY = "How are Slack retries handled?"
-HOLD_AT = 0.25
+HOLD_AT = 0.2
 
 
 def held_app(make_app: Callable[..., Any], base_config: Any, hold: float = HOLD_AT) -> Any:

@@ -6,6 +6,7 @@ copies it into the repository. Every selection below is deterministic.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -25,6 +26,7 @@ CLAPNQ_DIR = DATASETS / "clapnq-dev-half"
 CLAPNQ_FILES = {"answerable": "clapnq_dev_answerable_150-299.jsonl",
                 "unanswerable": "clapnq_dev_unanswerable_150-299.jsonl"}
 
+EXPERTQA_FILE = DATASETS / "expertqa-dev" / "expertqa_dev.jsonl"
 TEST_EVERY = 5  # HaluEval split: record index % TEST_EVERY == 0 -> "test", the rest -> "dev"
 
 
@@ -323,4 +325,103 @@ def write_clapnq_kb(records: Sequence[ClapRecord], folder: Path) -> dict[tuple[s
         name = clapnq_doc_name(r)
         (folder / name).write_text(f"# {r.title}\n\n{r.passage.strip()}\n", encoding="utf-8")
         doc_ids[(r.kind, r.index)] = f"{folder.name}/{name}"
+    return doc_ids
+
+
+# -- ExpertQA (real LLM answers, judged claim by claim) -----------------------------------
+
+_EVIDENCE = re.compile(r"\[(\d+)\]\s+(\S+)(?:\s*\n\n(.*))?", re.DOTALL)
+_MARKER = re.compile(r"\[(\d+)\]")
+COMPLETE = "Complete"
+PARTIAL = frozenset({"Partial", "Incomplete"})
+UNCITED = "Missing"
+
+
+@dataclass(frozen=True)
+class ExpertClaim:
+    text: str  # the claim as it stands in the answer, with its [n] markers
+    support: str  # Complete / Partial / Incomplete / Missing / N/A / "" (the expert's verdict)
+    cites: tuple[int, ...]  # the [n] of the answer it cites
+
+    @property
+    def label(self) -> str:
+        """complete, partial, uncited or other (N/A, no verdict): what the benchmark counts it as."""
+        if self.support == COMPLETE:
+            return "complete"
+        if self.support in PARTIAL:
+            return "partial"
+        return "uncited" if self.support == UNCITED else "other"
+
+
+@dataclass(frozen=True)
+class ExpertRecord:
+    index: int  # 0-based line of the file
+    question: str
+    system: str
+    answer: str  # with [n] markers
+    urls: dict[int, str]  # [n] -> cited URL
+    excerpts: dict[int, str]  # [n] -> the excerpt the experts judged against (absent: URL only)
+    claims: tuple[ExpertClaim, ...]
+
+    @property
+    def split(self) -> str:
+        return expertqa_split(self.question)
+
+
+def expertqa_split(question: str) -> str:
+    """train / dev / test by a hash of the question (half / quarter / quarter), so an answer
+    never lands in two parts and the split does not move when records are added."""
+    bucket = int(hashlib.sha256(" ".join(question.split()).encode("utf-8")).hexdigest()[:8], 16) % 4
+    return "train" if bucket < 2 else ("dev" if bucket == 2 else "test")
+
+
+def _expert_claim(c: dict[str, object], excerpts: dict[int, str]) -> ExpertClaim:
+    for e in c.get("evidence") or []:  # type: ignore[attr-defined]
+        m = _EVIDENCE.match(str(e))
+        if m and m.group(3) and m.group(3).strip():
+            excerpts.setdefault(int(m.group(1)), m.group(3).strip())
+    text = str(c.get("claim_string") or "")
+    cites = tuple(dict.fromkeys(int(n) for n in _MARKER.findall(text)))
+    return ExpertClaim(text, str(c.get("support") or ""), cites)
+
+
+def load_expertqa(path: Path) -> list[ExpertRecord]:
+    """Every answer of the ExpertQA file, in file order, with its claims and cited excerpts."""
+    out: list[ExpertRecord] = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            urls = {int(m.group(1)): m.group(2) for a in r.get("attribution") or [] if (m := _EVIDENCE.match(a))}
+            excerpts: dict[int, str] = {}
+            claims = tuple(_expert_claim(c, excerpts) for c in r.get("claims") or [])
+            out.append(ExpertRecord(len(out), r["question"], r.get("system", ""), r.get("answer", ""), urls,
+                                    excerpts, claims))
+    return out
+
+
+def expertqa_doc_name(r: ExpertRecord, n: int) -> str:
+    return f"q{r.index:03d}-s{n}.md"
+
+
+def expertqa_title(url: str) -> str:
+    """A page title made from its URL, as a saved web page has: the site and its last path part."""
+    parts = urllib.parse.urlsplit(url)
+    last = [p for p in parts.path.split("/") if p]
+    words = re.sub(r"\.\w{2,5}$", "", last[-1]) if last else ""
+    words = " ".join(w for w in re.split(r"[-_+.%]+", words) if w and not w.isdigit())
+    return f"{parts.netloc.removeprefix('www.')}: {words}" if words else parts.netloc.removeprefix("www.")
+
+
+def write_expertqa_kb(records: Sequence[ExpertRecord], folder: Path) -> dict[tuple[int, int], str]:
+    """One Markdown file per cited excerpt (`# <title from the URL>` + excerpt); the URL-only
+    citations have none. Returns (record, n) -> doc id (`<folder name>/<file name>`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    doc_ids: dict[tuple[int, int], str] = {}
+    for r in records:
+        for n, text in sorted(r.excerpts.items()):
+            name = expertqa_doc_name(r, n)
+            (folder / name).write_text(f"# {expertqa_title(r.urls.get(n, ''))}\n\n{text}\n", encoding="utf-8")
+            doc_ids[(r.index, n)] = f"{folder.name}/{name}"
     return doc_ids

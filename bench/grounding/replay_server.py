@@ -8,8 +8,11 @@ An unknown question (or a mode the question has no answer for) gets `NOT_IN_CONT
 
 An answer may carry citation placeholders: `{cite}` after a sentence becomes the [Cn] of the
 prompt's numbered context that shares the most words with that sentence (ties: lowest n), and
-`{cite:prev}` repeats the citation placed before it. The numbers depend on what retrieval put
-in the prompt, so they are resolved per request; answers without placeholders are sent as stored.
+`{cite:prev}` repeats the citation placed before it, and `{cite=TAG}` cites the context whose
+text comes from the source registered as TAG (`sources`), as a real LLM cites the page it read;
+when retrieval did not put that source in the prompt it falls back to `{cite}`. The numbers
+depend on what retrieval put in the prompt, so they are resolved per request; answers without
+placeholders are sent as stored.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 NOT_IN_CONTEXT = "NOT_IN_CONTEXT"
 CITE = "{cite}"  # cite the sentence before it with its best-overlapping context
 CITE_PREV = "{cite:prev}"  # cite the sentence before it like the sentence before that
-_PLACEHOLDER = re.compile(r"\{cite(?::prev)?\}")
+_PLACEHOLDER = re.compile(r"\{cite(?::prev|=[^{}\s]+)?\}")
 _CONTEXT_HEAD = re.compile(r"^\[C(\d+)\][^\n]*\n", re.MULTILINE)
 _WORD = re.compile(r"\w+")
 # function words do not make a context the source of a sentence
@@ -93,14 +96,40 @@ def best_context(sentence: str, contexts: Mapping[int, str]) -> int:
     return best or 1
 
 
-def resolve_citations(text: str, contexts: Mapping[int, str]) -> str:
+def from_source(context: str, source: str, share: float = 0.9) -> bool:
+    """Whether a context's text is (a chunk of) `source`: most of its words are the source's."""
+    words = _WORD.findall(context.lower())
+    have = set(_WORD.findall(source.lower()))
+    return bool(words) and sum(w in have for w in words) / len(words) >= share
+
+
+def cite_source(sentence: str, tag: str, contexts: Mapping[int, str], sources: Mapping[str, str]) -> int | None:
+    """The context number of source `tag` that shares most words with `sentence` (None when
+    the source is unknown or in no context)."""
+    source = sources.get(tag)
+    if source is None:
+        return None
+    mine = {n: c for n, c in contexts.items() if from_source(c, source)}
+    return best_context(sentence, mine) if mine else None
+
+
+def resolve_citations(text: str, contexts: Mapping[int, str], sources: Mapping[str, str] | None = None) -> str:
     """`text` with each `{cite}` replaced by the [Cn] of its sentence (the text since the
-    previous placeholder) and each `{cite:prev}` by the citation placed before it."""
+    previous placeholder), each `{cite:prev}` by the citation placed before it and each
+    `{cite=TAG}` by the context of source TAG (else as `{cite}`)."""
     out: list[str] = []
-    start, last = 0, 0
+    start, last, said = 0, 0, ""
     for m in _PLACEHOLDER.finditer(text):
         sentence = text[start:m.start()]
-        n = last if m.group(0) == CITE_PREV and last else best_context(sentence, contexts)
+        said = sentence if _WORD.search(sentence) else said  # "[1] [3]": both cite the same sentence
+        token = m.group(0)
+        n: int | None = None
+        if token == CITE_PREV and last:
+            n = last
+        elif token.startswith("{cite="):
+            n = cite_source(said, token[6:-1], contexts, sources or {})
+        if n is None:
+            n = best_context(said, contexts)
         out += [sentence, f"[C{n}]"]
         start, last = m.end(), n
     return "".join(out) + text[start:]
@@ -130,6 +159,7 @@ class ReplayServer:
         self.requests = 0
         self.misses = 0
         self.last = ""  # the text of the last completion served
+        self.sources: dict[str, str] = {}  # TAG -> source text, for `{cite=TAG}`
         self._lock = threading.Lock()
         for q, by_mode in (answers or {}).items():
             self.add(q, **by_mode)
@@ -163,7 +193,7 @@ class ReplayServer:
         if text is None:
             text = NOT_IN_CONTEXT
         elif _PLACEHOLDER.search(text):
-            text = resolve_citations(text, parse_contexts(user_content(messages)))
+            text = resolve_citations(text, parse_contexts(user_content(messages)), self.sources)
         with self._lock:
             self.last = text
         return text

@@ -3,6 +3,7 @@
     python -m bench.grounding                      # every suite, default slices, test split
     python -m bench.grounding --suites halueval --split dev --limit 200 --dump /tmp/rows.jsonl
     python -m bench.grounding --suites clapnq_llm,clapnq_extractive   # CLAPNQ (bench/grounding/clapnq.py), all/dev/test
+    python -m bench.grounding --suites expertqa    # real LLM answers claim by claim (bench/grounding/expertqa.py), dev/test
 
 Every question goes through App.ask(Incoming(...)) like a chat message (state machine,
 gates, generator, verifier), in a conversation of its own, against a fresh data dir per
@@ -25,6 +26,7 @@ from bench import RESULTS, ROOT
 from bench import datasets as ds
 from bench.grounding.clapnq import run_clapnq_extractive, run_clapnq_llm
 from bench.grounding.docs_suite import run_docs
+from bench.grounding.expertqa import run_expertqa
 from bench.grounding.harness import (
     Dump,
     PassResult,
@@ -50,12 +52,12 @@ from bot.config import Config, load_config
 from core.claims import split_sentences
 
 SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu", "mixed", "clapnq_llm", "clapnq_extractive",
-          "docs")
+          "docs", "expertqa")
 # questions per pass (group) when --limit is not given; None = all. Chosen so the whole
 # benchmark runs in well under 15 minutes on 2 CPU cores.
 DEFAULT_LIMITS: dict[str, int | None] = {"halueval": None, "squad_extractive": 600, "squad_replay": 600,
                                          "parsinlu": None, "mixed": None, "clapnq_llm": None,
-                                         "clapnq_extractive": None, "docs": None}
+                                         "clapnq_extractive": None, "docs": None, "expertqa": None}
 REPLAY_NOTE = ("verify.require_citations=False: replayed answers carry no [C#] citations, so uncited "
                "claims are checked against all retrieved (kept) chunks")
 
@@ -419,6 +421,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--parsinlu", type=Path, default=ds.PARSINLU_FILE, help="ParsiNLU RC JSONL file")
     p.add_argument("--clapnq", type=Path, default=ds.CLAPNQ_DIR,
                    help="folder with the CLAPNQ dev-half files (clapnq_dev_{answerable,unanswerable}_150-299.jsonl)")
+    p.add_argument("--expertqa", type=Path, default=ds.EXPERTQA_FILE, help="ExpertQA JSONL file")
     p.add_argument("--limit", type=_limit, default=None,
                    help="questions per pass for every suite ('all' = no limit; default per suite: "
                         + ", ".join(f"{k}={v or 'all'}" for k, v in DEFAULT_LIMITS.items()) + ")")
@@ -453,7 +456,7 @@ def _dataset(args: argparse.Namespace, suite: str) -> Path:
         return ROOT / "docs"
     if suite.startswith("clapnq"):
         return args.clapnq
-    return {"halueval": args.halueval, "parsinlu": args.parsinlu}.get(suite, args.squad)
+    return {"halueval": args.halueval, "parsinlu": args.parsinlu, "expertqa": args.expertqa}.get(suite, args.squad)
 
 
 def run_suite(name: str, args: argparse.Namespace, config: Config, minilm: Any, limit: int | None,
@@ -475,6 +478,8 @@ def run_suite(name: str, args: argparse.Namespace, config: Config, minilm: Any, 
         return run_mixed(args.squad, args.parsinlu, config, limit=limit, seed=args.seed, dump=dump, kb_parity=kb_parity)
     if name == "docs":
         return run_docs(config, embedder=minilm, limit=limit, dump=dump)
+    if name == "expertqa":
+        return run_expertqa(args.expertqa, config, embedder=minilm, limit=limit, dump=dump)
     run = run_clapnq_llm if name == "clapnq_llm" else run_clapnq_extractive
     return run(args.clapnq, config, embedder=minilm, limit=limit, dump=dump)
 

@@ -36,7 +36,12 @@ def explain(decision: Decision) -> str:
         "latency ms: " + json.dumps(decision.latency_ms),
         f"index version: {decision.index_version}  config: {decision.config_hash}",
     ]
-    for c in claim_views(decision.claim_map):
+    views = claim_views(decision.claim_map)
+    if decision.removed_claims:  # what the user was not sent, and why
+        lines.append(f"left out ({len(decision.removed_claims)}):")
+        why = {c.claim: "; ".join(c.missing) or "not supported" for c in views if not c.supported}
+        lines.extend(f"  - {claim}  ({why.get(claim, 'not supported')})" for claim in decision.removed_claims)
+    for c in views:
         lines.append(f"  {'✓' if c.supported else '✗'} {c.claim}  (support {c.support}, cites {list(c.citations)})")
         lines.extend(f"      ← {ev}" for ev in c.evidence)
         if c.missing:

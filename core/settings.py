@@ -66,8 +66,6 @@ class VerifySettings:
     require_citations: bool = True
     min_claim_support: float = 0.7
     min_paraphrase_probability: float = 0.5  # a claim below min_claim_support needs the claim judge this sure
-    max_uncovered_claims: int = 2  # unsupported claims left out of an answer at most; more -> REFUSE
-    max_uncovered_ratio: float = 0.5  # and at most this share of its claims
     anchor_ratio: float = 0.3  # a claim's name or number must sit in a sentence this close to its best one (0 = off)
     min_citation_density: float = 0.5
     short_answer_words: int = 4

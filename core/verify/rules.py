@@ -1,7 +1,9 @@
 """The ordered Guardrails rules: what decides PASS, WARN or REFUSE for a whole answer.
 
 Each rule has one shape: it reads the `Draft` (the answer's claims and citations, mapped and
-checked lazily) and returns a `Verdict` or None when it passes. The first REFUSE ends the
+checked lazily) and returns a `Verdict` or None when it passes. Unsupported claims, however
+many, are left out of the answer (pruned) rather than refusing it: an answer is refused only
+when no claim is supported, or when what is left is not about the question. The first REFUSE ends the
 verification; WARN verdicts pile up and downgrade a PASS. The order is the order of
 `RULES`, so a reader sees the policy in one list.
 """
@@ -60,6 +62,10 @@ class Draft:
         model = default_model()
         mapped = [map_claim(c, list(c.citations) or fallback, self.question, self.hits, self.cfg, model)
                   for c in self.claims]
+        if self.cfg.require_citations:  # a claim that cites nothing is never delivered, however true
+            for claim, check in zip(self.claims, mapped, strict=True):
+                if not claim.citations:
+                    check.fail(UNCITED)
         ctx = AnswerContext(self.question, mapped, self.hits, fallback, self.cfg, self.judge, self.judge_floor)
         for check in CHECKS:
             check(ctx)
@@ -71,6 +77,7 @@ class Draft:
 
 
 Rule = Callable[[Draft], Verdict | None]
+UNCITED = "cites no source"
 
 
 def has_claims(d: Draft) -> Verdict | None:
@@ -88,15 +95,6 @@ def citations_valid(d: Draft) -> Verdict | None:
 def claim_mapping(d: Draft) -> Verdict | None:
     """At least one claim is supported by its evidence."""
     return None if len(d.uncovered) < len(d.checks) else Verdict("REFUSE", reasons.UNSUPPORTED_CLAIMS)
-
-
-def uncovered_limit(d: Draft) -> Verdict | None:
-    """Unsupported claims are left out of the answer (pruned), but only while most of it is
-    supported: past these limits the answer is refused as a whole."""
-    n = len(d.uncovered)
-    if n > d.cfg.max_uncovered_claims or n / len(d.checks) > d.cfg.max_uncovered_ratio:
-        return Verdict("REFUSE", reasons.UNSUPPORTED_CLAIMS)
-    return None
 
 
 def kept_claims_answer(d: Draft) -> Verdict | None:
@@ -120,5 +118,5 @@ def all_claims_covered(d: Draft) -> Verdict | None:
     return Verdict("WARN", reasons.UNSUPPORTED_CLAIMS) if d.uncovered else None
 
 
-RULES: tuple[Rule, ...] = (has_claims, has_citations, citations_valid, claim_mapping, uncovered_limit,
-                           kept_claims_answer, citation_density, all_claims_covered)
+RULES: tuple[Rule, ...] = (has_claims, has_citations, citations_valid, claim_mapping, kept_claims_answer,
+                           citation_density, all_claims_covered)

@@ -10,7 +10,10 @@ its names and numbers is also checked in place, two ways:
 - next to its words (`out_of_context`): the nearest content word before or after the token in
   the claim (other names and numbers skipped) must also stand within a few words of the token
   somewhere in the evidence, when the evidence uses that word at all ("opened the Wall in August
-  1989" is not stated by "... in November 1989 ... in August").
+  1989" is not stated by "... in November 1989 ... in August"). A neighbour the claim lists
+  beside the token ("HTML and PDF", "plain text, HTML") is another item of a list, not what the
+  claim says of the token: the evidence need only hold both in one sentence, however it lists
+  them ("HTML pages saved as files (`.html`, `.htm`), PDF files").
 Tokens the question names are not checked (they say what the claim is about, not what it
 says), nor a token the evidence holds only in a title or heading.
 """
@@ -18,6 +21,7 @@ says), nor a token the evidence holds only in a title or heading.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
@@ -26,6 +30,7 @@ from core.normalize import normalize_text, words
 from core.verify.features import Sentence, fold, present
 from core.verify.names import critical_tokens
 
+_LISTED = re.compile(r"(\w+)(?=\s*(?:[,;/]\s*(?:(?:and|or)\s+)?|\s+(?:and|or|nor)\s+)(\w+))")
 SPAN = 3  # words either side of a token in the claim that count as next to it
 REACH = 6  # how far from the token that word may stand in the evidence (it may word things differently)
 
@@ -111,10 +116,31 @@ def _beside(seq: list[str], first: int, last: int) -> set[str]:
     return set(left + right)
 
 
+def listed_pairs(claim: str) -> set[frozenset[str]]:
+    """Pairs of words the claim lists side by side: joined by a comma, a semicolon, a slash,
+    "and" or "or" ("Markdown, plain text, HTML and PDF")."""
+    text = normalize_text(claim)
+    return {frozenset((fold(m.group(1)), fold(m.group(2)))) for m in _LISTED.finditer(text)}
+
+
+def _found(want: set[str], listed: set[str], parts: set[str], holding: Sequence[int], body: Sequence[Sentence]) -> bool:
+    """Whether one of the evidence's places of the token has a wanted neighbour near it, or a
+    listed one anywhere in its sentence."""
+    for i in holding:
+        text = _folded(body[i].text)
+        if listed & set(text):
+            return True
+        for k in (k for k, w in enumerate(text) if w in parts):
+            if want & set(text[max(0, k - REACH) : k + REACH + 1]):
+                return True
+    return False
+
+
 def out_of_context(claim: str, question: str, sentences: Sequence[Sentence], labels: Collection[str] = ()) -> list[str]:
     """The claim's names and numbers none of whose places in the evidence has the claim's
-    neighbouring words within SPAN words of it."""
+    neighbouring words within SPAN words of it (a listed neighbour: in the same sentence)."""
     seq = _folded(claim)
+    pairs = listed_pairs(claim)
     body = [s for s in sentences if s.text not in labels]
     names = {w for a in anchors(claim) for w in _folded(a)}
     said = {w for s in body for w in _folded(s.text)}
@@ -129,11 +155,7 @@ def out_of_context(claim: str, question: str, sentences: Sequence[Sentence], lab
         want = (_beside(seq, first, max(last, at[-1])) - parts) & said
         if not want:
             continue
-        found = False
-        for i in holding:
-            text = _folded(body[i].text)
-            for k in (k for k, w in enumerate(text) if w in parts):
-                found = found or bool(want & set(text[max(0, k - REACH) : k + REACH + 1]))
-        if not found:
+        listed = {w for w in want if any(frozenset((w, p)) in pairs for p in parts)}
+        if not _found(want, listed, parts, holding, body):
             out.append(token)
     return out

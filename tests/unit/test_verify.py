@@ -263,3 +263,20 @@ def test_a_bare_answer_the_evidence_lacks_is_not_taken_for_a_paraphrase() -> Non
     judge = ScriptedClaimJudge({"Texas.": 0.9})
     v = verify_answer("Texas [C1].", "In what state is the largest society?", HITS, CFG, judge, 0.1)
     assert v.status == "REFUSE"
+
+
+FILE_TYPES = [hit("groundbot ingests Markdown (`.md`), plain text (`.txt`), HTML pages saved as files (`.html`, "
+                  "`.htm`, one file or a folder of them), PDF files (`.pdf`), and FAQ files of question and answer "
+                  "pairs in CSV, JSONL or YAML format.", n=1)]
+
+
+def test_an_item_of_a_list_is_in_place_where_the_evidence_lists_it_otherwise() -> None:
+    q = "Which file types can groundbot ingest?"
+    claim = "groundbot ingests Markdown, plain text, HTML and PDF documents."
+    judge = ScriptedClaimJudge({claim: 0.9})  # worded otherwise than its evidence: the judge decides
+    v = verify_answer(claim[:-1] + " [C1].", q, FILE_TYPES, CFG, judge, 0.5)
+    assert v.status == "PASS", v.claim_map[0]["missing"]
+    # a listed neighbour still has to share a sentence with the token: a list from elsewhere is not in place
+    split = [hit("groundbot ingests HTML pages saved as files. The parser library also reads PDF files.", n=1)]
+    far = verify_answer("groundbot ingests HTML and PDF files [C1].", q, split, CFG)
+    assert any("'pdf'" in m for m in far.claim_map[0]["missing"])

@@ -142,3 +142,20 @@ def test_malformed_or_truncated_response_is_one_warning_and_recorded_as_sent(
     assert not any(r.exc_info for r in mine) and not any(r.levelname == "ERROR" for r in mine)
     assert any(why in r.getMessage() or "malformed" in r.getMessage() or "cut off" in r.getMessage()
                for r in mine if r.levelname == "WARNING")
+
+
+def test_the_supported_part_of_a_long_answer_is_delivered_and_why_lists_the_rest(
+        openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    from adapters.console import explain
+
+    app = openai_app()
+    made_up = ("The moon goddess blesses every ingest on Fridays [C1]. Each ingest costs 45 dollars per page [C1]. "
+               "Admins must sing the ingest anthem first [C1].")
+    llm.enqueue(f"Run groundbot ingest again with the same paths [C1]. {made_up} Ask support if unsure.", prob=0.95)
+    d = ask(app, Q)
+    assert not d.refused and d.route == "reply", (d.refusal_reason, d.route)
+    assert d.answer.startswith("Run groundbot ingest again with the same paths [C1].")
+    assert d.answer.endswith("4 sentences were left out: the sources do not state them.")
+    assert "moon" not in d.answer and "support" not in d.answer and len(d.removed_claims) == 4
+    why = explain(d)
+    assert "left out (4):" in why and "Ask support if unsure.  (cites no source)" in why

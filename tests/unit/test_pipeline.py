@@ -266,3 +266,44 @@ def test_suggestion_verdicts_are_stored_with_the_index_and_read_by_another_proce
     other = LocalGenerator()
     Pipeline(stricter, emb, index, other, MemoryStore()).check_suggestions(10)
     assert index.verdicts and next(iter(index.verdicts)) != decided_at  # another configuration decides anew
+
+
+# -- long and bad LLM answers: each a clear decision with its reason, never a crash ----------
+
+PORT_Q = "Which port does the Telegram webhook listen on?"
+
+
+def test_the_supported_part_is_delivered_however_much_is_left_out(parts) -> None:  # type: ignore[no-untyped-def]
+    p, gen, _, _ = parts
+    made_up = " ".join(f"The webhook also speaks protocol number {k} on Tuesdays [C1]." for k in range(12))
+    gen.enqueue(f"The webhook listens on port 8443 [C1]. {made_up} Slack is answered in a thread.", confidence=0.9)
+    d = ask(p, PORT_Q)
+    assert not d.refused and d.status == "WARN" and len(d.removed_claims) == 13  # 12 unsupported + 1 uncited
+    assert d.answer.startswith("The webhook listens on port 8443 [C1].")
+    assert "13 sentences were left out" in d.answer and "Tuesdays" not in d.answer and "Slack" not in d.answer
+    assert d.draft.startswith("The webhook listens") and [s.doc_id for s in d.sources] == ["d1"]
+    missing = {c["claim"]: c["missing"] for c in d.claim_map}
+    assert missing["Slack is answered in a thread."] == ["cites no source"]
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("The webhook listens on port 8443. It rejects requests without the token.", reasons.MISSING_CITATIONS),
+    ("The webhook listens on port 8443 [C7].", reasons.INVALID_CITATIONS),
+    ("وب‌هوک روی درگاه ۸۴۴۳ گوش می‌دهد [C1].", reasons.UNSUPPORTED_CLAIMS),  # Persian answer, English sources
+    ("   ", reasons.INSUFFICIENT_CONTEXT),  # the LLM said nothing
+])
+def test_bad_llm_answers_are_refused_with_their_reason(parts, text: str, reason: str) -> None:  # type: ignore[no-untyped-def]
+    p, gen, store, _ = parts
+    gen.enqueue(text, confidence=0.9)
+    d = ask(p, PORT_Q)
+    assert d.refused and d.refusal_reason == reason and d.answer == ""
+    assert store.turns[-1][2] is d
+
+
+def test_an_answer_of_200_claims_is_decided(parts) -> None:  # type: ignore[no-untyped-def]
+    p, gen, _, _ = parts
+    claims = ["The webhook listens on port 8443 [C1]."] + [f"Claim number {k} is about nothing at all [C1]." for k in range(199)]
+    gen.enqueue(" ".join(claims), confidence=0.9)
+    d = ask(p, PORT_Q)
+    assert not d.refused and d.scores["total_claims"] == 200 and len(d.removed_claims) == 199
+    assert "199 sentences were left out" in d.answer

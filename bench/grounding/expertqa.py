@@ -74,7 +74,7 @@ def leaked(answer: str, claim: str) -> bool:
 def claim_outcomes(r: ds.ExpertRecord, d: Decision) -> list[dict[str, Any]]:
     """One entry per claim: its label, and whether all / some of it reached the user."""
     answer = d.answer if delivered(d) else ""
-    return [{"label": c.label, "support": c.support, "reached": reached(answer, c.text),
+    return [{"text": c.text, "label": c.label, "support": c.support, "reached": reached(answer, c.text),
              "leaked": leaked(answer, c.text), "has_excerpt": bool(c.cites) and all(n in r.excerpts for n in c.cites)}
             for c in r.claims]
 

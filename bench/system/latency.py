@@ -13,6 +13,11 @@ disk), and measures in the same run:
     `groundbot serve` runs its handlers), and the turn latency they see, with the passage reader
     on and off, and the share of the machine's cores the process kept busy,
   * verification cost of five-claim answers (core.verify.verify_answer).
+
+    python -m bench.system.latency --verify-only [--out bench/results/latency-verify.json]
+
+times only the verifier: five-claim answers without the claim judge, and ten-claim answers with
+it, as an LLM answer is verified (SQuAD paragraphs as the cited chunks).
 """
 
 from __future__ import annotations
@@ -92,27 +97,43 @@ def chunk_texts(folder: Path, cfg: Any) -> list[str]:
     return texts
 
 
-def verification_cost(passages: list[str], rounds: int = 300) -> dict[str, float]:
-    """Time verify_answer on answers of five cited claims drawn from real passages."""
-    from core.claims import split_sentences
+def verification_cost(passages: list[str], rounds: int = 300, claims: int = 5, judge: Any = None) -> dict[str, float]:
+    """Time verify_answer on answers of `claims` cited claims drawn from real passages (one
+    passage each), with the claim judge when one is given (as an LLM answer is verified)."""
+    from core.claims import split_claims, split_sentences
 
     rng = random.Random(7)
     usable = [p for p in passages if len(split_sentences(p)) >= 5]
     times: list[float] = []
     cfg = VerifySettings()
-    from core.claims import split_claims
-
     while len(times) < rounds:
-        ps = rng.sample(usable, 5)
+        ps = rng.sample(usable, claims)
         hits = [Hit(f"c{j}", f"d{j}", "", "", "", p, 0.8) for j, p in enumerate(ps)]
-        claims = [f"{split_sentences(p)[rng.randrange(5)]} [C{j + 1}]" for j, p in enumerate(ps)]
-        answer = " ".join(claims)
-        if len(split_claims(answer)) != 5:  # a quoted sentence that itself splits: draw again
+        said = [f"{split_sentences(p)[rng.randrange(5)]} [C{j + 1}]" for j, p in enumerate(ps)]
+        answer = " ".join(said)
+        if len(split_claims(answer)) != claims:  # a quoted sentence that itself splits: draw again
             continue
         t0 = time.perf_counter()
-        verify_answer(answer, "What do the sources say?", hits, cfg)
+        verify_answer(answer, "What do the sources say?", hits, cfg, judge, 0.1)
         times.append((time.perf_counter() - t0) * 1000)
-    return {"p50_ms": round(pct(times, 50), 3), "p95_ms": round(pct(times, 95), 3), "n": rounds}
+    return {"p50_ms": round(pct(times, 50), 3), "p95_ms": round(pct(times, 95), 3), "n": rounds, "claims": claims,
+            "claim_judge": judge is not None}
+
+
+def verify_only(out: Path, rounds: int) -> int:
+    """The verifier alone: five claims without the claim judge, ten with it (bench/results/latency-verify.json)."""
+    from bench.datasets import load_squad
+    from storage.claim_judge import OnnxClaimJudge
+
+    passages = [p for a in load_squad(SQUAD_FILE) for p in a.paragraphs]
+    result = {"verify_five_claims_ms": verification_cost(passages, rounds),
+              "verify_ten_claims_judged_ms": verification_cost(passages, rounds, 10, OnnxClaimJudge()),
+              "targets": {"verify_ms": 20, "verify_ten_claims_judged_ms": 150},
+              "machine": {"cpus": os.cpu_count(), "load_avg_at_end": [round(x, 2) for x in os.getloadavg()]}}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0
 
 
 def ingest_timed(app: Any, kb: Path, cfg: Any) -> tuple[int, float, float, float]:
@@ -202,7 +223,11 @@ def main(argv: list[str] | None = None) -> int:
                          "seconds swings with the machine, 1200 turns take 20-40 s")
     ap.add_argument("--out", default=str(RESULTS / "latency.json"))
     ap.add_argument("--note", default="", help="kept with the results (what else ran on the machine)")
+    ap.add_argument("--verify-only", action="store_true", help="time only the verifier (5 claims; 10 with the claim judge)")
     args = ap.parse_args(argv)
+    if args.verify_only:
+        return verify_only(Path(args.out) if args.out != str(RESULTS / "latency.json") else RESULTS / "latency-verify.json",
+                           min(args.questions, 200))
     load_start = [round(x, 2) for x in os.getloadavg()]
 
     base = load_config(ROOT / "config.toml", environ={})

@@ -63,9 +63,9 @@ class Draft:
         mapped = [map_claim(c, list(c.citations) or fallback, self.question, self.hits, self.cfg, model)
                   for c in self.claims]
         if self.cfg.require_citations:  # a claim that cites nothing is never delivered, however true
-            for claim, check in zip(self.claims, mapped, strict=True):
+            for claim, row in zip(self.claims, mapped, strict=True):
                 if not claim.citations:
-                    check.fail(UNCITED)
+                    row.fail(UNCITED)
         ctx = AnswerContext(self.question, mapped, self.hits, fallback, self.cfg, self.judge, self.judge_floor)
         for check in CHECKS:
             check(ctx)

@@ -1,0 +1,233 @@
+"""Verifier experiments without asking again: capture what each turn handed the verifier, replay it.
+
+    python -m bench.tuning.verify_rows capture /tmp/rows.pkl                  # expertqa, clapnq_llm, halueval --forms
+    python -m bench.tuning.verify_rows replay /tmp/rows.pkl                   # today's settings, per suite and split
+
+`capture` runs the LLM suites of the grounding benchmark (expertqa dev+test, clapnq_llm, HaluEval
+dev and test with the restated forms) and keeps, for every turn that reached the verifier, its
+question, generated answer and the chunks the gates kept, beside the row's labels. The file holds
+third-party text: keep it outside the repository. `replay` runs the verifier, risk and routing of
+today's code on those inputs, so a change to a check, a threshold or the routing is measured on
+thousands of turns in a minute; turns the gates refused stay refused. bench.tuning.guards and
+bench.tuning.routing_llm build on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import ROOT
+from bench import datasets as ds
+from bench.grounding.clapnq import contains_text
+from bench.grounding.expertqa import LABELS, leaked, reached
+from core.claimview import claim_views
+from core.gates import GateResult
+from core.messages import ConversationKey, Generation, Verification
+from core.pipeline import Pipeline
+from core.ports import ClaimJudge
+from core.risk import Route, assess, route, template_answer
+from core.settings import CoreSettings
+from core.verify import verify_answer
+
+
+@dataclass
+class Captured:
+    """One asked question: its labels, and (when it reached the verifier) what the verifier read."""
+
+    suite: str
+    pass_name: str
+    index: int
+    split: str
+    question: str
+    labels: dict[str, Any]
+    gate: GateResult | None = None
+    generation: Generation | None = None
+    language: str = "en"
+
+
+@dataclass
+class Outcome:
+    verification: Verification | None
+    route: str  # reply / template / hold / refuse
+    answer: str  # what the user reads ("" when nothing)
+    parts: dict[str, float] = field(default_factory=dict)
+
+
+# -- capture ----------------------------------------------------------------------------------
+
+@contextmanager
+def recording() -> Iterator[dict[str, tuple[GateResult, Generation, str]]]:
+    """Pipeline._verify patched to keep (gate, generation, language) by conversation key."""
+    seen: dict[str, tuple[GateResult, Generation, str]] = {}
+    original = Pipeline._verify
+
+    def _verify(self: Pipeline, ctx: Any) -> Any:
+        seen[ctx.msg.key.as_str()] = (ctx.gate, ctx.generation, ctx.language)
+        return original(self, ctx)
+
+    Pipeline._verify = _verify  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        Pipeline._verify = original  # type: ignore[method-assign]
+
+
+def _labels(row: Any) -> dict[str, Any]:
+    keep = ("claims", "added_sentence", "swap_new", "swap_old")
+    return {k: v for k, v in row.extra.items() if k in keep} | {"expected": row.expected}
+
+
+def capture(out: Path, halueval_dev: int, halueval_test: int | None) -> None:
+    from bench.grounding.clapnq import run_clapnq_llm
+    from bench.grounding.expertqa import run_expertqa
+    from bench.grounding.run import base_config, run_halueval
+    from storage.embedders import make_embedder
+
+    config = base_config(ROOT / "config.toml")
+    emb = make_embedder(config.embedder, config.embed_batch_size)
+    rows: list[Captured] = []
+    runs: list[tuple[str, Callable[[], Any]]] = [
+        ("expertqa", lambda: run_expertqa(ds.EXPERTQA_FILE, config, embedder=emb)),
+        ("clapnq_llm", lambda: run_clapnq_llm(ds.CLAPNQ_DIR, config, embedder=emb)),
+        ("halueval", lambda: run_halueval(ds.HALUEVAL_FILE, config, embedder=emb, split="dev", limit=halueval_dev,
+                                          forms=True)),
+        ("halueval", lambda: run_halueval(ds.HALUEVAL_FILE, config, embedder=emb, split="test", limit=halueval_test,
+                                          forms=True)),
+    ]
+    for suite, run in runs:
+        with recording() as seen:
+            result = run()
+        for p in result.passes:
+            for r in p.rows:
+                got = seen.get(ConversationKey("bench", f"{suite}:{p.name}:{r.index}").as_str())
+                split = r.split or ("test" if r.index % ds.TEST_EVERY == 0 else "dev")
+                rows.append(Captured(suite, p.name, r.index, split, r.question, _labels(r),
+                                     *(got if got else (None, None, "en"))))
+        print(f"captured {suite}: {sum(x.suite == suite for x in rows)} rows", flush=True)
+        out.write_bytes(pickle.dumps(rows))
+
+
+# -- replay -----------------------------------------------------------------------------------
+
+class CachedJudge:
+    """A claim judge that scores each (question, claim, evidence) once: replays that change a
+    check or a threshold ask it the same pairs again."""
+
+    def __init__(self, inner: ClaimJudge) -> None:
+        self.inner = inner
+        self.memo: dict[tuple[str, str, str], float] = {}
+
+    def score(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]:
+        todo = [c for c in dict.fromkeys(claims) if (question, *c) not in self.memo]
+        if todo:
+            for c, p in zip(todo, self.inner.score(question, todo), strict=True):
+                self.memo[(question, *c)] = p
+        return [self.memo[(question, *c)] for c in claims]
+
+
+def replay_one(c: Captured, core: CoreSettings, judge: ClaimJudge | None) -> Outcome:
+    """The verifier, risk and route of today's code on one captured turn (as core.record does)."""
+    if c.gate is None or c.generation is None:
+        return Outcome(None, "refuse", "")
+    v = verify_answer(c.generation.text, c.question, c.gate.kept, core.verify, judge, core.judge.min_claim_probability)
+    if v.status == "REFUSE":
+        return Outcome(v, "refuse", "")
+    risk = assess(v, c.gate, c.generation, claim_views(v.claim_map), core.verify)
+    way = route(risk.score, core.review)
+    if way == Route.HOLD:
+        return Outcome(v, "hold", "", risk.parts)
+    if way == Route.TEMPLATE:
+        text = template_answer(claim_views(v.claim_map), c.gate.kept, c.language) or c.generation.text
+    else:
+        text = v.kept_answer or c.generation.text
+    return Outcome(v, str(way), text, risk.parts)
+
+
+def _rate(flags: Sequence[bool]) -> float:
+    return round(sum(flags) / len(flags), 4) if flags else 0.0
+
+
+def measures(rows: Sequence[Captured], outs: Sequence[Outcome]) -> dict[str, float]:
+    """The acceptance figures of the three suites, per split, from replayed outcomes."""
+    m: dict[str, float] = {}
+    pairs = list(zip(rows, outs, strict=True))
+    for split in ("dev", "test"):
+        eq = [(c, o) for c, o in pairs if c.suite == "expertqa" and c.split == split]
+        claims = [(cl, o.answer) for c, o in eq for cl in c.labels["claims"]]
+        for label in LABELS:
+            mine = [(cl, a) for cl, a in claims if cl["label"] == label]
+            key = f"expertqa_{label}_{'delivered' if label == 'complete' else 'kept_out'}_{split}"
+            m[key] = _rate([reached(a, cl["text"]) if label == "complete" else not leaked(a, cl["text"])
+                            for cl, a in mine])
+        cq = [(c, o) for c, o in pairs if c.suite == "clapnq_llm" and c.split == split]
+        for name in ("right", "added", "other", "swapped"):
+            got = [(c, o) for c, o in cq if c.pass_name == name]
+            if name == "right":
+                m[f"clapnq_right_delivered_{split}"] = _rate([bool(o.answer) for _, o in got])
+                m[f"clapnq_right_held_{split}"] = _rate([o.route == "hold" for _, o in got])
+            elif name == "other":
+                m[f"clapnq_other_blocked_{split}"] = _rate([not o.answer for _, o in got])
+            else:
+                key = "added_sentence" if name == "added" else "swap_new"
+                m[f"clapnq_{name}_reaches_{split}"] = _rate([bool(o.answer) and contains_text(o.answer, c.labels[key])
+                                                             for c, o in got])
+        he = [(c, o) for c, o in pairs if c.suite == "halueval" and c.split == split]
+        for name in ("right", "right_template", "right_sentence", "hallucinated"):
+            sent = [bool(o.answer) for c, o in he if c.pass_name == name]
+            key = "pass_through" if name == "hallucinated" else "false_refusal"
+            m[f"halueval_{name}_{key}_{split}"] = _rate([x != (name != "hallucinated") for x in sent])
+    return m
+
+
+class _Unpickler(pickle.Unpickler):
+    """Rows captured with `python -m` name their class in __main__: read them from this module."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        return Captured if name == "Captured" else super().find_class(module, name)
+
+
+def load(path: Path) -> list[Captured]:
+    with path.open("rb") as fh:
+        rows: list[Captured] = _Unpickler(fh).load()
+    for c in rows:  # the claims' text is what the measures match on
+        for cl in c.labels.get("claims", []):
+            cl.setdefault("text", "")
+    return rows
+
+
+def default_core() -> tuple[CoreSettings, ClaimJudge | None]:
+    from bench.grounding.run import base_config
+    from bot.app import make_claim_judge
+
+    config = base_config(ROOT / "config.toml")
+    judge = make_claim_judge(config, config.embedder)
+    return config.core, CachedJudge(judge) if judge is not None else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.tuning.verify_rows", description=__doc__.split("\n")[0])
+    p.add_argument("action", choices=("capture", "replay"))
+    p.add_argument("rows", type=Path, help="the captured rows (pickle; third-party text: keep it outside the repo)")
+    p.add_argument("--halueval-dev", type=int, default=300, help="HaluEval dev records asked per pass (capture)")
+    p.add_argument("--halueval-test", type=int, default=None, help="HaluEval test records per pass (capture; all)")
+    args = p.parse_args(argv)
+    if args.action == "capture":
+        capture(args.rows, args.halueval_dev, args.halueval_test)
+        return 0
+    rows = load(args.rows)
+    core, judge = default_core()
+    outs = [replay_one(c, core, judge) for c in rows]
+    for k, v in measures(rows, outs).items():
+        print(f"{k:48s} {v:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

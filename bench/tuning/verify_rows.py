@@ -19,7 +19,7 @@ import pickle
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +207,7 @@ def default_core() -> tuple[CoreSettings, ClaimJudge | None]:
     from bot.app import make_claim_judge
 
     config = base_config(ROOT / "config.toml")
-    judge = make_claim_judge(config, config.embedder)
+    judge = make_claim_judge(replace(config, generator="openai"), config.embedder)  # as the LLM suites run
     return config.core, CachedJudge(judge) if judge is not None else None
 
 

@@ -14,7 +14,7 @@ disk), and measures in the same run:
     on and off, and the share of the machine's cores the process kept busy,
   * verification cost of five-claim answers (core.verify.verify_answer).
 
-    python -m bench.system.latency --verify-only [--out bench/results/latency-verify.json]
+    python -m bench.system.latency --verify-only [--out FILE]
 
 times only the verifier: five-claim answers without the claim judge, and ten-claim answers with
 it, as an LLM answer is verified (SQuAD paragraphs as the cited chunks).
@@ -121,7 +121,7 @@ def verification_cost(passages: list[str], rounds: int = 300, claims: int = 5, j
 
 
 def verify_only(out: Path, rounds: int) -> int:
-    """The verifier alone: five claims without the claim judge, ten with it (bench/results/latency-verify.json)."""
+    """The verifier alone: five claims without the claim judge, ten with it (latency-verify.json by default)."""
     from bench.datasets import load_squad
     from storage.claim_judge import OnnxClaimJudge
 

@@ -1,7 +1,7 @@
 """Held-out figures of a claim judge per source: AUC and balanced accuracy at a threshold.
 
     python -m bench.training.claim_judge.heldout                          # the shipped storage/models/claims.onnx
-    python -m bench.training.claim_judge.heldout --model NEW.onnx --out bench/results/claim_judge_heldout.json
+    python -m bench.training.claim_judge.heldout --model NEW.onnx --out /tmp/heldout.json
 
 Every source's held-out part (never trained on): ExpertQA dev and test parts, CLAPNQ even
 records, FEVER-Symmetric test, FEVER NLI's held-out tenth, WiCE test, BEGIN test (WoW), HaluEval

@@ -27,7 +27,7 @@ from core.reading import Reading, read
 from core.reasons import Status
 from core.record import TurnContext, build_decision
 from core.risk import Route, assess, route
-from core.settings import CoreSettings
+from core.settings import CoreSettings, ReaderSettings
 from core.suggest import candidate_pool, suggest
 from core.turnlog import turn_context
 from core.verify import verify_answer
@@ -166,7 +166,13 @@ class Pipeline:
         g.passed, g.reason = False, reasons.NOT_ANSWERED_BY_SOURCES
         return Outcome(Trigger.GATE_FAIL, g.reason,
                        f"The closest sources talk about the question but do not answer it (best answer probability "
-                       f"{reading.best:.2f} < {self.settings.reader.min_answer_probability:.2f}).")
+                       f"{reading.best:.2f} < {self._reader_settings().min_answer_probability:.2f}).")
+
+    def _reader_settings(self) -> ReaderSettings:
+        """The reader's settings for this generator: quotes are not checked further, so the extractive
+        generator needs the reader surer than a language model, whose every claim is verified after."""
+        r = self.settings.reader
+        return r if getattr(self.generator, "local", False) else replace(r, min_answer_probability=r.llm_min_answer_probability)
 
     def _read(self, ctx: TurnContext) -> Reading | None:
         """The reader's verdict on the retrieved chunks, or None without a reader (or when it
@@ -175,7 +181,7 @@ class Pipeline:
             return None
         t0 = self.clock()
         try:
-            return read(ctx.question, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
+            return read(ctx.question, ctx.hits, self.reader, self._reader_settings(), self.settings.extractive)
         except Exception:
             log.exception("the passage reader failed; the similarity gates decide")
             return None

@@ -119,3 +119,14 @@ def test_the_view_keeps_the_sentences_that_share_the_question_words_in_order() -
     view = reader_passage("Which port does the webhook listen on?", "Telegram", "Webhook", text, words=30)
     assert view.startswith("Telegram / Webhook: ") and "port 8443" in view and len(view.split()) <= 30
     assert view == reader_passage("Which port does the webhook listen on?", "Telegram", "Webhook", text, words=30)
+
+
+def test_a_language_model_needs_the_reader_less_sure_than_a_quote() -> None:
+    """Every claim a language model writes is verified after; a quote is not, so the extractive
+    generator needs the reader surer (llm_min_answer_probability < min_answer_probability)."""
+    p, gen = _pipeline(WordReader("8443", p=0.3))
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
+    assert not p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?")).refused
+    gen.local = True  # type: ignore[attr-defined]  # the same generator taken for a local (extractive) one
+    d = p.handle(Incoming(KEY, "u2", "Which port does the Telegram webhook listen on?"))
+    assert d.refused and d.refusal_reason == reasons.NOT_ANSWERED_BY_SOURCES and "0.30 < 0.40" in d.explanation

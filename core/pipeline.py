@@ -11,16 +11,17 @@ from __future__ import annotations
 import logging
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from core import reasons
+from core.catalogue import say
 from core.claimview import claim_views
 from core.condense import condense
 from core.conversation import State, Trigger, Turn
 from core.gates import run_gates
 from core.language import language_of, prefer_language
-from core.messages import ConversationKey, Decision, Hit, Incoming
+from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
 from core.normalize import normalize_text
 from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, PassageReader, TranscriptStore
 from core.reading import Reading, read
@@ -66,17 +67,19 @@ class Pipeline:
         clock: Callable[[], float] = time.perf_counter,
         claim_judge: ClaimJudge | None = None,
         reader: PassageReader | None = None,
+        scope_refusals: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
         self.reader = reader if settings.reader.enabled else None
+        self.scope_refusals = dict(scope_refusals or {})  # a knowledge scope's own refusal message
         self.claim_judge = claim_judge if settings.judge.claims else None
         self.embedder = embedder
         self.index = index
         self.generator = generator
         self.store = store
         self.clock = clock
-        self._answered_cache: dict[str, bool] = {}  # suggestion -> answered now, for one index version
-        self._answered_version: str | None = None  # the index version and configuration it holds for
+        # per knowledge scope (None = the whole KB): (index version and configuration, suggestion -> answered)
+        self._verdicts: dict[str | None, tuple[str, dict[str, bool]]] = {}
         self._dry_runs = 0  # suggestions decided by running their stages (not read from the index)
         self.config_hash = settings.config_hash() + ":" + generator.name + ":" + embedder.name
         # the stage each working state runs (its latency key, the stage); resting states run none
@@ -90,6 +93,9 @@ class Pipeline:
     # -- input -----------------------------------------------------------------
     def _validate(self, msg: Incoming) -> tuple[str, str]:
         """Return (question, rejection explanation)."""
+        if msg.scope == NOT_SET_UP:  # nothing of the knowledge base is read for a chat no scope serves
+            return clean_input(msg.text)[: self.settings.retrieval.max_question_chars], reasons.EXPLANATIONS[
+                reasons.CHAT_NOT_SET_UP]
         if msg.rejection:
             return clean_input(msg.text)[: self.settings.retrieval.max_question_chars], msg.rejection
         text = msg.text
@@ -127,7 +133,7 @@ class Pipeline:
             vectors = self.embedder.embed_queries(norms)
             best: tuple[float, int, list[Hit]] | None = None
             for i, (norm, vec) in enumerate(zip(norms, vectors, strict=True)):
-                hits = self.index.search(norm, vec, cfg.top_k)
+                hits = self.index.search(norm, vec, cfg.top_k, scope=ctx.msg.scope)
                 top1 = max((h.similarity for h in hits), default=0.0)
                 if best is None or top1 > best[0]:
                     best = (top1, i, hits)
@@ -242,7 +248,8 @@ class Pipeline:
         turn = self._begin(ctx, conversation)
         turn.fire(Trigger.PICK if msg.suggestion_id is not None else Trigger.ASK)
         if rejection:
-            ctx.reason, ctx.explanation = reasons.INPUT_REJECTED, rejection
+            ctx.reason = reasons.CHAT_NOT_SET_UP if msg.scope == NOT_SET_UP else reasons.INPUT_REJECTED
+            ctx.explanation = rejection
             turn.fire(Trigger.ABORT)
         while turn.state in self.stages:  # the machine drives: run the current state's stage
             name, stage = self.stages[turn.state]
@@ -279,17 +286,30 @@ class Pipeline:
                 turn.fire(Trigger.OFFER)
         status = ctx.verification.status if ctx.verification else Status.REFUSE
         decision = build_decision(ctx, turn.state, str(status), suggestions, self.config_hash, self.settings.refusal)
+        self._scoped(decision, ctx.msg.scope)
         self._record(conversation, ctx.msg, decision, turn)
         return decision
 
-    def suggestions_for(self, question: str) -> list[str]:
-        """Suggestions for a question answered outside a turn (an admin rejected its draft)."""
-        msg = Incoming(ConversationKey("", ""), "", question)
+    def _scoped(self, decision: Decision, scope: str | None) -> None:
+        """The turn's knowledge scope in its record; a chat no scope serves is told so, and a
+        scope's own refusal message replaces the configured one."""
+        decision.scope = scope
+        if decision.refusal_reason == reasons.CHAT_NOT_SET_UP:
+            decision.refusal_message = say("chat_not_set_up", decision.language)
+        elif decision.refused and decision.state != State.PENDING_REVIEW and scope in self.scope_refusals:
+            decision.refusal_message = self.scope_refusals[scope or ""]
+
+    def suggestions_for(self, question: str, scope: str | None = None) -> list[str]:
+        """Suggestions for a question answered outside a turn (an admin rejected its draft), from
+        the knowledge scope it was asked in."""
+        msg = Incoming(ConversationKey("", ""), "", question, scope=scope)
         return self._suggestions(TurnContext(msg=msg, question=question, language=language_of(question)))
 
     def _suggestions(self, ctx: TurnContext) -> list[str]:
         cfg = self.settings.refusal
-        vec = ctx.query_vector
+        vec, scope = ctx.query_vector, ctx.msg.scope
+        if scope == NOT_SET_UP:
+            return []
         if vec is None or ctx.reason == reasons.INPUT_REJECTED:
             if not ctx.question:
                 return []
@@ -298,7 +318,7 @@ class Pipeline:
             except Exception:
                 return []
         try:
-            candidates = self.index.suggestion_candidates(vec, candidate_pool(cfg.max_suggestions))
+            candidates = self.index.suggestion_candidates(vec, candidate_pool(cfg.max_suggestions), scope=scope)
         except Exception:
             return []
         candidates = prefer_language(candidates, ctx.language, lambda c: c[0])
@@ -307,62 +327,71 @@ class Pipeline:
         for text in ranked:  # offered only if asking it would be answered now
             if len(out) >= cfg.max_suggestions:
                 break
-            if self._answered(text):
+            if self._answered(text, scope):
                 out.append(text)
         return out
 
-    def check_suggestions(self, limit: int) -> int:
+    def check_suggestions(self, limit: int, scope: str | None = None) -> int:
         """Decide now, for up to `limit` suggestions of the index, whether each would be answered,
         and store the verdicts with the index (decided at this index version and configuration),
         so every process's refusals read them instead of running a suggestion's stages while the
         user waits. `groundbot ingest`, a re-ingest from chat and a starting front end call it;
         a process that finds the verdicts stored for the current version runs nothing. Returns
-        how many suggestions it covered."""
+        how many suggestions it covered. With knowledge scopes, each scope is checked on its own
+        (`scope`): a suggestion is offered in a scope only if that scope's documents answer it."""
         try:
-            texts = self.index.suggestion_texts(limit)
+            texts = self.index.suggestion_texts(limit, scope=scope)
         except Exception:
             log.exception("suggestions not listed for checking")
             return 0
         runs = self._dry_runs
         for text in texts:
-            self._answered(text)
-        if self._dry_runs != runs and self._answered_version:  # something was decided here: share it
+            self._answered(text, scope)
+        decided_at, verdicts = self._verdicts.get(scope, ("", {}))
+        if self._dry_runs != runs and decided_at:  # something was decided here: share it
             try:
-                self.index.save_suggestion_verdicts(self._answered_version, dict(self._answered_cache))
+                self.index.save_suggestion_verdicts(decided_at, dict(verdicts))
             except Exception as exc:  # a read-only store: each process decides for itself
                 log.warning("suggestion verdicts not stored: %s", exc)
         return len(texts)
 
-    def _decided_at(self) -> str:
-        """What a suggestion's verdict depends on: the index version and this configuration."""
-        return f"{self.index.version()}|{self.config_hash}"
+    @property
+    def _answered_cache(self) -> dict[str, bool]:
+        """The verdicts held for the whole knowledge base (no scope)."""
+        return self._verdicts.get(None, ("", {}))[1]
 
-    def _answered(self, text: str) -> bool:
+    def _decided_at(self, scope: str | None) -> str:
+        """What a suggestion's verdict depends on: the index version, this configuration and the
+        knowledge scope it is asked in (after '#': the index keeps each scope's verdicts)."""
+        return f"{self.index.version()}|{self.config_hash}#{scope or ''}"
+
+    def _answered(self, text: str, scope: str | None = None) -> bool:
         """Would `text`, asked now, be answered (not refused, not held)? Read from the verdicts
         stored for this index version and configuration, else decided by running its stages once
         without recording anything (a suggestion is asked of the same index many times, so a
         refusal mostly reads the cache); with an LLM generator the check stops at the gates, so
         checking never calls the LLM."""
         try:
-            decided_at = self._decided_at()
+            decided_at = self._decided_at(scope)
         except Exception:
             return False
-        if decided_at != self._answered_version:
-            self._answered_cache.clear()
-            self._answered_version = decided_at
+        held = self._verdicts.get(scope)
+        if held is None or held[0] != decided_at:
+            held = self._verdicts[scope] = (decided_at, {})
             try:
-                self._answered_cache.update(self.index.suggestion_verdicts(decided_at))
+                held[1].update(self.index.suggestion_verdicts(decided_at))
             except Exception as exc:
                 log.warning("stored suggestion verdicts not read: %s", exc)
+        cache = held[1]
         key = normalize_text(text)
-        known = self._answered_cache.get(key)
+        known = cache.get(key)
         if known is None:
             self._dry_runs += 1
-            known = self._answered_cache[key] = self._dry_run(text)
+            known = cache[key] = self._dry_run(text, scope)
         return known
 
-    def _dry_run(self, text: str) -> bool:
-        ctx = TurnContext(msg=Incoming(ConversationKey("", ""), "", text), question=clean_input(text),
+    def _dry_run(self, text: str, scope: str | None = None) -> bool:
+        ctx = TurnContext(msg=Incoming(ConversationKey("", ""), "", text, scope=scope), question=clean_input(text),
                           language=language_of(text))
         turn = Turn(State.IDLE)
         turn.fire(Trigger.ASK)

@@ -97,8 +97,12 @@ def ingest(
     embedder: Any,
     settings: ChunkSettings = ChunkSettings(),
     progress: Progress | None = None,
+    scopes_of: Callable[[str], Sequence[str]] | None = None,
 ) -> IngestSummary:
-    """Bring the index in line with the files under `paths` (only those roots are touched)."""
+    """Bring the index in line with the files under `paths` (only those roots are touched).
+    `scopes_of` gives each document's knowledge scopes from its file's path (bot/scopes.py);
+    they are part of its stored hash, so a document whose scopes changed is written again
+    (with its stored vectors) even when its text did not change."""
     t0 = time.perf_counter()
     summary = IngestSummary()
     roots = [Path(p).resolve() for p in paths]
@@ -106,8 +110,12 @@ def ingest(
     existing = index.existing_docs()
     changed: list[Document] = []
     hashes: dict[str, str] = {}
+    doc_scopes: dict[str, list[str]] = {}
     for doc in docs:
         h = doc.content_hash()
+        doc_scopes[doc.doc_id] = sorted(scopes_of(doc.source)) if scopes_of else []
+        if doc_scopes[doc.doc_id]:
+            h += "|" + ",".join(doc_scopes[doc.doc_id])
         hashes[doc.doc_id] = h
         old = existing.get(doc.doc_id)
         if old is None:
@@ -133,7 +141,7 @@ def ingest(
         vectors = embed_chunks(chunks, embedder, settings.embed_batch, progress, summary, stored)
         rows = suggestion_rows(chunks, vectors, embedder, index.suggestion_sources() if backfill else None)
         replace = [*summary.updated, *summary.removed, *summary.added]
-        index.apply(chunks, vectors, hashes, replace, rows)
+        index.apply(chunks, vectors, hashes, replace, rows, doc_scopes)
         summary.index_maintenance = index.maintain()
     summary.keys_written = sum(c.kind == "key" for c in chunks)
     summary.chunks_written = len(chunks) - summary.keys_written

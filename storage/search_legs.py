@@ -40,6 +40,7 @@ class LegQuery:
     nprobes: int = 0          # 0 = no ANN index: exact search, no ANN settings
     refine_factor: int = 0
     ef: int = 0               # graph search candidates (IVF_HNSW_SQ); 0 = LanceDB's default
+    where: str = ""           # a prefilter (a knowledge scope, storage/scope_column.py); '' = every row
 
 
 class AsyncTableAt:
@@ -93,14 +94,14 @@ def vector_query(atbl: Any, q: LegQuery) -> Any:
         vec = vec.nprobes(q.nprobes).refine_factor(max(1, q.refine_factor))
         if q.ef:
             vec = vec.ef(q.ef)
-    return vec
+    return vec.where(q.where) if q.where else vec  # the async API prefilters unless told otherwise
 
 
 def text_query(atbl: Any, q: LegQuery, extra: tuple[str, ...] = ("vector",)) -> Any:
     """The full-text leg; its hits bring their vectors (`extra`), to be scored by cosine like the
     vector leg's."""
-    return atbl.query().nearest_to_text(q.text, columns="text_norm").limit(q.limit).select(
-        [*q.columns, *extra, "_score"])
+    fts = atbl.query().nearest_to_text(q.text, columns="text_norm").limit(q.limit).select([*q.columns, *extra, "_score"])
+    return fts.where(q.where) if q.where else fts
 
 
 async def _both(table: AsyncTableAt, version: int, q: LegQuery) -> tuple[tuple[Any, float], tuple[Any, float]]:

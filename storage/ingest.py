@@ -68,7 +68,9 @@ def _under(source: str, root: Path) -> bool:
     return source == root_s or source.startswith(root_s.rstrip(os.sep) + os.sep)
 
 
-def load_documents(paths: Sequence[Path], summary: IngestSummary) -> list[Document]:
+def load_documents(paths: Sequence[Path], summary: IngestSummary,
+                   only: Sequence[Path] | None = None) -> list[Document]:
+    """The documents under `paths` (of them, only the files under `only`, when given)."""
     docs: list[Document] = []
     seen: set[str] = set()
     for root in paths:
@@ -76,7 +78,7 @@ def load_documents(paths: Sequence[Path], summary: IngestSummary) -> list[Docume
             summary.skipped.append((str(root), "does not exist"))
             continue
         for path, doc_id in discover(root):
-            if doc_id in seen:
+            if doc_id in seen or (only is not None and not any(_under(str(path), o) for o in only)):
                 continue
             seen.add(doc_id)
             try:
@@ -98,15 +100,19 @@ def ingest(
     settings: ChunkSettings = ChunkSettings(),
     progress: Progress | None = None,
     scopes_of: Callable[[str], Sequence[str]] | None = None,
+    only: Sequence[Path] | None = None,
 ) -> IngestSummary:
     """Bring the index in line with the files under `paths` (only those roots are touched).
     `scopes_of` gives each document's knowledge scopes from its file's path (bot/scopes.py);
     they are part of its stored hash, so a document whose scopes changed is written again
-    (with its stored vectors) even when its text did not change."""
+    (with its stored vectors) even when its text did not change. `only` narrows the ingest to
+    the files under those paths (a knowledge scope's folders) while their documents keep the
+    ids they have under `paths`; only documents under them are removed."""
     t0 = time.perf_counter()
     summary = IngestSummary()
     roots = [Path(p).resolve() for p in paths]
-    docs = load_documents(roots, summary)
+    narrowed = [Path(p).resolve() for p in only] if only is not None else None
+    docs = load_documents(roots, summary, narrowed)
     existing = index.existing_docs()
     changed: list[Document] = []
     hashes: dict[str, str] = {}
@@ -129,7 +135,7 @@ def ingest(
     present = {d.doc_id for d in docs}
     summary.removed = sorted(
         doc_id for doc_id, (source, _) in existing.items()
-        if doc_id not in present and any(_under(source, r) for r in roots)
+        if doc_id not in present and any(_under(source, r) for r in (roots if narrowed is None else narrowed))
     )
     chunks: list[Chunk] = []
     keys = settings.heading_keys if settings.heading_keys is not None else embedder.name in KEYED_EMBEDDERS

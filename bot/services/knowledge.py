@@ -34,12 +34,14 @@ class KnowledgeBase:
         self.scopes = scopes or ScopeMap()
         self._lock = threading.Lock()
 
-    def ingest(self, paths: Sequence[str | Path] | None = None, progress: Progress | None = None) -> IngestSummary:
-        """Ingest `paths` (default: kb_paths); one ingest at a time per process."""
+    def ingest(self, paths: Sequence[str | Path] | None = None, progress: Progress | None = None,
+               only: Sequence[Path] | None = None) -> IngestSummary:
+        """Ingest `paths` (default: kb_paths; of them, the files under `only`); one ingest at a
+        time per process."""
         chosen = [Path(p) for p in (paths or self.kb_paths)]
         scopes_of = self.scopes.scopes_of if self.scopes.enabled else None
         with self._lock:
-            return ingest(chosen, self.index, self.embedder, self.chunking, progress, scopes_of)
+            return ingest(chosen, self.index, self.embedder, self.chunking, progress, scopes_of, only)
 
     def ensure_ingested(self, progress: Progress | None = None) -> IngestSummary | None:
         """Ingest kb_paths when the index is empty (first run); else do nothing."""
@@ -53,9 +55,20 @@ class KnowledgeBase:
         knowledge scope's chat, the scope's paths, or given paths inside them."""
         if scope is not None:
             own = self.scopes.paths(scope)
-            roots = [p for i, p in enumerate(own) if i < len(self.scopes.scopes[scope].paths) or p.exists()]
-            return self.ingest(self.allowed(paths, self.scopes.paths(scope)) if paths else roots, progress)
+            wanted = self.allowed(paths, own) if paths else [p.resolve() for p in own]
+            return self.ingest(self._roots_of(wanted), progress, only=wanted)
         return self.ingest(self.allowed(paths) if paths else None, progress)
+
+    def _roots_of(self, wanted: Sequence[Path]) -> list[Path]:
+        """The ingest roots that hold these paths: the kb_paths entry around each (so its
+        documents keep the ids a full ingest gives them), else the path itself (saved answers)."""
+        roots: list[Path] = []
+        for p in wanted:
+            around = [k.resolve() for k in self.kb_paths if p.is_relative_to(k.resolve())]
+            root = around[0] if around else p
+            if root not in roots and root.exists():
+                roots.append(root)
+        return roots
 
     def allowed(self, paths: Sequence[str], within: Sequence[Path] | None = None) -> list[Path]:
         """The resolved paths, if every one lies inside an allowed root; else PathNotAllowed.

@@ -114,24 +114,7 @@ def ingest(
     narrowed = [Path(p).resolve() for p in only] if only is not None else None
     docs = load_documents(roots, summary, narrowed)
     existing = index.existing_docs()
-    changed: list[Document] = []
-    hashes: dict[str, str] = {}
-    doc_scopes: dict[str, list[str]] = {}
-    for doc in docs:
-        h = doc.content_hash()
-        doc_scopes[doc.doc_id] = sorted(scopes_of(doc.source)) if scopes_of else []
-        if doc_scopes[doc.doc_id]:
-            h += "|" + ",".join(doc_scopes[doc.doc_id])
-        hashes[doc.doc_id] = h
-        old = existing.get(doc.doc_id)
-        if old is None:
-            summary.added.append(doc.doc_id)
-            changed.append(doc)
-        elif old[1] != h:
-            summary.updated.append(doc.doc_id)
-            changed.append(doc)
-        else:
-            summary.unchanged.append(doc.doc_id)
+    changed, hashes, doc_scopes = compare(docs, existing, scopes_of, summary)
     present = {d.doc_id for d in docs}
     summary.removed = sorted(
         doc_id for doc_id, (source, _) in existing.items()
@@ -154,6 +137,32 @@ def ingest(
     summary.index_version = index.version()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def compare(docs: Sequence[Document], existing: dict[str, tuple[str, str]],
+            scopes_of: Callable[[str], Sequence[str]] | None,
+            summary: IngestSummary) -> tuple[list[Document], dict[str, str], dict[str, list[str]]]:
+    """The documents to write (added or changed), each document's stored hash (its content, and
+    its knowledge scopes when it has any) and its scopes; counted in `summary`."""
+    changed: list[Document] = []
+    hashes: dict[str, str] = {}
+    doc_scopes: dict[str, list[str]] = {}
+    for doc in docs:
+        h = doc.content_hash()
+        doc_scopes[doc.doc_id] = sorted(scopes_of(doc.source)) if scopes_of else []
+        if doc_scopes[doc.doc_id]:
+            h += "|" + ",".join(doc_scopes[doc.doc_id])
+        hashes[doc.doc_id] = h
+        old = existing.get(doc.doc_id)
+        if old is None:
+            summary.added.append(doc.doc_id)
+            changed.append(doc)
+        elif old[1] != h:
+            summary.updated.append(doc.doc_id)
+            changed.append(doc)
+        else:
+            summary.unchanged.append(doc.doc_id)
+    return changed, hashes, doc_scopes
 
 
 def embed_chunks(chunks: Sequence[Chunk], embedder: Any, batch: int, progress: Progress | None,

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 
-def scope_names(n: int) -> list[str]:
-    return [f"s{i}" for i in range(n)]
+def pct(values: list[float], q: float) -> float:
+    return round(float(np.percentile(np.asarray(values), q)), 2) if values else 0.0
 
 
 def scopes_of_documents(doc_numbers: np.ndarray, n: int) -> list[list[str]]:
@@ -33,7 +33,6 @@ def scopes_of_documents(doc_numbers: np.ndarray, n: int) -> list[list[str]]:
 
 def scoped_recall(index: Any, qvecs: np.ndarray, n: int) -> dict[str, Any]:
     """recall@10 of the configured scoped ANN query against exact scoped search, with its latency."""
-    from bench.system.scale import pct
     from storage.ann import ef_for, nprobes_for
     from storage.scope_column import scope_filter
 
@@ -60,7 +59,6 @@ def scoped_recall(index: Any, qvecs: np.ndarray, n: int) -> dict[str, Any]:
 
 def scoped_probe(index: Any, qs: list[str], qv: np.ndarray, n: int) -> dict[str, Any]:
     """The hybrid search with and without a scope, alternating which goes first per question."""
-    from bench.system.scale import pct
     from core.normalize import normalize_text
 
     plain, scoped = [], []

@@ -133,7 +133,10 @@ def cmd_stats(cfg: Config, args: argparse.Namespace) -> int:
     from bot.app import build_app
     from bot.services.commands import stats_reply
 
-    data = build_app(cfg).stats()
+    scope = _scope(cfg, args)
+    if scope == "":
+        return 2
+    data = build_app(cfg).stats(scope)
     print(json.dumps(data, ensure_ascii=False) if args.json else stats_reply(data).text)
     return 0
 
@@ -184,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("stats", help="turns, answer and refusal rates, latency, index size")
     s.add_argument("--json", action="store_true", help=JSON_HELP + ": every figure")
+    s.add_argument("--scope", default=None, metavar="NAME", help="only the turns of this knowledge scope")
     s.set_defaults(func=cmd_stats)
 
     s = sub.add_parser("doctor", help="check the database, the turn spool and the index")

@@ -113,3 +113,41 @@ def test_a_chat_not_set_up_is_refused_without_a_search_or_suggestions() -> None:
                                          scope=NOT_SET_UP))
     assert d.refused and d.refusal_reason == reasons.CHAT_NOT_SET_UP and index.searches == 0
     assert d.suggestions == [] and d.refusal_message.startswith("This chat is not set up")
+
+
+def test_api_ask_takes_a_known_scope_and_refuses_an_unknown_one(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.server.api_ask import parse_ask
+
+    monkeypatch.chdir(tmp_path)
+    scopes = load(tmp_path, HEAD + HR + ENG).scope_map()
+    asked = parse_ask(b'{"question": "Where is the office?", "scope": "eng"}', scopes)
+    assert isinstance(asked, Incoming) and asked.scope == "eng"
+    assert parse_ask(b'{"question": "Where is the office?", "scope": "finance"}', scopes) == (
+        "unknown scope 'finance' (scopes: hr, eng)")
+    assert parse_ask(b'{"question": "Where is the office?", "scope": 3}', scopes) == "'scope' must be a string"
+    plain = parse_ask(b'{"question": "Where is the office?"}', scopes)
+    assert isinstance(plain, Incoming) and plain.scope is None  # the "api" chat's scope is resolved per turn
+
+
+def test_metrics_and_the_report_count_turns_per_scope() -> None:
+    from datetime import UTC, datetime
+
+    from bot.cli.report import summarise
+    from bot.server.metrics import Metrics
+    from storage.report_data import ReportData
+
+    emb = BagOfWordsEmbedder()
+    pipe = _pipeline(ListIndex(["The office opens at nine."], emb))
+    metrics = Metrics()
+    for scope in ("hr", "hr", None):
+        metrics.observe(pipe.handle(Incoming(ConversationKey("slack", "C0"), "u", "Who won the match?", scope=scope)))
+    text = metrics.exposition().decode()
+    assert 'groundbot_scope_turns_total{outcome="refused",scope="hr"} 2.0' in text
+    assert text.count("groundbot_scope_turns_total{") == 1  # a turn without a scope is not counted per scope
+    now = datetime.now(UTC)
+    turns = [{"id": i, "created_at": now, "refused": refused, "reason": "OFF_TOPIC" if refused else "", "state": "",
+              "question": "q", "route": "", "risk": None, "draft": "", "scope": scope}
+             for i, (scope, refused) in enumerate([("hr", False), ("hr", True), ("eng", True)])]
+    assert summarise(ReportData(turns, [], []), now)["by_scope"] == {
+        "eng": {"turns": 1, "answered": 0, "refused": 1}, "hr": {"turns": 2, "answered": 1, "refused": 1}}

@@ -41,6 +41,7 @@ class LegQuery:
     refine_factor: int = 0
     ef: int = 0               # graph search candidates (IVF_HNSW_SQ); 0 = LanceDB's default
     where: str = ""           # a prefilter (a knowledge scope, storage/scope_column.py); '' = every row
+    exact: bool = False       # search the prefiltered rows exactly, not through the ANN index
 
 
 class AsyncTableAt:
@@ -90,6 +91,8 @@ async def _timed(query: Any) -> tuple[Any, float]:
 def vector_query(atbl: Any, q: LegQuery) -> Any:
     """The vector leg: cosine nearest rows, with the ANN settings when the table has an index."""
     vec = atbl.query().nearest_to(q.vector).distance_type("cosine").limit(q.limit).select([*q.columns, "_distance"])
+    if q.exact:  # a small scope: its rows alone, read through the scope's index, beat a filtered graph search
+        return vec.where(q.where).bypass_vector_index()
     if q.nprobes:
         vec = vec.nprobes(q.nprobes).refine_factor(max(1, q.refine_factor))
         if q.ef:

@@ -377,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_config(ROOT / "config.toml", environ={})
     if args.probe:
         os.environ.setdefault("GROUNDBOT_SCALE_SETTINGS", json.dumps(asdict(cfg.search_index)))
+        if args.scopes:
+            os.environ["GROUNDBOT_SCALE_SCOPES"] = str(args.scopes)
         print(json.dumps(serve_probe(args.probe, args.queries)))
         return 0
     grid = tuple(tuple(int(x) for x in pair.split(":")) for pair in args.grid.split(",")) if args.grid else GRID
@@ -385,7 +387,12 @@ def main(argv: list[str] | None = None) -> int:
 
         qv = dict(np.load(CACHE, allow_pickle=False))["qvectors"][: args.exact]
         index = LanceChunkIndex(Path(args.recall_only), qv.shape[1], "minilm", search=cfg.search_index)
-        print(json.dumps(recall(index, qv, grid)))
+        found = recall(index, qv, grid)
+        if args.scopes:  # an index built with --scopes: the scoped vector leg against exact scoped search
+            from bench.system.scale_scopes import scoped_recall
+
+            found["scoped"] = scoped_recall(index, qv, args.scopes)
+        print(json.dumps(found))
         return 0
     if args.ingest_only:
         from storage.chunk_index import LanceChunkIndex

@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from core import reasons
-from core.catalogue import say
 from core.claimview import claim_views
 from core.condense import condense
 from core.conversation import State, Trigger, Turn
@@ -26,11 +25,12 @@ from core.normalize import normalize_text
 from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, PassageReader, TranscriptStore
 from core.reading import Reading, read
 from core.reasons import Status
-from core.record import TurnContext, build_decision
+from core.record import TurnContext, build_decision, scope_decision
 from core.risk import Route, assess, route
 from core.settings import CoreSettings
 from core.suggest import candidate_pool, suggest
 from core.turnlog import turn_context
+from core.verdicts import Verdicts
 from core.verify import verify_answer
 
 log = logging.getLogger(__name__)
@@ -78,8 +78,7 @@ class Pipeline:
         self.generator = generator
         self.store = store
         self.clock = clock
-        # per knowledge scope (None = the whole KB): (index version and configuration, suggestion -> answered)
-        self._verdicts: dict[str | None, tuple[str, dict[str, bool]]] = {}
+        self._verdicts = Verdicts()  # suggestion -> answered now, per knowledge scope and index version
         self._dry_runs = 0  # suggestions decided by running their stages (not read from the index)
         self.config_hash = settings.config_hash() + ":" + generator.name + ":" + embedder.name
         # the stage each working state runs (its latency key, the stage); resting states run none
@@ -286,18 +285,9 @@ class Pipeline:
                 turn.fire(Trigger.OFFER)
         status = ctx.verification.status if ctx.verification else Status.REFUSE
         decision = build_decision(ctx, turn.state, str(status), suggestions, self.config_hash, self.settings.refusal)
-        self._scoped(decision, ctx.msg.scope)
+        scope_decision(decision, ctx.msg.scope, self.scope_refusals)
         self._record(conversation, ctx.msg, decision, turn)
         return decision
-
-    def _scoped(self, decision: Decision, scope: str | None) -> None:
-        """The turn's knowledge scope in its record; a chat no scope serves is told so, and a
-        scope's own refusal message replaces the configured one."""
-        decision.scope = scope
-        if decision.refusal_reason == reasons.CHAT_NOT_SET_UP:
-            decision.refusal_message = say("chat_not_set_up", decision.language)
-        elif decision.refused and decision.state != State.PENDING_REVIEW and scope in self.scope_refusals:
-            decision.refusal_message = self.scope_refusals[scope or ""]
 
     def suggestions_for(self, question: str, scope: str | None = None) -> list[str]:
         """Suggestions for a question answered outside a turn (an admin rejected its draft), from
@@ -337,8 +327,7 @@ class Pipeline:
         so every process's refusals read them instead of running a suggestion's stages while the
         user waits. `groundbot ingest`, a re-ingest from chat and a starting front end call it;
         a process that finds the verdicts stored for the current version runs nothing. Returns
-        how many suggestions it covered. With knowledge scopes, each scope is checked on its own
-        (`scope`): a suggestion is offered in a scope only if that scope's documents answer it."""
+        how many suggestions it covered; with knowledge scopes, those of one `scope` in it."""
         try:
             texts = self.index.suggestion_texts(limit, scope=scope)
         except Exception:
@@ -347,7 +336,7 @@ class Pipeline:
         runs = self._dry_runs
         for text in texts:
             self._answered(text, scope)
-        decided_at, verdicts = self._verdicts.get(scope, ("", {}))
+        decided_at, verdicts = self._verdicts.held(scope)
         if self._dry_runs != runs and decided_at:  # something was decided here: share it
             try:
                 self.index.save_suggestion_verdicts(decided_at, dict(verdicts))
@@ -356,13 +345,11 @@ class Pipeline:
         return len(texts)
 
     @property
-    def _answered_cache(self) -> dict[str, bool]:
-        """The verdicts held for the whole knowledge base (no scope)."""
-        return self._verdicts.get(None, ("", {}))[1]
+    def _answered_cache(self) -> dict[str, bool]:  # the verdicts held for the whole knowledge base
+        return self._verdicts.held(None)[1]
 
     def _decided_at(self, scope: str | None) -> str:
-        """What a suggestion's verdict depends on: the index version, this configuration and the
-        knowledge scope it is asked in (after '#': the index keeps each scope's verdicts)."""
+        """A verdict's index version and configuration, and after '#' the knowledge scope it is for."""
         return f"{self.index.version()}|{self.config_hash}#{scope or ''}"
 
     def _answered(self, text: str, scope: str | None = None) -> bool:
@@ -372,17 +359,9 @@ class Pipeline:
         refusal mostly reads the cache); with an LLM generator the check stops at the gates, so
         checking never calls the LLM."""
         try:
-            decided_at = self._decided_at(scope)
+            cache = self._verdicts.at(scope, self._decided_at(scope), self.index.suggestion_verdicts)
         except Exception:
             return False
-        held = self._verdicts.get(scope)
-        if held is None or held[0] != decided_at:
-            held = self._verdicts[scope] = (decided_at, {})
-            try:
-                held[1].update(self.index.suggestion_verdicts(decided_at))
-            except Exception as exc:
-                log.warning("stored suggestion verdicts not read: %s", exc)
-        cache = held[1]
         key = normalize_text(text)
         known = cache.get(key)
         if known is None:

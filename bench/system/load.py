@@ -4,7 +4,7 @@ Slack conversations through their real webhook paths, re-deliveries, and a worke
     nice -n 10 python -m bench.system.load --db postgresql --workers 4            # 50 conversations x 20
     nice -n 10 python -m bench.system.load --db sqlite --workers 1 --no-kill      # the baseline
     nice -n 10 python -m bench.system.load --conversations 20 --messages 10       # scaled down
-    nice -n 10 python -m bench.system.load --scopes --out bench/results/load-postgresql-4w-scopes.json
+    nice -n 10 python -m bench.system.load --scopes --out /tmp/load-scopes.json     # two knowledge scopes
 
 Starts, in a temporary directory: a PostgreSQL server on 127.0.0.1 (as tests/postgres.py does;
 or a SQLite file), the Telegram and Slack stand-ins of tests/scenario/ (they receive the bot's

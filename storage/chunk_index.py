@@ -116,7 +116,7 @@ class LanceChunkIndex:
         self._version: int | None = None  # the chunk table's version, cached while the stamp holds
         self.leg_times = LegTimes()  # the last search's vector and full-text legs (ms)
         self._plans: dict[int, tuple[int, AnnPlan | None]] = {}
-        self._scope_rows: dict[str, tuple[int, int]] = {}  # scope -> (table version, its rows)
+        self._scope_rows: dict[str, tuple[int, tuple[int, int]]] = {}  # scope -> (version, (its rows, all rows))
         self._shown = [CARD]  # the columns a hit is read from: the card, or a table's old columns
         self._written = 0  # chunk rows written since the last maintain()
         self._check_meta()
@@ -239,9 +239,11 @@ class LanceChunkIndex:
         qv = np.asarray(query_vector, dtype=np.float32)
         self.version()  # a stat of the versions folder; checks out a newer version when there is one
         plan = self._search_plan(tbl, self._version)
+        rows, share = self._scope_share(tbl, scope)
         query = LegQuery(qv, " ".join(fts_terms(query_text)), self.candidates, self._shown,
                          nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor,
-                         ef_for(plan, self.settings), scope_filter(scope), self._scope_is_small(tbl, scope))
+                         ef_for(plan, self.settings, share), scope_filter(scope),
+                         scope is not None and rows <= self.settings.scope_exact_rows)
         vec, fts = run_legs(self._legs_table, int(self._version or 0), query, self.leg_times)
         vec_rows = self._hit_rows(vec)
         for row in vec_rows:
@@ -250,18 +252,19 @@ class LanceChunkIndex:
             log.debug("full-text search skipped: %s", fts)
         return fuse(vec_rows, self._fts_rows(fts, qv) if isinstance(fts, pa.Table) else [], k, self.rrf_k)
 
-    def _scope_is_small(self, tbl: Any, scope: str | None) -> bool:
-        """Whether a scope's rows are few enough to be searched exactly: a graph search with a
-        filter still walks the whole graph, so a small share of a big table is found faster (and
-        exactly) by reading that share alone through the scope's label-list index (bench.system.scale
-        --scopes). The count is read once per table version."""
-        if scope is None or not self.settings.scope_exact_rows:
-            return False
+    def _scope_share(self, tbl: Any, scope: str | None) -> tuple[int, float]:
+        """A knowledge scope's rows and their share of the table, read once per table version (the
+        label-list index counts them): a scope of few rows is searched exactly, its rows alone,
+        like a small table; a larger one through the graph with a list sized to its share."""
+        if scope is None:
+            return 0, 1.0
         version = int(self._version or 0)
         held = self._scope_rows.get(scope)
         if held is None or held[0] != version:
-            held = self._scope_rows[scope] = (version, int(tbl.count_rows(scope_filter(scope))))
-        return held[1] <= self.settings.scope_exact_rows
+            counts = (int(tbl.count_rows(scope_filter(scope))), max(1, int(tbl.count_rows())))
+            held = self._scope_rows[scope] = (version, counts)
+        rows, total = held[1]
+        return rows, rows / total
 
     def _hit_rows(self, result: pa.Table) -> list[dict[str, Any]]:
         """A leg's rows as dicts of the shown fields (unpacked from their cards) plus the leg's

@@ -39,10 +39,12 @@ def scoped_recall(index: Any, qvecs: np.ndarray, n: int) -> dict[str, Any]:
     from storage.scope_column import scope_filter
 
     tbl = index.table()
+    index.version()
     plan = index._search_plan(tbl)
     hits, times, exact_times = 0, [], []
     for i, q in enumerate(qvecs):
         where = scope_filter(f"s{i % n}")
+        ef = ef_for(plan, index.settings, index._scope_share(tbl, f"s{i % n}")[1])
         t0 = time.perf_counter()
         exact = set(tbl.search(q, vector_column_name="vector").distance_type("cosine").where(where, prefilter=True)
                     .bypass_vector_index().limit(10).select(["chunk_id"]).to_arrow().column("chunk_id").to_pylist())
@@ -51,17 +53,17 @@ def scoped_recall(index: Any, qvecs: np.ndarray, n: int) -> dict[str, Any]:
         query = query.limit(index.candidates)
         if plan is not None:
             query = query.nprobes(nprobes_for(plan, index.settings)).refine_factor(max(1, index.settings.refine_factor))
-            if ef_for(plan, index.settings):
-                query = query.ef(ef_for(plan, index.settings))
+            if ef:
+                query = query.ef(ef)
         t0 = time.perf_counter()
         got = query.select(["chunk_id", "_distance"]).to_arrow().column("chunk_id").to_pylist()[:10]
         times.append((time.perf_counter() - t0) * 1000)
         hits += len(exact & set(got))
-    rows = [int(tbl.count_rows(scope_filter(f"s{i}"))) for i in range(n)]
-    index.version()
+    rows = [index._scope_share(tbl, f"s{i}")[0] for i in range(n)]
+    small = max(rows) <= index.settings.scope_exact_rows
     return {"scopes": n, "exact_queries": len(qvecs), "rows_per_scope": {"min": min(rows), "max": max(rows)},
-            "search_takes": "exact" if index._scope_is_small(tbl, "s0") else "ann_with_prefilter",
-            "ann_with_prefilter": {"recall_at_10": round(hits / (10 * len(qvecs)), 4),
+            "search_takes": "exact" if small else "ann_with_prefilter",
+            "ann_with_prefilter": {"ef": ef_for(plan, index.settings, index._scope_share(tbl, "s0")[1]),"recall_at_10": round(hits / (10 * len(qvecs)), 4),
                                    "vector_leg_p50_ms": pct(times, 50), "vector_leg_p95_ms": pct(times, 95)},
             "exact": {"recall_at_10": 1.0, "vector_leg_p50_ms": pct(exact_times, 50),
                       "vector_leg_p95_ms": pct(exact_times, 95)}}

@@ -53,7 +53,7 @@ class SearchIndexSettings:
     refine_factor: int = 1          # ANN candidates re-ranked on stored vectors: refine_factor x limit
     ef: int = 1600                  # IVF_HNSW_SQ graph search's candidate list; 0 = LanceDB's (limit x refine_factor)
     retrain_share: float = 0.25     # retrain the ANN index when rows written since training exceed this share
-    scope_exact_rows: int = 8_000   # a knowledge scope of at most this many rows is searched exactly (its rows alone)
+    scope_exact_rows: int = 1_000   # a knowledge scope of at most this many rows is searched exactly (its rows alone)
 
     def __post_init__(self) -> None:
         if self.index_type not in ("IVF_PQ", "IVF_HNSW_SQ"):

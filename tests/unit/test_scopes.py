@@ -151,3 +151,11 @@ def test_metrics_and_the_report_count_turns_per_scope() -> None:
              for i, (scope, refused) in enumerate([("hr", False), ("hr", True), ("eng", True)])]
     assert summarise(ReportData(turns, [], []), now)["by_scope"] == {
         "eng": {"turns": 1, "answered": 0, "refused": 1}, "hr": {"turns": 2, "answered": 1, "refused": 1}}
+
+
+def test_a_scoped_graph_search_sizes_its_candidate_list_to_the_scope() -> None:
+    from storage.ann import AnnPlan, SearchIndexSettings, ef_for
+
+    plan, s = AnnPlan("IVF_HNSW_SQ", 61, 48, 1_000_000), SearchIndexSettings()
+    assert ef_for(plan, s) == 1600 and ef_for(plan, s, 0.1) == 160 and ef_for(plan, s, 0.01) == 100
+    assert ef_for(AnnPlan("IVF_PQ", 61, 48, 1_000_000), s, 0.1) == 0 and ef_for(None, s, 0.1) == 0

@@ -36,6 +36,8 @@ def explain(decision: Decision) -> str:
         "latency ms: " + json.dumps(decision.latency_ms),
         f"index version: {decision.index_version}  config: {decision.config_hash}",
     ]
+    if decision.scope is not None:  # the knowledge scope the turn was answered from (docs/scopes.md)
+        lines.insert(1, f"scope: {decision.scope}")
     views = claim_views(decision.claim_map)
     if decision.removed_claims:  # what the user was not sent, and why
         lines.append(f"left out ({len(decision.removed_claims)}):")
@@ -67,11 +69,13 @@ def render_reply(reply: Reply) -> str:
 
 
 class ConsoleChat:
-    """A read-eval-print loop; `user_id` is "local", an admin by default config."""
+    """A read-eval-print loop; `user_id` is "local", an admin by default config. `scope` (from
+    `groundbot chat --scope`) answers every question from that knowledge scope."""
 
     def __init__(self, backend: Backend, *, user_id: str = "local", stdin: IO[str] = sys.stdin,
-                 stdout: IO[str] = sys.stdout, session: str = "console") -> None:
+                 stdout: IO[str] = sys.stdout, session: str = "console", scope: str | None = None) -> None:
         self.backend = backend
+        self.scope = scope
         self.user_id = user_id
         self.stdin = stdin
         self.stdout = stdout
@@ -115,15 +119,16 @@ class ConsoleChat:
             self.say(explain(self.last) if self.last else say("no_decision", self.lang))
         elif name.startswith("/") and name[1:] in COMMANDS:
             progress = self._progress() if name == "/reingest" else None
-            self.say(render_reply(self.backend.command(PLATFORM, self.user_id, name[1:], args, progress)))
+            self.say(render_reply(self.backend.command(PLATFORM, self.user_id, name[1:], args, progress,
+                                                       self.key.chat_id, self.scope)))
         elif name in ("/good", "/bad"):
             self._feedback(1 if name == "/good" else -1, args)
         elif text.isdigit() and self.last and self.last.suggestions and 1 <= int(text) <= len(self.last.suggestions):
             picked = self.last.suggestions[int(text) - 1]
             self.say(f"> {picked.text}")
-            self._ask(Incoming(self.key, self.user_id, picked.text, suggestion_id=picked.id or None))
+            self._ask(Incoming(self.key, self.user_id, picked.text, suggestion_id=picked.id or None, scope=self.scope))
         else:
-            self._ask(Incoming(self.key, self.user_id, line))
+            self._ask(Incoming(self.key, self.user_id, line, scope=self.scope))
         return True
 
     def _feedback(self, value: int, args: str) -> None:

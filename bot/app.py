@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from bot.config import Config
+from bot.scopes import ScopeMap
 from bot.services.commands import Commands
 from bot.services.hooks import Hooks, TurnHandler
 from bot.services.knowledge import KnowledgeBase
@@ -53,6 +54,7 @@ class App:
     desk: ReviewDesk
     commands: Commands
     hooks: Hooks
+    scopes: ScopeMap = field(default_factory=ScopeMap)
     # how a reviewed answer reaches its conversation: each running adapter registers itself
     deliveries: dict[str, Delivery] = field(default_factory=dict)
 
@@ -67,8 +69,8 @@ class App:
         return self.kb.ensure_ingested(progress)
 
     def command(self, platform: str, user_id: str, name: str, args: str = "",
-                progress: Progress | None = None) -> Reply:
-        return self.commands.run(platform, user_id, name, args, progress)
+                progress: Progress | None = None, chat_id: str = "", scope: str | None = None) -> Reply:
+        return self.commands.run(platform, user_id, name, args, progress, chat_id, scope)
 
     def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
         return self.desk.handle(platform, user_id, action, item_id, text)
@@ -83,8 +85,8 @@ class App:
         self.deliveries[platform] = delivery
         self.courier.start()
 
-    def is_admin(self, platform: str, user_id: str) -> bool:
-        return self.config.is_admin(platform, user_id)
+    def is_admin(self, platform: str, user_id: str, chat_id: str = "") -> bool:
+        return self.commands.is_admin(platform, user_id, chat_id)
 
     def doctor(self, replay: bool = False) -> dict[str, Any]:
         """What an operator checks first: database reachable and writable, turns waiting in
@@ -102,15 +104,24 @@ class App:
         report["embedder"] = self.embedder.name
         return report
 
-    def stats(self) -> dict[str, Any]:
-        return collect_stats(self.store, self.index, self.embedder, self.courier)
+    def stats(self, scope: str | None = None) -> dict[str, Any]:
+        return collect_stats(self.store, self.index, self.embedder, self.courier, scope)
+
+    def check_suggestions(self) -> None:
+        """Decide ahead whether each suggestion would be answered: in each knowledge scope, or
+        in the whole knowledge base when there are none."""
+        for scope in self.scopes.each():
+            self.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD, scope)
 
 
 def collect_stats(store: SqlTranscriptStore, index: LanceChunkIndex, embedder: Embedder,
-                  courier: Courier) -> dict[str, Any]:
-    """Turns, rates, latency and feedback from the database, with the index and the outbox."""
-    data = store.stats()
+                  courier: Courier, scope: str | None = None) -> dict[str, Any]:
+    """Turns, rates, latency and feedback from the database (of one knowledge scope's turns, or
+    all), with the index and the outbox."""
+    data = store.stats(scope)
     data["index"] = {"chunks": index.count(), "version": index.version(), "embedder": embedder.name}
+    if scope is not None:
+        data["scope"] = scope
     try:  # reviewed answers still in the outbox: none should stay there long
         data["outbox_pending"] = courier.outbox.pending_count()
     except Exception as exc:
@@ -118,10 +129,24 @@ def collect_stats(store: SqlTranscriptStore, index: LanceChunkIndex, embedder: E
     return data
 
 
-def _recheck_suggestions(pipeline: Pipeline, result: str) -> None:
-    """After a re-ingest from chat, the suggestions of the new index version are checked at once."""
+def _recheck_suggestions(pipeline: Pipeline, scopes: ScopeMap, result: str) -> None:
+    """After a re-ingest from chat, the suggestions of the new index version are checked at once
+    (in every knowledge scope: the index version they were decided at has changed)."""
     if result == "ok":
-        pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)
+        for scope in scopes.each():
+            pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD, scope)
+
+
+def scope_turns(scopes: ScopeMap) -> Callable[[Incoming, TurnHandler], Decision]:
+    """The turn hook that gives each message the knowledge scope of its chat (bot/scopes.py); a
+    scope named by the caller (`--scope`, /api/ask) stays, checked when it was given."""
+
+    def hook(msg: Incoming, next_: TurnHandler) -> Decision:
+        if msg.scope is None and scopes.enabled:
+            msg = replace(msg, scope=scopes.resolve(msg.key))
+        return next_(msg)
+
+    return hook
 
 
 def announce_held(desk: ReviewDesk) -> Callable[[Incoming, TurnHandler], Decision]:
@@ -201,7 +226,8 @@ def build_app(
     gen = generator or make_generator(config)
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name),
-                        reader=reader or make_reader(config, emb.name), **kwargs)
+                        reader=reader or make_reader(config, emb.name), scope_refusals=config.scope_map().refusals(),
+                        **kwargs)
     return _services(config, pipeline, st, index, emb)
 
 
@@ -209,19 +235,22 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
               emb: Embedder) -> App:
     """The application services, each from what it needs, and the App over them."""
     hooks = Hooks()
+    scopes = config.scope_map()
     deliveries: dict[str, Delivery] = {}
     every = config.core.review.retry_seconds
     courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every)
     kb = KnowledgeBase(index, emb, config.chunking, kb_paths=config.kb_paths, reingest_roots=config.reingest_roots,
-                       reviewed_dir=config.data_dir / "reviewed")
+                       reviewed_dir=config.data_dir / "reviewed", scopes=scopes)
     desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
                       is_admin=config.is_admin)
-    commands = Commands(kb, partial(collect_stats, store, index, emb, courier), desk, store, config.is_admin, hooks)
+    commands = Commands(kb, partial(collect_stats, store, index, emb, courier), desk, store, config.is_admin, hooks,
+                        scopes)
+    hooks.turn.append(scope_turns(scopes))
     hooks.turn.append(announce_held(desk))
-    hooks.ingest.append(partial(_recheck_suggestions, pipeline))
+    hooks.ingest.append(partial(_recheck_suggestions, pipeline, scopes))
     return App(config=config, pipeline=pipeline, store=store, index=index, embedder=emb, kb=kb, courier=courier,
-               desk=desk, commands=commands, hooks=hooks, deliveries=deliveries)
+               desk=desk, commands=commands, hooks=hooks, deliveries=deliveries, scopes=scopes)
 
 
 def settle_heap() -> None:
@@ -241,6 +270,6 @@ def ready_app(config: Config, progress: Progress | None = None) -> App:
     if summary is not None:
         print("The knowledge base was empty; ingested", ", ".join(config.kb_paths) + ":", summary.line(),
               file=sys.stderr)
-    app.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)  # before the first refusal, not during it
+    app.check_suggestions()  # before the first refusal, not during it
     settle_heap()
     return app

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator
 
 from bot.schema import at, environment_tables, flattened, layout, load_toml, table, without_file
+from bot.scopes import ScopeMap, ScopeSettings, ScopingSettings, check_scopes, parse_scopes
 from core.profiles import THRESHOLD_KEYS
 from core.settings import CoreSettings
 from storage.ann import SearchIndexSettings
@@ -130,6 +131,9 @@ class Config:
     log: LogSettings = field(default_factory=LogSettings)
     search_index: SearchIndexSettings = field(default_factory=SearchIndexSettings)
     admins: dict[str, UserIds] = field(default_factory=_default_admins, metadata=at("admins", "*"))
+    # knowledge scopes ([[scopes]], bot/scopes.py): which documents answer which chats; none = one KB
+    scopes: tuple[ScopeSettings, ...] = field(default=(), metadata=without_file())
+    scoping: ScopingSettings = field(default_factory=ScopingSettings)
     # similarity thresholds config.toml sets explicitly; they override the embedder's profile
     threshold_overrides: dict[str, dict[str, float]] = field(default_factory=dict, metadata=without_file())
     secrets: dict[str, str] = field(default_factory=dict, repr=False, metadata=without_file())
@@ -174,6 +178,10 @@ class Config:
     def is_admin(self, platform: str, user_id: str) -> bool:
         return str(user_id) in self.admins.get(platform, ())
 
+    def scope_map(self) -> ScopeMap:
+        """The knowledge scopes, with the folder of each scope's saved FAQ answers."""
+        return ScopeMap.of(self.scopes, self.scoping.default_scope, self.data_dir / "reviewed")
+
     def env_names(self) -> list[str]:
         """Every environment variable an `*_env` setting names, wherever in the schema it is
         declared (the secrets to read, and to redact from logs)."""
@@ -191,13 +199,17 @@ ENV_PREFIX = "GROUNDBOT_"
 
 
 def from_toml(data: Mapping[str, Any], source: str = "config.toml") -> Config:
-    """Config from a parsed config.toml (missing keys keep their defaults); errors name `source`."""
+    """Config from a parsed config.toml (missing keys keep their defaults); errors name `source`.
+    `[[scopes]]` is an array of tables, read and checked apart (bot/scopes.py)."""
+    data = dict(data)
+    scopes = parse_scopes(data.pop("scopes"), source) if "scopes" in data else ()
     cfg, explicit = load_toml(Config, data, source)
+    check_scopes(scopes, cfg.scoping.default_scope, cfg.kb_paths, source)
     overrides: dict[str, dict[str, float]] = {}
     for path, value in explicit.items():  # ("core", section, key): a threshold set in the file
         if path[0] == "core" and path[2] in THRESHOLD_KEYS.get(path[1], ()):
             overrides.setdefault(path[1], {})[path[2]] = value
-    return replace(cfg, threshold_overrides=overrides)
+    return replace(cfg, threshold_overrides=overrides, scopes=scopes)
 
 
 def load_config(path: str | Path | None = None, *, data_dir: str | Path | None = None,

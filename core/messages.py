@@ -6,6 +6,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+# Incoming.scope of a chat that no knowledge scope serves (and no default scope): refused unread
+NOT_SET_UP = "-"
+
 
 @dataclass(frozen=True)
 class ConversationKey:
@@ -30,6 +33,7 @@ class Incoming:
     suggestion_id: int | None = None  # set when the user picked an offered suggestion
     rejection: str = ""  # set by an adapter that could not read the message (e.g. not valid UTF-8): why
     uid: str = ""  # the turn's uid when the platform message fixes it (message_uid); else a new one
+    scope: str | None = None  # the knowledge scope that answers it (bot/scopes.py); None = the whole knowledge base
 
 
 def message_uid(*parts: object) -> str:
@@ -175,6 +179,7 @@ class Decision:
     turn_uid: str = ""  # the turn's own id, known before any database has seen it
     history: str = ""  # "loaded", "none" (a new conversation) or "unavailable" (the turn ran without it)
     recorded: str = ""  # "database", "spool" (replayed into the database later) or "" (not recorded)
+    scope: str | None = None  # the knowledge scope the turn was answered from (None = the whole knowledge base)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view (`groundbot ask --json`, transcripts, `/why`)."""
@@ -211,6 +216,7 @@ class Decision:
             "turn_uid": self.turn_uid,
             "history": self.history,
             "recorded": self.recorded,
+            "scope": self.scope,
         }
 
     def decision_key(self) -> dict[str, Any]:

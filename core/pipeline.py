@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from core import reasons
@@ -20,16 +20,17 @@ from core.condense import condense
 from core.conversation import State, Trigger, Turn
 from core.gates import run_gates
 from core.language import language_of, prefer_language
-from core.messages import ConversationKey, Decision, Hit, Incoming
+from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
 from core.normalize import normalize_text
 from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, PassageReader, TranscriptStore
 from core.reading import Reading, read
 from core.reasons import Status
-from core.record import TurnContext, build_decision
+from core.record import TurnContext, build_decision, scope_decision
 from core.risk import Route, assess, route
 from core.settings import CoreSettings, ReaderSettings
 from core.suggest import candidate_pool, suggest
 from core.turnlog import turn_context
+from core.verdicts import Verdicts
 from core.verify import verify_answer
 
 log = logging.getLogger(__name__)
@@ -66,17 +67,18 @@ class Pipeline:
         clock: Callable[[], float] = time.perf_counter,
         claim_judge: ClaimJudge | None = None,
         reader: PassageReader | None = None,
+        scope_refusals: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
         self.reader = reader if settings.reader.enabled else None
+        self.scope_refusals = dict(scope_refusals or {})  # a knowledge scope's own refusal message
         self.claim_judge = claim_judge if settings.judge.claims else None
         self.embedder = embedder
         self.index = index
         self.generator = generator
         self.store = store
         self.clock = clock
-        self._answered_cache: dict[str, bool] = {}  # suggestion -> answered now, for one index version
-        self._answered_version: str | None = None  # the index version and configuration it holds for
+        self._verdicts = Verdicts()  # suggestion -> answered now, per knowledge scope and index version
         self._dry_runs = 0  # suggestions decided by running their stages (not read from the index)
         self.config_hash = settings.config_hash() + ":" + generator.name + ":" + embedder.name
         # the stage each working state runs (its latency key, the stage); resting states run none
@@ -90,6 +92,9 @@ class Pipeline:
     # -- input -----------------------------------------------------------------
     def _validate(self, msg: Incoming) -> tuple[str, str]:
         """Return (question, rejection explanation)."""
+        if msg.scope == NOT_SET_UP:  # nothing of the knowledge base is read for a chat no scope serves
+            return clean_input(msg.text)[: self.settings.retrieval.max_question_chars], reasons.EXPLANATIONS[
+                reasons.CHAT_NOT_SET_UP]
         if msg.rejection:
             return clean_input(msg.text)[: self.settings.retrieval.max_question_chars], msg.rejection
         text = msg.text
@@ -127,7 +132,7 @@ class Pipeline:
             vectors = self.embedder.embed_queries(norms)
             best: tuple[float, int, list[Hit]] | None = None
             for i, (norm, vec) in enumerate(zip(norms, vectors, strict=True)):
-                hits = self.index.search(norm, vec, cfg.top_k)
+                hits = self.index.search(norm, vec, cfg.top_k, scope=ctx.msg.scope)
                 top1 = max((h.similarity for h in hits), default=0.0)
                 if best is None or top1 > best[0]:
                     best = (top1, i, hits)
@@ -248,7 +253,8 @@ class Pipeline:
         turn = self._begin(ctx, conversation)
         turn.fire(Trigger.PICK if msg.suggestion_id is not None else Trigger.ASK)
         if rejection:
-            ctx.reason, ctx.explanation = reasons.INPUT_REJECTED, rejection
+            ctx.reason = reasons.CHAT_NOT_SET_UP if msg.scope == NOT_SET_UP else reasons.INPUT_REJECTED
+            ctx.explanation = rejection
             turn.fire(Trigger.ABORT)
         while turn.state in self.stages:  # the machine drives: run the current state's stage
             name, stage = self.stages[turn.state]
@@ -285,17 +291,21 @@ class Pipeline:
                 turn.fire(Trigger.OFFER)
         status = ctx.verification.status if ctx.verification else Status.REFUSE
         decision = build_decision(ctx, turn.state, str(status), suggestions, self.config_hash, self.settings.refusal)
+        scope_decision(decision, ctx.msg.scope, self.scope_refusals)
         self._record(conversation, ctx.msg, decision, turn)
         return decision
 
-    def suggestions_for(self, question: str) -> list[str]:
-        """Suggestions for a question answered outside a turn (an admin rejected its draft)."""
-        msg = Incoming(ConversationKey("", ""), "", question)
+    def suggestions_for(self, question: str, scope: str | None = None) -> list[str]:
+        """Suggestions for a question answered outside a turn (an admin rejected its draft), from
+        the knowledge scope it was asked in."""
+        msg = Incoming(ConversationKey("", ""), "", question, scope=scope)
         return self._suggestions(TurnContext(msg=msg, question=question, language=language_of(question)))
 
     def _suggestions(self, ctx: TurnContext) -> list[str]:
         cfg = self.settings.refusal
-        vec = ctx.query_vector
+        vec, scope = ctx.query_vector, ctx.msg.scope
+        if scope == NOT_SET_UP:
+            return []
         if vec is None or ctx.reason == reasons.INPUT_REJECTED:
             if not ctx.question:
                 return []
@@ -304,7 +314,7 @@ class Pipeline:
             except Exception:
                 return []
         try:
-            candidates = self.index.suggestion_candidates(vec, candidate_pool(cfg.max_suggestions))
+            candidates = self.index.suggestion_candidates(vec, candidate_pool(cfg.max_suggestions), scope=scope)
         except Exception:
             return []
         candidates = prefer_language(candidates, ctx.language, lambda c: c[0])
@@ -313,62 +323,60 @@ class Pipeline:
         for text in ranked:  # offered only if asking it would be answered now
             if len(out) >= cfg.max_suggestions:
                 break
-            if self._answered(text):
+            if self._answered(text, scope):
                 out.append(text)
         return out
 
-    def check_suggestions(self, limit: int) -> int:
+    def check_suggestions(self, limit: int, scope: str | None = None) -> int:
         """Decide now, for up to `limit` suggestions of the index, whether each would be answered,
         and store the verdicts with the index (decided at this index version and configuration),
         so every process's refusals read them instead of running a suggestion's stages while the
         user waits. `groundbot ingest`, a re-ingest from chat and a starting front end call it;
         a process that finds the verdicts stored for the current version runs nothing. Returns
-        how many suggestions it covered."""
+        how many suggestions it covered; with knowledge scopes, those of one `scope` in it."""
         try:
-            texts = self.index.suggestion_texts(limit)
+            texts = self.index.suggestion_texts(limit, scope=scope)
         except Exception:
             log.exception("suggestions not listed for checking")
             return 0
         runs = self._dry_runs
         for text in texts:
-            self._answered(text)
-        if self._dry_runs != runs and self._answered_version:  # something was decided here: share it
+            self._answered(text, scope)
+        decided_at, verdicts = self._verdicts.held(scope)
+        if self._dry_runs != runs and decided_at:  # something was decided here: share it
             try:
-                self.index.save_suggestion_verdicts(self._answered_version, dict(self._answered_cache))
+                self.index.save_suggestion_verdicts(decided_at, dict(verdicts))
             except Exception as exc:  # a read-only store: each process decides for itself
                 log.warning("suggestion verdicts not stored: %s", exc)
         return len(texts)
 
-    def _decided_at(self) -> str:
-        """What a suggestion's verdict depends on: the index version and this configuration."""
-        return f"{self.index.version()}|{self.config_hash}"
+    @property
+    def _answered_cache(self) -> dict[str, bool]:  # the verdicts held for the whole knowledge base
+        return self._verdicts.held(None)[1]
 
-    def _answered(self, text: str) -> bool:
+    def _decided_at(self, scope: str | None) -> str:
+        """A verdict's index version and configuration, and after '#' the knowledge scope it is for."""
+        return f"{self.index.version()}|{self.config_hash}#{scope or ''}"
+
+    def _answered(self, text: str, scope: str | None = None) -> bool:
         """Would `text`, asked now, be answered (not refused, not held)? Read from the verdicts
         stored for this index version and configuration, else decided by running its stages once
         without recording anything (a suggestion is asked of the same index many times, so a
         refusal mostly reads the cache); with an LLM generator the check stops at the gates, so
         checking never calls the LLM."""
         try:
-            decided_at = self._decided_at()
+            cache = self._verdicts.at(scope, self._decided_at(scope), self.index.suggestion_verdicts)
         except Exception:
             return False
-        if decided_at != self._answered_version:
-            self._answered_cache.clear()
-            self._answered_version = decided_at
-            try:
-                self._answered_cache.update(self.index.suggestion_verdicts(decided_at))
-            except Exception as exc:
-                log.warning("stored suggestion verdicts not read: %s", exc)
         key = normalize_text(text)
-        known = self._answered_cache.get(key)
+        known = cache.get(key)
         if known is None:
             self._dry_runs += 1
-            known = self._answered_cache[key] = self._dry_run(text)
+            known = cache[key] = self._dry_run(text, scope)
         return known
 
-    def _dry_run(self, text: str) -> bool:
-        ctx = TurnContext(msg=Incoming(ConversationKey("", ""), "", text), question=clean_input(text),
+    def _dry_run(self, text: str, scope: str | None = None) -> bool:
+        ctx = TurnContext(msg=Incoming(ConversationKey("", ""), "", text, scope=scope), question=clean_input(text),
                           language=language_of(text))
         turn = Turn(State.IDLE)
         turn.fire(Trigger.ASK)

@@ -29,19 +29,21 @@ class Embedder(Protocol):
 
 
 class ChunkIndex(Protocol):
-    """Hybrid (vector + full-text) search over ingested chunks."""
+    """Hybrid (vector + full-text) search over ingested chunks. `scope` (a knowledge scope's
+    name; None = the whole index) filters inside the index: a chunk outside it is never read."""
 
-    def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]: ...
+    def search(self, query_text: str, query_vector: np.ndarray, k: int, scope: str | None = None) -> list[Hit]: ...
 
     def version(self) -> str: ...
 
-    def suggestion_candidates(self, query_vector: np.ndarray, limit: int) -> list[tuple[str, np.ndarray]]:
+    def suggestion_candidates(self, query_vector: np.ndarray, limit: int,
+                              scope: str | None = None) -> list[tuple[str, np.ndarray]]:
         """The `limit` (question-like text, vector) pairs nearest `query_vector`, best first:
         FAQ questions and section headings. An index answers from a small table or index of
         its own; it never reads every chunk."""
         ...
 
-    def suggestion_texts(self, limit: int) -> list[str]:
+    def suggestion_texts(self, limit: int, scope: str | None = None) -> list[str]:
         """Up to `limit` of the suggestions (FAQ questions, headings) the index holds, to check
         ahead of the refusals that would offer them."""
         ...
@@ -133,9 +135,11 @@ class Backend(Protocol):
     def ask(self, msg: Incoming) -> Decision: ...
 
     def command(self, platform: str, user_id: str, name: str, args: str = "",
-                progress: Callable[[str, int, int], None] | None = None) -> Reply:
+                progress: Callable[[str, int, int], None] | None = None, chat_id: str = "",
+                scope: str | None = None) -> Reply:
         """An admin command ("stats", "reingest", "review") as its platform-neutral reply
-        (bot/services/commands.py); non-admins get a refusal and nothing runs."""
+        (bot/services/commands.py); non-admins get a refusal and nothing runs. The chat it was
+        sent from (or a `scope` the operator named) decides the knowledge scope it acts on."""
         ...
 
     def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
@@ -151,7 +155,9 @@ class Backend(Protocol):
         """How reviewed answers reach this platform's conversations (the running adapter)."""
         ...
 
-    def is_admin(self, platform: str, user_id: str) -> bool: ...
+    def is_admin(self, platform: str, user_id: str, chat_id: str = "") -> bool:
+        """A global admin; in a knowledge scope's chat, also that scope's own admins."""
+        ...
 
 
 class Delivery(Protocol):

@@ -20,6 +20,7 @@ class Reason(StrEnum):
     NEEDS_REVIEW = "NEEDS_REVIEW"
     NOT_ANSWERED_BY_SOURCES = "NOT_ANSWERED_BY_SOURCES"
     REVIEW_REJECTED = "REVIEW_REJECTED"
+    CHAT_NOT_SET_UP = "CHAT_NOT_SET_UP"
 
 
 class Status(StrEnum):
@@ -43,6 +44,7 @@ INPUT_REJECTED = Reason.INPUT_REJECTED
 NEEDS_REVIEW = Reason.NEEDS_REVIEW
 NOT_ANSWERED_BY_SOURCES = Reason.NOT_ANSWERED_BY_SOURCES
 REVIEW_REJECTED = Reason.REVIEW_REJECTED
+CHAT_NOT_SET_UP = Reason.CHAT_NOT_SET_UP
 
 ALL = tuple(Reason)
 
@@ -59,5 +61,6 @@ EXPLANATIONS: dict[str, str] = {
     INPUT_REJECTED: "The message could not be processed as a question.",
     NEEDS_REVIEW: "The answer is held for review by an admin before it is shown.",
     NOT_ANSWERED_BY_SOURCES: "The matching passages are about the question, but none of their sentences answers it.",
+    CHAT_NOT_SET_UP: "No knowledge scope serves this chat, and no default scope is configured.",
     REVIEW_REJECTED: "An admin reviewed the held answer and rejected it: the knowledge base does not answer this.",
 }

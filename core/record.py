@@ -96,6 +96,16 @@ def _sources(ctx: TurnContext, answer: str) -> list[Source]:
             for n, h in enumerate(kept, start=1) if n in cited]
 
 
+def scope_decision(decision: Decision, scope: str | None, refusals: dict[str, str]) -> None:
+    """The turn's knowledge scope in its record; a chat no scope serves is told so, and a
+    scope's own refusal message (`refusals`) replaces the configured one."""
+    decision.scope = scope
+    if decision.refusal_reason == reasons.CHAT_NOT_SET_UP:
+        decision.refusal_message = say("chat_not_set_up", decision.language)
+    elif decision.refused and decision.state != State.PENDING_REVIEW and scope in refusals:
+        decision.refusal_message = refusals[scope or ""]
+
+
 def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[str], config_hash: str,
                    refusal: RefusalSettings) -> Decision:
     """The record of a turn that rests in `state` (replied, refused, awaiting_refinement,

@@ -13,7 +13,7 @@ import os
 import re
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,9 @@ from core.normalize import normalize_text
 from storage.ann import AnnPlan, SearchIndexSettings, ann_state, ef_for, maintain_table, nprobes_for
 from storage.chunk_card import CARD, FIELDS, add_cards, pack, unpack
 from storage.documents import Chunk
+from storage.fusion import fuse
+from storage.scope_column import FIELD as SCOPES_FIELD
+from storage.scope_column import SCOPES, add_scope_column, index_scopes, scope_filter
 from storage.search_legs import AsyncTableAt, LegQuery, LegTimes, run_legs
 from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, open_table_or_none, vectors_of
 
@@ -52,6 +55,7 @@ def schema(dim: int) -> pa.Schema:
             pa.field("ingested_at", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
             pa.field(CARD, pa.string()),
+            SCOPES_FIELD,  # the knowledge scopes of the chunk's document (storage/scope_column.py)
         ]
     )
 
@@ -112,6 +116,7 @@ class LanceChunkIndex:
         self._version: int | None = None  # the chunk table's version, cached while the stamp holds
         self.leg_times = LegTimes()  # the last search's vector and full-text legs (ms)
         self._plans: dict[int, tuple[int, AnnPlan | None]] = {}
+        self._scope_rows: dict[str, tuple[int, tuple[int, int]]] = {}  # scope -> (version, (its rows, all rows))
         self._shown = [CARD]  # the columns a hit is read from: the card, or a table's old columns
         self._written = 0  # chunk rows written since the last maintain()
         self._check_meta()
@@ -152,6 +157,7 @@ class LanceChunkIndex:
             self._chunks = open_table_or_none(self.db, TABLE)
             if self._chunks is not None:
                 self._read_shown(add_cards(self._chunks))
+                add_scope_column(self._chunks)
         return self._chunks
 
     def _read_shown(self, has_card: bool) -> None:
@@ -222,26 +228,43 @@ class LanceChunkIndex:
         pairs = {(r["doc_id"], heading_leaf(r["heading"])) for r in docs if r["heading"]}
         return rows, sorted((d, h) for d, h in pairs if h)
 
-    def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]:
+    def search(self, query_text: str, query_vector: np.ndarray, k: int, scope: str | None = None) -> list[Hit]:
         """Vector and full-text results fused by reciprocal rank; scores stay cosine. Both legs go
         to LanceDB at once (storage/search_legs.py); the vector leg's cosine is its `_distance`
-        (an ANN query re-ranks on stored vectors), only the full-text hits bring their vectors."""
+        (an ANN query re-ranks on stored vectors), only the full-text hits bring their vectors.
+        A `scope` is a prefilter of both legs: rows outside it are never ranked or read."""
         tbl = self.table()
         if tbl is None:
             return []
         qv = np.asarray(query_vector, dtype=np.float32)
         self.version()  # a stat of the versions folder; checks out a newer version when there is one
         plan = self._search_plan(tbl, self._version)
+        rows, share = self._scope_share(tbl, scope)
         query = LegQuery(qv, " ".join(fts_terms(query_text)), self.candidates, self._shown,
                          nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor,
-                         ef_for(plan, self.settings))
+                         ef_for(plan, self.settings, share), scope_filter(scope),
+                         scope is not None and rows <= self.settings.scope_exact_rows)
         vec, fts = run_legs(self._legs_table, int(self._version or 0), query, self.leg_times)
         vec_rows = self._hit_rows(vec)
         for row in vec_rows:
             row["sim"] = 1.0 - float(row["_distance"])
         if isinstance(fts, Exception):  # no FTS index yet, or a query the parser rejects
             log.debug("full-text search skipped: %s", fts)
-        return self._fuse(vec_rows, self._fts_rows(fts, qv) if isinstance(fts, pa.Table) else [], k)
+        return fuse(vec_rows, self._fts_rows(fts, qv) if isinstance(fts, pa.Table) else [], k, self.rrf_k)
+
+    def _scope_share(self, tbl: Any, scope: str | None) -> tuple[int, float]:
+        """A knowledge scope's rows and their share of the table, read once per table version (the
+        label-list index counts them): a scope of few rows is searched exactly, its rows alone,
+        like a small table; a larger one through the graph with a list sized to its share."""
+        if scope is None:
+            return 0, 1.0
+        version = int(self._version or 0)
+        held = self._scope_rows.get(scope)
+        if held is None or held[0] != version:
+            counts = (int(tbl.count_rows(scope_filter(scope))), max(1, int(tbl.count_rows())))
+            held = self._scope_rows[scope] = (version, counts)
+        rows, total = held[1]
+        return rows, rows / total
 
     def _hit_rows(self, result: pa.Table) -> list[dict[str, Any]]:
         """A leg's rows as dicts of the shown fields (unpacked from their cards) plus the leg's
@@ -259,54 +282,17 @@ class LanceChunkIndex:
             row["sim"] = float(sim)
         return rows
 
-    def _fuse(self, vec_rows: list[dict[str, Any]], fts_rows: list[dict[str, Any]], k: int) -> list[Hit]:
-        fused: dict[tuple[str, int], dict[str, Any]] = {}
-        for source_rank, rows in (("v", vec_rows), ("f", fts_rows)):
-            seen: set[tuple[str, int]] = set()
-            rank = -1
-            for row in rows:
-                key = (row["doc_id"], int(row["position"]))
-                sim = row["sim"]
-                entry = fused.setdefault(key, {"row": row, "sim": sim, "fused": 0.0, "kw": None, "by_heading": 0.0})
-                entry["sim"] = max(entry["sim"], sim)
-                if row["kind"] == "faq_qa":  # an FAQ shows its question + answer row
-                    entry["row"] = row
-                if row["kind"] == "key":  # the chunk's heading key: the chunk, found by its heading
-                    entry["by_heading"] = max(entry["by_heading"], sim)
-                if key in seen:  # an FAQ's question row and answer row count once per ranking
-                    continue
-                seen.add(key)
-                rank += 1
-                entry["fused"] += 1.0 / (self.rrf_k + rank + 1)
-                if source_rank == "f" and entry["kw"] is None:
-                    entry["kw"] = rank + 1
-        ordered = sorted(fused.values(), key=lambda e: (-e["fused"], -e["sim"], e["row"]["chunk_id"]))[:k]
-        hits = []
-        for e in ordered:
-            r = e["row"]
-            faq = r["kind"] in ("faq", "faq_qa")
-            text = f"{r['faq_question']}\n{r['faq_answer']}" if faq else r["text"]
-            hits.append(
-                Hit(
-                    chunk_id=r["chunk_id"], doc_id=r["doc_id"], source=r["source"], title=r["title"],
-                    heading=r["heading"], text=text, similarity=round(e["sim"], 6), fused=round(e["fused"], 6),
-                    keyword_rank=e["kw"], kind="faq" if faq else "doc", faq_question=r["faq_question"],
-                    faq_answer=r["faq_answer"], url=r["url"], position=int(r["position"]),
-                    heading_similarity=round(e["by_heading"], 6),
-                )
-            )
-        return hits
-
-    def suggestion_candidates(self, query_vector: np.ndarray, limit: int) -> list[tuple[str, np.ndarray]]:
+    def suggestion_candidates(self, query_vector: np.ndarray, limit: int,
+                              scope: str | None = None) -> list[tuple[str, np.ndarray]]:
         """The `limit` FAQ questions and section headings nearest the question, from their own
-        table (written at ingest); the chunk table is not read."""
+        table (written at ingest; prefiltered to `scope`); the chunk table is not read."""
         plan = self._search_plan(self.suggestions.table())
         nprobes = nprobes_for(plan, self.settings) if plan else 0
         return self.suggestions.nearest(query_vector, limit, nprobes, self.settings.refine_factor,
-                                        ef_for(plan, self.settings))
+                                        ef_for(plan, self.settings), scope_filter(scope))
 
-    def suggestion_texts(self, limit: int) -> list[str]:
-        return self.suggestions.texts(limit)
+    def suggestion_texts(self, limit: int, scope: str | None = None) -> list[str]:
+        return self.suggestions.texts(limit, scope_filter(scope))
 
     def suggestion_verdicts(self, decided_at: str) -> dict[str, bool]:
         return self.suggestions.verdicts.read(decided_at)
@@ -316,16 +302,19 @@ class LanceChunkIndex:
 
     # -- writing ----------------------------------------------------------------
     def apply(self, new_chunks: Sequence[Chunk], vectors: np.ndarray, doc_hashes: dict[str, str],
-              replace_docs: Sequence[str], suggestions: Sequence[SuggestionRow] = ()) -> None:
+              replace_docs: Sequence[str], suggestions: Sequence[SuggestionRow] = (),
+              doc_scopes: Mapping[str, Sequence[str]] | None = None) -> None:
         """Insert `new_chunks` and drop every other chunk of `replace_docs`, in one commit; then
-        the same for the documents' suggestion rows (FAQ questions, headings)."""
+        the same for the documents' suggestion rows (FAQ questions, headings). Every row carries
+        the knowledge scopes of its document (`doc_scopes`; none when scopes are not used)."""
+        scopes = doc_scopes or {}
         now = datetime.now(UTC).isoformat(timespec="seconds")
         records = [
             {
                 "chunk_id": c.chunk_id, "doc_id": c.doc_id, "source": c.source, "kind": c.kind, "position": c.position,
                 "text_norm": normalize_text(" ".join(p for p in _searched(c) if p)),
                 "doc_hash": doc_hashes[c.doc_id], "ingested_at": now, "vector": vectors[i].astype(np.float32),
-                CARD: pack(_card(c)),
+                CARD: pack(_card(c)), SCOPES: list(scopes.get(c.doc_id, ())),
             }
             for i, c in enumerate(new_chunks)
         ]
@@ -341,7 +330,7 @@ class LanceChunkIndex:
                 builder = builder.when_not_matched_by_source_delete(f"doc_id IN ({scope})")
             builder.execute(data)
         self._write_meta()
-        self.suggestions.write(suggestions, replace_docs)
+        self.suggestions.write(suggestions, replace_docs, scopes)
         self._written += len(new_chunks)
         self._version = None
 
@@ -371,9 +360,11 @@ class LanceChunkIndex:
         suggestions_written, self.suggestions.written = self.suggestions.written, 0
         chunks = self.table()
         if chunks is not None and chunks.count_rows() > 0:
+            index_scopes(chunks)
             done["chunks"] = maintain_table(chunks, written, self.dim, self.settings, self.rebuild_text_index)
         sugg = self.suggestions.table()
         if sugg is not None and sugg.count_rows() > 0:
+            index_scopes(sugg)
             done["suggestions"] = maintain_table(sugg, suggestions_written, self.dim, self.settings)
         self._warm()
         return done

@@ -68,7 +68,9 @@ def _under(source: str, root: Path) -> bool:
     return source == root_s or source.startswith(root_s.rstrip(os.sep) + os.sep)
 
 
-def load_documents(paths: Sequence[Path], summary: IngestSummary) -> list[Document]:
+def load_documents(paths: Sequence[Path], summary: IngestSummary,
+                   only: Sequence[Path] | None = None) -> list[Document]:
+    """The documents under `paths` (of them, only the files under `only`, when given)."""
     docs: list[Document] = []
     seen: set[str] = set()
     for root in paths:
@@ -76,7 +78,7 @@ def load_documents(paths: Sequence[Path], summary: IngestSummary) -> list[Docume
             summary.skipped.append((str(root), "does not exist"))
             continue
         for path, doc_id in discover(root):
-            if doc_id in seen:
+            if doc_id in seen or (only is not None and not any(_under(str(path), o) for o in only)):
                 continue
             seen.add(doc_id)
             try:
@@ -97,31 +99,26 @@ def ingest(
     embedder: Any,
     settings: ChunkSettings = ChunkSettings(),
     progress: Progress | None = None,
+    scopes_of: Callable[[str], Sequence[str]] | None = None,
+    only: Sequence[Path] | None = None,
 ) -> IngestSummary:
-    """Bring the index in line with the files under `paths` (only those roots are touched)."""
+    """Bring the index in line with the files under `paths` (only those roots are touched).
+    `scopes_of` gives each document's knowledge scopes from its file's path (bot/scopes.py);
+    they are part of its stored hash, so a document whose scopes changed is written again
+    (with its stored vectors) even when its text did not change. `only` narrows the ingest to
+    the files under those paths (a knowledge scope's folders) while their documents keep the
+    ids they have under `paths`; only documents under them are removed."""
     t0 = time.perf_counter()
     summary = IngestSummary()
     roots = [Path(p).resolve() for p in paths]
-    docs = load_documents(roots, summary)
+    narrowed = [Path(p).resolve() for p in only] if only is not None else None
+    docs = load_documents(roots, summary, narrowed)
     existing = index.existing_docs()
-    changed: list[Document] = []
-    hashes: dict[str, str] = {}
-    for doc in docs:
-        h = doc.content_hash()
-        hashes[doc.doc_id] = h
-        old = existing.get(doc.doc_id)
-        if old is None:
-            summary.added.append(doc.doc_id)
-            changed.append(doc)
-        elif old[1] != h:
-            summary.updated.append(doc.doc_id)
-            changed.append(doc)
-        else:
-            summary.unchanged.append(doc.doc_id)
+    changed, hashes, doc_scopes = compare(docs, existing, scopes_of, summary)
     present = {d.doc_id for d in docs}
     summary.removed = sorted(
         doc_id for doc_id, (source, _) in existing.items()
-        if doc_id not in present and any(_under(source, r) for r in roots)
+        if doc_id not in present and any(_under(source, r) for r in (roots if narrowed is None else narrowed))
     )
     chunks: list[Chunk] = []
     keys = settings.heading_keys if settings.heading_keys is not None else embedder.name in KEYED_EMBEDDERS
@@ -133,13 +130,39 @@ def ingest(
         vectors = embed_chunks(chunks, embedder, settings.embed_batch, progress, summary, stored)
         rows = suggestion_rows(chunks, vectors, embedder, index.suggestion_sources() if backfill else None)
         replace = [*summary.updated, *summary.removed, *summary.added]
-        index.apply(chunks, vectors, hashes, replace, rows)
+        index.apply(chunks, vectors, hashes, replace, rows, doc_scopes)
         summary.index_maintenance = index.maintain()
     summary.keys_written = sum(c.kind == "key" for c in chunks)
     summary.chunks_written = len(chunks) - summary.keys_written
     summary.index_version = index.version()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def compare(docs: Sequence[Document], existing: dict[str, tuple[str, str]],
+            scopes_of: Callable[[str], Sequence[str]] | None,
+            summary: IngestSummary) -> tuple[list[Document], dict[str, str], dict[str, list[str]]]:
+    """The documents to write (added or changed), each document's stored hash (its content, and
+    its knowledge scopes when it has any) and its scopes; counted in `summary`."""
+    changed: list[Document] = []
+    hashes: dict[str, str] = {}
+    doc_scopes: dict[str, list[str]] = {}
+    for doc in docs:
+        h = doc.content_hash()
+        doc_scopes[doc.doc_id] = sorted(scopes_of(doc.source)) if scopes_of else []
+        if doc_scopes[doc.doc_id]:
+            h += "|" + ",".join(doc_scopes[doc.doc_id])
+        hashes[doc.doc_id] = h
+        old = existing.get(doc.doc_id)
+        if old is None:
+            summary.added.append(doc.doc_id)
+            changed.append(doc)
+        elif old[1] != h:
+            summary.updated.append(doc.doc_id)
+            changed.append(doc)
+        else:
+            summary.unchanged.append(doc.doc_id)
+    return changed, hashes, doc_scopes
 
 
 def embed_chunks(chunks: Sequence[Chunk], embedder: Any, batch: int, progress: Progress | None,

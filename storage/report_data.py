@@ -28,7 +28,8 @@ def load(engine: Engine, since: datetime | None = None) -> ReportData:
             q = q.where(TurnRecord.created_at >= since)
         turns = [{"id": t.id, "created_at": t.created_at, "refused": t.refused, "reason": t.refusal_reason,
                   "state": t.state, "question": t.question, "route": (t.record or {}).get("route") or "",
-                  "risk": (t.record or {}).get("risk"), "draft": (t.record or {}).get("draft") or ""}
+                  "risk": (t.record or {}).get("risk"), "draft": (t.record or {}).get("draft") or "",
+                  "scope": t.scope}
                  for t in session.exec(q.order_by(TurnRecord.id)).all()]  # type: ignore[arg-type]
         ids = {t["id"] for t in turns}
         reviews = [{"turn_id": r.turn_id, "origin": r.origin, "reason": r.reason, "status": r.status,

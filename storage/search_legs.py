@@ -40,6 +40,8 @@ class LegQuery:
     nprobes: int = 0          # 0 = no ANN index: exact search, no ANN settings
     refine_factor: int = 0
     ef: int = 0               # graph search candidates (IVF_HNSW_SQ); 0 = LanceDB's default
+    where: str = ""           # a prefilter (a knowledge scope, storage/scope_column.py); '' = every row
+    exact: bool = False       # search the prefiltered rows exactly, not through the ANN index
 
 
 class AsyncTableAt:
@@ -89,18 +91,20 @@ async def _timed(query: Any) -> tuple[Any, float]:
 def vector_query(atbl: Any, q: LegQuery) -> Any:
     """The vector leg: cosine nearest rows, with the ANN settings when the table has an index."""
     vec = atbl.query().nearest_to(q.vector).distance_type("cosine").limit(q.limit).select([*q.columns, "_distance"])
+    if q.exact:  # a small scope: its rows alone, read through the scope's index, beat a filtered graph search
+        return vec.where(q.where).bypass_vector_index()
     if q.nprobes:
         vec = vec.nprobes(q.nprobes).refine_factor(max(1, q.refine_factor))
         if q.ef:
             vec = vec.ef(q.ef)
-    return vec
+    return vec.where(q.where) if q.where else vec  # the async API prefilters unless told otherwise
 
 
 def text_query(atbl: Any, q: LegQuery, extra: tuple[str, ...] = ("vector",)) -> Any:
     """The full-text leg; its hits bring their vectors (`extra`), to be scored by cosine like the
     vector leg's."""
-    return atbl.query().nearest_to_text(q.text, columns="text_norm").limit(q.limit).select(
-        [*q.columns, *extra, "_score"])
+    fts = atbl.query().nearest_to_text(q.text, columns="text_norm").limit(q.limit).select([*q.columns, *extra, "_score"])
+    return fts.where(q.where) if q.where else fts
 
 
 async def _both(table: AsyncTableAt, version: int, q: LegQuery) -> tuple[tuple[Any, float], tuple[Any, float]]:

@@ -10,7 +10,7 @@ few rows, so its cost does not depend on the chunk table's size or on a recent i
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,8 @@ import numpy as np
 import pyarrow as pa
 
 from storage.documents import Chunk
+from storage.scope_column import FIELD as SCOPES_FIELD
+from storage.scope_column import SCOPES, add_scope_column
 
 TABLE = "suggestions"
 VERDICTS = "suggestion_verdicts"
@@ -46,7 +48,7 @@ class SuggestionRow:
 def suggestion_schema(dim: int) -> pa.Schema:
     return pa.schema([
         pa.field("key", pa.string()), pa.field("doc_id", pa.string()), pa.field("kind", pa.string()),
-        pa.field("text", pa.string()), pa.field("vector", pa.list_(pa.float32(), dim)),
+        pa.field("text", pa.string()), pa.field("vector", pa.list_(pa.float32(), dim)), SCOPES_FIELD,
     ])
 
 
@@ -86,20 +88,27 @@ class SuggestionTable:
     def table(self) -> Any:
         if self._rows is None:
             self._rows = open_table_or_none(self.db, TABLE)
+            if self._rows is not None:
+                add_scope_column(self._rows)
         return self._rows
 
-    def texts(self, limit: int) -> list[str]:
-        """Up to `limit` suggestion texts, in table order."""
+    def texts(self, limit: int, where: str = "") -> list[str]:
+        """Up to `limit` suggestion texts (of one scope: `where`), in table order."""
         tbl = self.table()
         if tbl is None:
             return []
-        return [str(r["text"]) for r in tbl.search().select(["text"]).limit(limit).to_list()]
+        query = tbl.search().where(where) if where else tbl.search()
+        return [str(r["text"]) for r in query.select(["text"]).limit(limit).to_list()]
 
-    def write(self, rows: Sequence[SuggestionRow], replace_docs: Sequence[str]) -> None:
-        """Insert `rows` and drop every other row of `replace_docs`, in one commit."""
+    def write(self, rows: Sequence[SuggestionRow], replace_docs: Sequence[str],
+              doc_scopes: Mapping[str, Sequence[str]] | None = None) -> None:
+        """Insert `rows` (each with its document's scopes) and drop every other row of
+        `replace_docs`, in one commit."""
+        scopes = doc_scopes or {}
         data = pa.Table.from_pylist(
             [{"key": r.key, "doc_id": r.doc_id, "kind": r.kind, "text": r.text,
-              "vector": np.asarray(r.vector, dtype=np.float32)} for r in rows],
+              "vector": np.asarray(r.vector, dtype=np.float32), SCOPES: list(scopes.get(r.doc_id, ()))}
+             for r in rows],
             schema=suggestion_schema(self.dim),
         )
         tbl = self.table()
@@ -110,14 +119,15 @@ class SuggestionTable:
         scope = ", ".join("'" + d.replace("'", "''") + "'" for d in sorted(set(replace_docs)))
         if not rows and not scope:
             return
-        builder = tbl.merge_insert("key").when_not_matched_insert_all()
+        builder = tbl.merge_insert("key").when_matched_update_all().when_not_matched_insert_all()
         if scope:
             builder = builder.when_not_matched_by_source_delete(f"doc_id IN ({scope})")
         builder.execute(data)
 
     def nearest(self, query_vector: np.ndarray, limit: int, nprobes: int = 0, refine_factor: int = 0,
-                ef: int = 0) -> list[tuple[str, np.ndarray]]:
-        """The `limit` rows nearest the question, as (text, vector); the table stays on disk."""
+                ef: int = 0, where: str = "") -> list[tuple[str, np.ndarray]]:
+        """The `limit` rows nearest the question (of one scope: `where`, a prefilter), as (text,
+        vector); the table stays on disk."""
         tbl = self.table()
         if tbl is None or limit <= 0:
             return []
@@ -126,6 +136,8 @@ class SuggestionTable:
             q = q.nprobes(nprobes).refine_factor(refine_factor or 1)
             if ef:
                 q = q.ef(ef)
+        if where:
+            q = q.where(where, prefilter=True)
         result = q.limit(limit).select(["text", "vector", "_distance"]).to_arrow()
         texts = result.column("text").to_pylist()
         vecs = vectors_of(result)
@@ -149,11 +161,18 @@ class SuggestionVerdicts:
         return dict(zip(rows.column("text").to_pylist(), rows.column("answered").to_pylist(), strict=True))
 
     def write(self, decided_at: str, verdicts: dict[str, bool]) -> None:
+        """Replace the stored verdicts with these; the verdicts of the other knowledge scopes
+        decided at the same index version and configuration (the same text before '#') stay."""
         data = pa.table({"decided_at": pa.array([decided_at] * len(verdicts), pa.string()),
                          "text": pa.array(list(verdicts), pa.string()),
                          "answered": pa.array(list(verdicts.values()), pa.bool_())})
-        exists = open_table_or_none(self.db, VERDICTS) is not None  # overwriting nothing makes LanceDB warn
-        self.db.create_table(VERDICTS, data=data, mode="overwrite" if exists else "create")
+        tbl = open_table_or_none(self.db, VERDICTS)  # overwriting nothing makes LanceDB warn
+        if tbl is not None and "#" in decided_at:
+            base = decided_at.split("#", 1)[0].replace("'", "''")
+            kept = tbl.search().where(f"starts_with(decided_at, '{base}#') AND decided_at != "
+                                      f"'{decided_at.replace(chr(39), chr(39) * 2)}'").limit(None).to_arrow()
+            data = pa.concat_tables([kept.select(data.column_names).cast(data.schema), data])
+        self.db.create_table(VERDICTS, data=data, mode="overwrite" if tbl is not None else "create")
 
 
 def vectors_of(result: pa.Table, column: str = "vector") -> np.ndarray:

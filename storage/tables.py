@@ -64,6 +64,7 @@ class TurnRecord(SQLModel, table=True):
     index_version: str = ""
     config_hash: str = ""
     language: str = "en"
+    scope: str = Field(default="", index=True)  # the knowledge scope it was answered from (Alembic 0009; "" = none)
     record: dict[str, Any] = Field(default_factory=dict, sa_type=JSON_TYPE)  # the full decision record
 
 
@@ -138,6 +139,6 @@ def turn_values(conversation_id: int, key: ConversationKey, entry: dict[str, Any
         "llm_called": d["llm_called"], "sources": list(d["sources"]), "uncovered_claims": list(d["uncovered_claims"]),
         "latency_ms": dict(d["latency_ms"]), "latency_total_ms": d["latency_ms"].get("total", 0.0),
         "index_version": d["index_version"], "config_hash": d["config_hash"], "language": d["language"],
-        "record": dict(d),
+        "scope": d.get("scope") or "", "record": dict(d),
     }
 

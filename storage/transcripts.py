@@ -62,15 +62,17 @@ def _new_id(result: CursorResult[Any]) -> int:
     return int(key[0])
 
 
-def _percentile(session: Session, total: int, q: float) -> float:
-    """The q-th percentile of turn latency, interpolated between the two rows around it, read
-    as those rows (ORDER BY ... OFFSET) rather than by loading every turn."""
+def _percentile(session: Session, total: int, q: float, scope: str | None = None) -> float:
+    """The q-th percentile of turn latency (of one knowledge scope's turns), interpolated between
+    the two rows around it, read as those rows (ORDER BY ... OFFSET) rather than by loading every turn."""
     if not total:
         return 0.0
     pos = (total - 1) * q
     lo = int(pos)
-    rows = [float(x) for x in session.exec(select(TurnRecord.latency_total_ms).order_by(col(TurnRecord.latency_total_ms))
-                                           .offset(lo).limit(2)).all()]
+    query = select(TurnRecord.latency_total_ms)
+    if scope is not None:
+        query = query.where(TurnRecord.scope == scope)
+    rows = [float(x) for x in session.exec(query.order_by(col(TurnRecord.latency_total_ms)).offset(lo).limit(2)).all()]
     return rows[0] + ((rows[1] if len(rows) > 1 else rows[0]) - rows[0]) * (pos - lo)
 
 
@@ -303,22 +305,28 @@ class SqlTranscriptStore:
             return int(session.exec(select(func.count()).select_from(ReviewItem)
                                     .where(ReviewItem.status == "open")).one())
 
-    def stats(self) -> dict[str, Any]:
-        """Turns, answer/refusal rates, refusals by reason, latency percentiles, feedback."""
+    def stats(self, scope: str | None = None) -> dict[str, Any]:
+        """Turns, answer/refusal rates, refusals by reason, latency percentiles, feedback, the
+        review queue: of every turn, or of one knowledge scope's turns."""
+        own: list[Any] = [] if scope is None else [TurnRecord.scope == scope]
         with Session(self.engine) as session:
-            total = session.exec(select(func.count()).select_from(TurnRecord)).one()
-            refused = session.exec(select(func.count()).select_from(TurnRecord).where(TurnRecord.refused == True)).one()  # noqa: E712
+            total = session.exec(select(func.count()).select_from(TurnRecord).where(*own)).one()
+            refused = session.exec(select(func.count()).select_from(TurnRecord).where(
+                TurnRecord.refused == True, *own)).one()  # noqa: E712
             by_reason = dict(
                 session.exec(
-                    select(TurnRecord.refusal_reason, func.count()).where(TurnRecord.refused == True)  # noqa: E712
+                    select(TurnRecord.refusal_reason, func.count()).where(TurnRecord.refused == True, *own)  # noqa: E712
                     .group_by(TurnRecord.refusal_reason)
                 ).all()
             )
-            latency = {"p50": round(_percentile(session, int(total), 0.5), 1),
-                       "p95": round(_percentile(session, int(total), 0.95), 1)}
-            up = session.exec(select(func.count()).select_from(Feedback).where(Feedback.value > 0)).one()
-            down = session.exec(select(func.count()).select_from(Feedback).where(Feedback.value < 0)).one()
-            queued = session.exec(select(func.count()).select_from(ReviewItem).where(ReviewItem.status == "open")).one()
+            latency = {"p50": round(_percentile(session, int(total), 0.5, scope), 1),
+                       "p95": round(_percentile(session, int(total), 0.95, scope), 1)}
+            joined = [] if scope is None else [col(TurnRecord.id) == Feedback.turn_id, *own]
+            up = session.exec(select(func.count()).select_from(Feedback).where(Feedback.value > 0, *joined)).one()
+            down = session.exec(select(func.count()).select_from(Feedback).where(Feedback.value < 0, *joined)).one()
+            in_scope = [] if scope is None else [col(TurnRecord.id) == ReviewItem.turn_id, *own]
+            queued = session.exec(select(func.count()).select_from(ReviewItem).where(
+                ReviewItem.status == "open", *in_scope)).one()
         return {
             "turns": int(total),
             "answered": int(total - refused),

@@ -38,10 +38,10 @@ class AdminCommands:
 
     def refuse_non_admin(self, ack: Callable[..., Any], command: dict[str, Any], name: str) -> bool:
         """Non-admins get the command layer's refusal as the ack; True when the caller must stop."""
-        user = str(command.get("user_id", ""))
-        if self.w.backend.is_admin(PLATFORM, user):
+        user, channel = str(command.get("user_id", "")), str(command.get("channel_id", ""))
+        if self.w.backend.is_admin(PLATFORM, user, channel):
             return False
-        ack(text=self.w.backend.command(PLATFORM, user, name).text)
+        ack(text=self.w.backend.command(PLATFORM, user, name, chat_id=channel).text)
         return True
 
     def on_reingest(self, ack: Callable[..., Any], command: dict[str, Any], respond: Callable[..., Any]) -> None:
@@ -56,7 +56,8 @@ class AdminCommands:
         user, channel = str(command.get("user_id")), str(command.get("channel_id"))
         report = ProgressReport(self.w.client, channel, respond, self.w.progress_interval_s)
         report.start(f"<@{user}> {say('reingest_started')}")
-        reply = self.w.backend.command(PLATFORM, user, "reingest", " ".join(shlex.quote(p) for p in paths), report)
+        reply = self.w.backend.command(PLATFORM, user, "reingest", " ".join(shlex.quote(p) for p in paths), report,
+                                       channel)
         report.finish(reply.text)
 
     def on_command(self, ack: Callable[..., Any], command: dict[str, Any], respond: Callable[..., Any]) -> None:
@@ -66,7 +67,8 @@ class AdminCommands:
         if self.refuse_non_admin(ack, command, name):
             return
         ack()
-        reply = self.w.backend.command(PLATFORM, str(command.get("user_id")), name, str(command.get("text") or ""))
+        reply = self.w.backend.command(PLATFORM, str(command.get("user_id")), name, str(command.get("text") or ""),
+                                       chat_id=str(command.get("channel_id", "")))
         respond(text=truncate(reply.text, 3000), blocks=reply_blocks(reply), response_type="ephemeral")
 
 

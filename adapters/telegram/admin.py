@@ -36,16 +36,17 @@ class AdminCommands:
         if message is None or user is None:
             return
         name, _, args = (message.text or "").partition(" ")
-        reply = await asyncio.to_thread(self.w.backend.command, PLATFORM, str(user.id), name.split("@")[0], args)
+        reply = await asyncio.to_thread(self.w.backend.command, PLATFORM, str(user.id), name.split("@")[0], args,
+                                        None, str(message.chat_id))
         await self.review.show(message, reply)
 
     async def on_reingest(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, user = update.effective_message, update.effective_user
         if message is None or user is None:
             return
-        uid, args = str(user.id), " ".join(context.args or [])
-        if not self.w.backend.is_admin(PLATFORM, uid):  # no progress message for a refusal
-            reply = await asyncio.to_thread(self.w.backend.command, PLATFORM, uid, "reingest", args)
+        uid, args, chat = str(user.id), " ".join(context.args or []), str(message.chat_id)
+        if not self.w.backend.is_admin(PLATFORM, uid, chat):  # no progress message for a refusal
+            reply = await asyncio.to_thread(self.w.backend.command, PLATFORM, uid, "reingest", args, None, chat)
             await self.w.replies.send(message, reply.text)
             return
         status = StatusMessage((await self.w.replies.send(message, say("reingest_started")))[-1])
@@ -59,5 +60,5 @@ class AdminCommands:
                 text = say("reingest_progress", phase=phase, done=done, total=total)
                 asyncio.run_coroutine_threadsafe(status.update(text), loop)
 
-        reply = await asyncio.to_thread(self.w.backend.command, PLATFORM, uid, "reingest", args, progress)
+        reply = await asyncio.to_thread(self.w.backend.command, PLATFORM, uid, "reingest", args, progress, chat)
         await status.finish(reply.text)

@@ -37,8 +37,8 @@ class RecordingIndex:
         self.last: list[Hit] = []
         self.taken = False  # the turn's search is recorded; set back by `ask`
 
-    def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]:
-        hits = list(self.inner.search(query_text, query_vector, k))
+    def search(self, query_text: str, query_vector: np.ndarray, k: int, scope: str | None = None) -> list[Hit]:
+        hits = list(self.inner.search(query_text, query_vector, k, scope=scope))
         if not self.taken:  # the turn's own search, not a refusal's check of its suggestions
             self.last, self.taken = hits, True
         return hits

@@ -4,6 +4,7 @@ Slack conversations through their real webhook paths, re-deliveries, and a worke
     nice -n 10 python -m bench.system.load --db postgresql --workers 4            # 50 conversations x 20
     nice -n 10 python -m bench.system.load --db sqlite --workers 1 --no-kill      # the baseline
     nice -n 10 python -m bench.system.load --conversations 20 --messages 10       # scaled down
+    nice -n 10 python -m bench.system.load --scopes --out /tmp/load-scopes.json     # two knowledge scopes
 
 Starts, in a temporary directory: a PostgreSQL server on 127.0.0.1 (as tests/postgres.py does;
 or a SQLite file), the Telegram and Slack stand-ins of tests/scenario/ (they receive the bot's
@@ -15,7 +16,9 @@ re-sent, as the platforms do (Telegram while it gets no 2xx; Slack when no 2xx c
 3 retries marked X-Slack-Retry-Num). When half the messages have been sent, one worker gets SIGKILL;
 groundbot's supervisor (bot/server/supervisor.py) starts a replacement. Afterwards the transcript database is read: every
 message should be recorded exactly once, answered once, and each conversation's turns in the
-order it sent them. Results: bench/results/load-<db>-<N>w.json and load.md (all runs).
+order it sent them. With --scopes, Telegram chats and Slack channels are served by two knowledge
+scopes over docs/ (docs/scopes.md), so every search is prefiltered, and the turns are counted
+per scope. Results: bench/results/load-<db>-<N>w.json and load.md (all runs).
 """
 
 from __future__ import annotations
@@ -55,7 +58,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def write_config(folder: Path, db_url: str, tg_base: str, slack_api: str, port: int) -> Path:
+SCOPES = """
+[[scopes]]
+name = "telegram-users"
+paths = ["{docs}"]
+chats = ["telegram"]
+[[scopes]]
+name = "slack-users"
+paths = ["{docs}"]
+chats = ["slack"]
+"""
+
+
+def write_config(folder: Path, db_url: str, tg_base: str, slack_api: str, port: int, scopes: bool = False) -> Path:
     cfg = folder / "config.toml"
     cfg.write_text(f"""
 [paths]
@@ -71,7 +86,7 @@ rate_limit_per_minute = 0
 api_base_url = "{slack_api}"
 [serve]
 conversation_lease_s = 15.0
-""", encoding="utf-8")
+""" + (SCOPES.format(docs=(ROOT / "docs").as_posix()) if scopes else ""), encoding="utf-8")
     return cfg
 
 
@@ -118,6 +133,15 @@ def read_turns(db_url: str) -> list[tuple[int, str, str]]:
         rows = conn.execute(text("SELECT id, platform, question FROM turn ORDER BY id")).all()
     engine.dispose()
     return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+
+def read_scopes(db_url: str) -> dict[str, int]:
+    """Turns by the knowledge scope they were answered from ("" = none)."""
+    engine = create_engine(db_url)
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT scope, COUNT(*) FROM turn GROUP BY scope")).all()
+    engine.dispose()
+    return {str(r[0]): int(r[1]) for r in rows}
 
 
 def read_claims(db_url: str) -> dict[str, int]:
@@ -249,7 +273,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     tg = await TelegramStandIn().start()
     slack = SlackStandIn().__enter__()
     port = _free_port()
-    cfg = write_config(folder, db_url, tg.base_url, slack.api_url, port)
+    cfg = write_config(folder, db_url, tg.base_url, slack.api_url, port, args.scopes)
     env = {**os.environ, "GROUNDBOT_TELEGRAM_TOKEN": tg.token, "GROUNDBOT_TELEGRAM_WEBHOOK_SECRET": TG_SECRET,
            "GROUNDBOT_SLACK_BOT_TOKEN": "xoxb-load-bot", "GROUNDBOT_SLACK_SIGNING_SECRET": SLACK_SECRET}
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
@@ -271,6 +295,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         result = summarize(args, tally, read_turns(db_url), wall_s, kill)
         result["serve_exit_code"] = serve.returncode
         result["delivery_states"] = read_claims(db_url)
+        result["turns_by_scope"] = read_scopes(db_url)
         return result
     finally:
         if serve is not None and serve.poll() is None:
@@ -313,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start-timeout-s", type=float, default=600.0)
     p.add_argument("--max-minutes", type=float, default=30.0, help="abort the run after this long")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scopes", action="store_true", help="serve Telegram and Slack from two knowledge scopes")
     p.add_argument("--note", default="", help="free text kept with the results (what code, what else ran)")
     p.add_argument("--out", type=Path, default=None, help="default: bench/results/load-<db>-<N>w.json")
     args = p.parse_args(argv)

@@ -13,7 +13,10 @@ project's own maintenance (`LanceChunkIndex.maintain`), and measured:
   * recall@10 of the vector leg against exact search (`bypass_vector_index`), for a small
     grid of nprobes/refine_factor settings and for the configured one;
   * the first suggestion lookup (what a refusal does) after an ingest vs. the steady state;
-  * an ingest of 100 changed documents into the big index (total, embedding, maintenance).
+  * an ingest of 100 changed documents into the big index (total, embedding, maintenance);
+  * with --scopes N, knowledge scopes (bench/system/scale_scopes.py): the documents spread over
+    N scopes, the scoped vector leg's recall@10 against exact scoped search, and the hybrid
+    search's p50/p95 with and without a scope in the same serving process.
 Each size's results go to bench/results/scale-<size>.json as soon as it finishes; a size whose
 file exists is skipped (delete it, or pass --force, to measure again).
 """
@@ -86,8 +89,10 @@ def base_set(n: int, n_questions: int) -> dict[str, Any]:
     return data
 
 
-def synthetic_batch(base: dict[str, Any], start: int, stop: int, dim: int) -> pa.Table:
-    """Rows start..stop of the grown table: row i is base row i % B, copy i // B (perturbed)."""
+def synthetic_batch(base: dict[str, Any], start: int, stop: int, dim: int, scopes: int = 0) -> pa.Table:
+    """Rows start..stop of the grown table: row i is base row i % B, copy i // B (perturbed);
+    with `scopes`, each document's knowledge scopes (bench/system/scale_scopes.py)."""
+    from bench.system.scale_scopes import scopes_of_documents
     from storage.chunk_card import CARD, pack
     from storage.chunk_index import schema
 
@@ -110,11 +115,12 @@ def synthetic_batch(base: dict[str, Any], start: int, stop: int, dim: int) -> pa
         CARD: [pack({"chunk_id": c, "doc_id": d, "source": s, "title": t, "heading": t, "kind": "doc", "position": p,
                      "text": x}) for c, d, s, t, p, x in zip(chunk_ids, doc_ids, sources, titles, positions, texts,
                                                              strict=True)],
+        "scopes": scopes_of_documents(idx // 4, scopes),
     }
     return pa.table(cols, schema=schema(dim))
 
 
-def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any) -> dict[str, Any]:
+def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any, scopes: int = 0) -> dict[str, Any]:
     """Write `size` rows (and one suggestion row per 20 chunks), then index them the project's way."""
     from storage.chunk_card import CARD, unpack
     from storage.chunk_index import TABLE, LanceChunkIndex
@@ -125,17 +131,18 @@ def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any) -> di
     t0 = time.perf_counter()
     step = 50_000
     for start in range(0, size, step):
-        batch = synthetic_batch(base, start, min(size, start + step), dim)
+        batch = synthetic_batch(base, start, min(size, start + step), dim, scopes)
         if start == 0:
             index._chunks = index.db.create_table(TABLE, data=batch)
         else:
             index.table().add(batch)
     index._write_meta()
-    headings = synthetic_batch(base, 0, max(1, size // 20), dim)
+    headings = synthetic_batch(base, 0, max(1, size // 20), dim, scopes)
     rows = [SuggestionRow(d, "heading", f"{t} ({i})", v) for i, (d, t, v) in enumerate(zip(
         headings.column("doc_id").to_pylist(), [unpack(c)["title"] for c in headings.column(CARD).to_pylist()],
         headings.column("vector").to_numpy(zero_copy_only=False), strict=True))]
-    index.suggestions.write(rows, [])
+    index.suggestions.write(rows, [], dict(zip(headings.column("doc_id").to_pylist(),
+                                               headings.column("scopes").to_pylist(), strict=True)))
     write_s = time.perf_counter() - t0
     index._written = size
     t0 = time.perf_counter()
@@ -211,7 +218,13 @@ def serve_probe(index_dir: str, n: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         index.suggestion_candidates(v, 30)
         suggest_ms.append((time.perf_counter() - t0) * 1000)
-    return {"search_p50_ms": pct(search_ms, 50), "search_p95_ms": pct(search_ms, 95), "queries": len(search_ms),
+    scoped: dict[str, Any] = {}
+    n_scopes = int(os.environ.get("GROUNDBOT_SCALE_SCOPES", "0"))
+    if n_scopes:
+        from bench.system.scale_scopes import scoped_probe
+
+        scoped = {"scoped": scoped_probe(index, qs, qv, n_scopes)}
+    return {**scoped, "search_p50_ms": pct(search_ms, 50), "search_p95_ms": pct(search_ms, 95), "queries": len(search_ms),
             "search_cpu_p50_ms": pct(search_cpu_ms, 50), "search_cpu_p95_ms": pct(search_cpu_ms, 95),
             "vector_leg_p50_ms": pct(vec_ms, 50), "vector_leg_p95_ms": pct(vec_ms, 95),
             "text_leg_p50_ms": pct(text_ms, 50), "text_leg_p95_ms": pct(text_ms, 95),
@@ -276,7 +289,7 @@ def changed_documents(index: Any, base: dict[str, Any], work: Path) -> dict[str,
 
 
 def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_exact: int,
-            grid: tuple[tuple[int, ...], ...] = GRID, keep: Path | None = None) -> dict[str, Any]:
+            grid: tuple[tuple[int, ...], ...] = GRID, keep: Path | None = None, scopes: int = 0) -> dict[str, Any]:
     """Build, probe, check recall and ingest at one size; with `keep` the work directory (the
     index in keep/index) is that one and is left in place, so serving can be probed again later
     (python -m bench.system.scale --probe keep/index)."""
@@ -288,15 +301,20 @@ def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_ex
         keep.mkdir(parents=True, exist_ok=True)
     work = keep if keep is not None else Path(tempfile.mkdtemp(prefix=f"groundbot-scale-{size}-"))
     try:
-        built = build(work / "index", base, size, settings)
+        built = build(work / "index", base, size, settings, scopes)
         print(f"[{size}] built: {built}", flush=True)
-        env = {**os.environ, "GROUNDBOT_SCALE_SETTINGS": json.dumps(asdict(settings))}
+        env = {**os.environ, "GROUNDBOT_SCALE_SETTINGS": json.dumps(asdict(settings)),
+               "GROUNDBOT_SCALE_SCOPES": str(scopes)}
         probe = subprocess.run([sys.executable, "-m", "bench.system.scale", "--probe", str(work / "index"),
                                 "--queries", str(n_queries)], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
         served = json.loads(probe.stdout.strip().splitlines()[-1])
         print(f"[{size}] served: {served}", flush=True)
         index = LanceChunkIndex(work / "index", base["vectors"].shape[1], "minilm", search=settings)
         rec = recall(index, base["qvectors"][:n_exact], grid)
+        if scopes:
+            from bench.system.scale_scopes import scoped_recall
+
+            rec["scoped"] = scoped_recall(index, base["qvectors"][:n_exact], scopes)
         print(f"[{size}] recall: {rec}", flush=True)
         ingest = changed_documents(index, base, work)
         print(f"[{size}] ingest: {ingest}", flush=True)
@@ -349,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", help="keep the index in this directory (one size per run) instead of a temporary one, "
                                    "to probe its serving again later with --probe WORK/index")
     ap.add_argument("--out", default="scale", help="result files are OUT-<size>.json (default scale-<size>.json)")
+    ap.add_argument("--scopes", type=int, default=0, help="spread the documents over N knowledge scopes and measure "
+                                                          "scoped search against unscoped (e.g. 10)")
     ap.add_argument("--probe", help="only probe serving of an existing index directory (prints one JSON line); "
                                     "search settings from GROUNDBOT_SCALE_SETTINGS (JSON) or config.toml")
     args = ap.parse_args(argv)
@@ -357,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_config(ROOT / "config.toml", environ={})
     if args.probe:
         os.environ.setdefault("GROUNDBOT_SCALE_SETTINGS", json.dumps(asdict(cfg.search_index)))
+        if args.scopes:
+            os.environ["GROUNDBOT_SCALE_SCOPES"] = str(args.scopes)
         print(json.dumps(serve_probe(args.probe, args.queries)))
         return 0
     grid = tuple(tuple(int(x) for x in pair.split(":")) for pair in args.grid.split(",")) if args.grid else GRID
@@ -365,7 +387,12 @@ def main(argv: list[str] | None = None) -> int:
 
         qv = dict(np.load(CACHE, allow_pickle=False))["qvectors"][: args.exact]
         index = LanceChunkIndex(Path(args.recall_only), qv.shape[1], "minilm", search=cfg.search_index)
-        print(json.dumps(recall(index, qv, grid)))
+        found = recall(index, qv, grid)
+        if args.scopes:  # an index built with --scopes: the scoped vector leg against exact scoped search
+            from bench.system.scale_scopes import scoped_recall
+
+            found["scoped"] = scoped_recall(index, qv, args.scopes)
+        print(json.dumps(found))
         return 0
     if args.ingest_only:
         from storage.chunk_index import LanceChunkIndex
@@ -386,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         t0 = time.perf_counter()
         result = measure(size, base, replace(cfg.search_index), args.queries, args.exact, grid,  # type: ignore[arg-type]
-                         Path(args.work).resolve() if args.work else None)
+                         Path(args.work).resolve() if args.work else None, args.scopes)
         result["seconds"] = round(time.perf_counter() - t0, 1)
         out.write_text(json.dumps(result, indent=2) + "\n")
         if args.out == "scale":

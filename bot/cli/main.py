@@ -33,12 +33,12 @@ def _progress_bar() -> Any:
 
 
 def cmd_ingest(cfg: Config, args: argparse.Namespace) -> int:
-    from bot.app import SUGGESTIONS_CHECKED_AHEAD, build_app
+    from bot.app import build_app
 
     app = build_app(cfg)
     paths = args.paths or list(cfg.kb_paths)
     summary = app.ingest(paths, progress=_progress_bar())
-    app.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)  # decided once here, read by every worker
+    app.check_suggestions()  # decided once here, read by every worker
     if args.json:
         print(json.dumps(summary.to_dict(), ensure_ascii=False))
     else:
@@ -69,12 +69,15 @@ def cmd_ask(cfg: Config, args: argparse.Namespace) -> int:
     if given is None or (args.question_opt is not None and args.question is not None):
         print("groundbot ask: give one question (or '-' to read one per line from stdin)", file=sys.stderr)
         return 2
+    scope = _scope(cfg, args)
+    if scope == "":
+        return 2
     app = build_app(cfg)
     questions: Iterable[tuple[str, str]] = stdin_questions(sys.stdin.buffer) if given == "-" else [(given, "")]
     unrecorded = 0
     for question, rejection in questions:
         chat = args.chat or f"ask-{uuid.uuid4().hex[:12]}"
-        decision = app.ask(Incoming(ConversationKey("cli", chat), args.user, question, rejection=rejection))
+        decision = app.ask(Incoming(ConversationKey("cli", chat), args.user, question, rejection=rejection, scope=scope))
         if args.json:
             print(json.dumps(decision_json(decision), ensure_ascii=False), flush=True)
         else:
@@ -100,12 +103,29 @@ def cmd_doctor(cfg: Config, args: argparse.Namespace) -> int:
     return 0 if report["database_writable"] and report["spooled_turns"] == 0 else 1
 
 
+def _scope(cfg: Config, args: argparse.Namespace) -> str | None:
+    """The knowledge scope `--scope` names (None: the chat's own), or "" after saying why it is
+    not one: nothing is answered from an unknown scope."""
+    from bot.scopes import ScopeError
+
+    if args.scope is None:
+        return None
+    try:
+        return cfg.scope_map().check(args.scope)
+    except ScopeError as exc:
+        print(f"groundbot: {exc}", file=sys.stderr)
+        return ""
+
+
 def cmd_chat(cfg: Config, args: argparse.Namespace) -> int:
     from adapters.console import ConsoleChat
     from bot.app import ready_app
 
+    scope = _scope(cfg, args)
+    if scope == "":
+        return 2
     app = ready_app(cfg, progress=_progress_bar())
-    ConsoleChat(app, user_id=args.user, session=args.session).run()
+    ConsoleChat(app, user_id=args.user, session=args.session, scope=scope).run()
     return 0
 
 
@@ -113,7 +133,10 @@ def cmd_stats(cfg: Config, args: argparse.Namespace) -> int:
     from bot.app import build_app
     from bot.services.commands import stats_reply
 
-    data = build_app(cfg).stats()
+    scope = _scope(cfg, args)
+    if scope == "":
+        return 2
+    data = build_app(cfg).stats(scope)
     print(json.dumps(data, ensure_ascii=False) if args.json else stats_reply(data).text)
     return 0
 
@@ -126,6 +149,8 @@ EXIT_CODES = """exit codes:
        serve: the app could not start (a worker's startup failed)
   130  interrupted (Ctrl-C)"""
 JSON_HELP = "print machine-readable JSON on stdout (messages go to stderr)"
+SCOPE_HELP = ("answer from this knowledge scope ([[scopes]] in config.toml; an unknown name is an error); "
+              "default: the scope that serves this chat")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -140,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("chat", help="chat in the terminal")
     s.add_argument("--user", default="local", help="user id (admins are listed in config)")
     s.add_argument("--session", default="console", help="conversation id; the same id continues a conversation")
+    s.add_argument("--scope", default=None, metavar="NAME", help=SCOPE_HELP)
     s.set_defaults(func=cmd_chat)
 
     s = sub.add_parser("ask", help="ask one question ('-' reads one question per line from stdin)",
@@ -151,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help=JSON_HELP + ": the decision record, one object per question")
     s.add_argument("--user", default="cli", help="user id recorded with the turn (default: cli)")
     s.add_argument("--chat", default="", help="conversation id to continue (default: a fresh one per question)")
+    s.add_argument("--scope", default=None, metavar="NAME", help=SCOPE_HELP)
     s.set_defaults(func=cmd_ask)
 
     s = sub.add_parser("ingest", help="ingest files or folders (default: paths.kb_paths)")
@@ -160,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("stats", help="turns, answer and refusal rates, latency, index size")
     s.add_argument("--json", action="store_true", help=JSON_HELP + ": every figure")
+    s.add_argument("--scope", default=None, metavar="NAME", help="only the turns of this knowledge scope")
     s.set_defaults(func=cmd_stats)
 
     s = sub.add_parser("doctor", help="check the database, the turn spool and the index")

@@ -51,6 +51,7 @@ def summarise(data: ReportData, now: datetime) -> dict[str, Any]:
         "answered": sum(1 for t in turns if not t["refused"]),
         "refused_by_reason": dict(Counter(t["reason"] for t in turns if t["refused"]).most_common()),
         "routes": dict(Counter(t["route"] or "refuse" for t in turns)),
+        "by_scope": _by_scope(turns),
         "by_day": {day: dict(c) for day, c in sorted(by_day.items())},
         "risk_by_route": {r: [float(t["risk"]) for t in turns if t["route"] == r and t["risk"] is not None]
                           for r in ROUTES},
@@ -65,6 +66,16 @@ def summarise(data: ReportData, now: datetime) -> dict[str, Any]:
         "held_decided": len(decided),
         "gaps": topic_gaps([t["question"] for t in turns if t["refused"] and t["reason"] != "NEEDS_REVIEW"]),
     }
+
+
+def _by_scope(turns: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Turns and refusals per knowledge scope ("" = none: scopes not used, or before them)."""
+    out: dict[str, dict[str, int]] = {}
+    for t in turns:
+        row = out.setdefault(t.get("scope") or "", {"turns": 0, "answered": 0, "refused": 0})
+        row["turns"] += 1
+        row["refused" if t["refused"] else "answered"] += 1
+    return dict(sorted(out.items()))
 
 
 def topic_gaps(questions: list[str], top: int = 10) -> list[dict[str, Any]]:
@@ -166,6 +177,10 @@ def render(s: dict[str, Any], plots: list[tuple[str, str]], since: str, routing:
              f"answered {s['answered']}.</p>",
              "<h2>Routes</h2>" + _table(sorted(s["routes"].items()), ("route", "turns")),
              "<h2>Refusals by reason</h2>" + _table(list(s["refused_by_reason"].items()), ("reason", "turns")),
+             *(["<h2>Knowledge scopes</h2>" + _table([(k, v["turns"], v["answered"], v["refused"])
+                                                      for k, v in s["by_scope"].items()],
+                                                     ("scope", "turns", "answered", "refused"))]
+               if any(s["by_scope"]) else []),
              "<h2>Review queue</h2>" + _table(sorted(s["review_status"].items()), ("status", "items")),
              _agreement(s),
              "<h2>Feedback</h2>" + _table(list(s["feedback_by_reason"].items()), ("reason", "votes")),

@@ -1,18 +1,20 @@
 """The body of `POST /api/ask` (groundbot serve): a question for a web chat widget or another
-service, checked before anything is asked (bad input gets a 400 with what is wrong)."""
+service, checked before anything is asked (bad input gets a 400 with what is wrong). An optional
+"scope" names the knowledge scope that answers it (docs/scopes.md); an unknown one is a 400."""
 
 from __future__ import annotations
 
 import json
 import uuid
 
+from bot.scopes import ScopeError, ScopeMap
 from core.messages import ConversationKey, Incoming
 
 MAX_QUESTION_CHARS = 4000
 MAX_BODY_BYTES = 1_000_000
 
 
-def parse_ask(body: bytes) -> Incoming | str:
+def parse_ask(body: bytes, scopes: ScopeMap | None = None) -> Incoming | str:
     """The question of a POST /api/ask body, or what is wrong with the body."""
     if len(body) > MAX_BODY_BYTES:
         return "body too large"
@@ -30,5 +32,13 @@ def parse_ask(body: bytes) -> Incoming | str:
     for name, value in (("conversation", conversation), ("user", user)):
         if value is not None and (not isinstance(value, str) or len(value) > 200):
             return f"'{name}' must be a string of at most 200 characters"
+    scope = data.get("scope")
+    if scope is not None:
+        if not isinstance(scope, str):
+            return "'scope' must be a string"
+        try:
+            scope = (scopes or ScopeMap()).check(scope)
+        except ScopeError as exc:
+            return str(exc)
     chat = conversation or f"api-{uuid.uuid4().hex[:12]}"
-    return Incoming(ConversationKey("api", chat), user or "api", question)
+    return Incoming(ConversationKey("api", chat), user or "api", question, scope=scope)

@@ -51,6 +51,8 @@ class Metrics:
         r = self.registry
         self.turns = Counter("groundbot_turns", "Turns answered or refused, by outcome and reason code",
                              ["outcome", "reason"], registry=r)
+        self.scope_turns = Counter("groundbot_scope_turns", "Turns per knowledge scope, by outcome (scopes set only)",
+                                   ["scope", "outcome"], registry=r)
         self.stage_seconds = Histogram("groundbot_stage_seconds", "Latency of each stage of a turn", ["stage"],
                                        buckets=STAGE_BUCKETS, registry=r)
         self.llm_errors = Counter("groundbot_llm_errors", "LLM calls that failed, by kind (timeout or error)",
@@ -76,6 +78,8 @@ class Metrics:
         else:
             outcome, reason = ("pending_review" if decision.state == "pending_review" else "answered"), ""
         self.turns.labels(outcome, reason).inc()
+        if decision.scope is not None:
+            self.scope_turns.labels(decision.scope, outcome).inc()
         for stage, ms in decision.latency_ms.items():
             self.stage_seconds.labels(stage).observe(max(0.0, float(ms)) / 1000.0)
         if reasons.LLM_UNAVAILABLE in decision.reasons or decision.refusal_reason == reasons.LLM_UNAVAILABLE:

@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bot.app import SUGGESTIONS_CHECKED_AHEAD, App, settle_heap
+from bot.app import App, settle_heap
 from bot.config import Config
 from bot.server.api_ask import parse_ask
 from bot.server.deliveries import Inbox
@@ -83,7 +83,7 @@ class Service:
             self.inbox = Inbox(state, self.metrics, telegram=self.telegram, slack=self.slack,
                                slack_secret=self.config.secret(self.config.slack.signing_secret_env))
             # before the first refusal, not during it (cached: ready_app may have checked already)
-            app.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)
+            app.check_suggestions()
             settle_heap()  # workers of several are built by build_app, which does not settle it
             self.state = state
             self.app = app
@@ -245,7 +245,7 @@ class _Endpoints:
         if token and not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
             return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
                                 headers={"WWW-Authenticate": "Bearer"})
-        parsed = parse_ask(await request.body())
+        parsed = parse_ask(await request.body(), self.config.scope_map())
         if isinstance(parsed, str):
             return JSONResponse({"error": parsed}, status_code=400)
         if self.service.app is None:

@@ -3,6 +3,9 @@ the button) and renders the platform-neutral reply (core/replies.py) it gets bac
 
     stats                       turns, rates, latency, feedback, review queue, index
     reingest [PATH ...]         the configured knowledge base, or paths inside the allowed roots
+
+In a chat that a knowledge scope serves (bot/scopes.py), stats and reingest are that scope's,
+and the scope's own admins may run them there besides the global admins.
     review [list]               the queue;  review show|approve|reject ID;  review edit|faq ID TEXT
 """
 
@@ -11,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from bot.scopes import ScopeMap
 from bot.services.hooks import Hooks
 from bot.services.knowledge import KnowledgeBase
 from bot.services.review import ReviewDesk
 from core.catalogue import say
+from core.messages import NOT_SET_UP, ConversationKey
 from core.ports import PathNotAllowed
 from core.replies import REASON_LABELS, Button, FeedbackReason, Reply
 from storage.transcripts import SqlTranscriptStore, Vote
@@ -47,6 +52,8 @@ def stats_reply(data: dict[str, Any]) -> Reply:
     if index:
         lines.append(say("stats_index", lang, chunks=index.get("chunks", 0), version=index.get("version", ""),
                          embedder=index.get("embedder", "")))
+    if data.get("scope"):
+        lines.insert(0, say("stats_scope", lang, scope=data["scope"]))
     return Reply.of("\n".join(lines))
 
 
@@ -61,24 +68,44 @@ def feedback_buttons(turn_id: int, lang: str, refused: bool) -> tuple[Button, ..
 class Commands:
     """Parses and runs the admin and feedback commands for any platform."""
 
-    def __init__(self, kb: KnowledgeBase, stats: Callable[[], dict[str, Any]], desk: ReviewDesk,
-                 store: SqlTranscriptStore, is_admin: Callable[[str, str], bool], hooks: Hooks) -> None:
+    def __init__(self, kb: KnowledgeBase, stats: Callable[[str | None], dict[str, Any]], desk: ReviewDesk,
+                 store: SqlTranscriptStore, is_admin: Callable[[str, str], bool], hooks: Hooks,
+                 scopes: ScopeMap | None = None) -> None:
         self.kb = kb
         self.stats = stats
         self.desk = desk
         self.store = store  # votes and the turns they are about
-        self.is_admin = is_admin
+        self.global_admin = is_admin
         self.hooks = hooks
+        self.scopes = scopes or ScopeMap()
 
-    def run(self, platform: str, user_id: str, name: str, args: str = "", progress: Progress | None = None) -> Reply:
-        """Run command `name` ("stats", "reingest", "review") with its argument text."""
+    def scope_of(self, platform: str, chat_id: str) -> str | None:
+        """The knowledge scope a command from this chat is about (None: the whole knowledge base,
+        also for a chat no scope serves, where only global admins may act)."""
+        if not chat_id and platform in ("slack", "telegram"):  # a chat platform's command names its chat
+            return None
+        scope = self.scopes.resolve(ConversationKey(platform, chat_id))
+        return None if scope == NOT_SET_UP else scope
+
+    def is_admin(self, platform: str, user_id: str, chat_id: str = "") -> bool:
+        """A global admin anywhere; a scope's own admin in the chats of that scope only."""
+        return self._admin_of(self.scope_of(platform, chat_id), platform, user_id)
+
+    def _admin_of(self, scope: str | None, platform: str, user_id: str) -> bool:
+        return self.global_admin(platform, user_id) or self.scopes.is_admin(scope, platform, str(user_id))
+
+    def run(self, platform: str, user_id: str, name: str, args: str = "", progress: Progress | None = None,
+            chat_id: str = "", scope: str | None = None) -> Reply:
+        """Run command `name` ("stats", "reingest", "review") with its argument text, sent from
+        `chat_id`, which decides the knowledge scope (unless the operator named one: `scope`)."""
         name = name.lstrip("/").lower()
+        scope = self.scopes.check(scope) if scope is not None else self.scope_of(platform, chat_id)
         if name == "stats":
-            if not self.is_admin(platform, user_id):
+            if not self._admin_of(scope, platform, user_id):
                 return Reply.of(say("not_admin", ADMIN_LANG, what=say("what_stats", ADMIN_LANG)), ok=False)
-            return stats_reply(self.stats())
+            return stats_reply(self.stats(scope))
         if name == "reingest":
-            return self.reingest(platform, user_id, args.split() or None, progress)
+            return self.reingest(platform, user_id, args.split() or None, progress, scope)
         if name == "review":
             try:
                 action, item, text = parse_review(args)
@@ -87,13 +114,18 @@ class Commands:
             return self.desk.handle(platform, user_id, action, item, text)
         raise ValueError(f"unknown command {name!r}")
 
-    def reingest(self, platform: str, user_id: str, paths: list[str] | None, progress: Progress | None) -> Reply:
+    def reingest(self, platform: str, user_id: str, paths: list[str] | None, progress: Progress | None,
+                 scope: str | None = None) -> Reply:
+        """Re-ingest what the chat answers from: its knowledge scope only (`scope`), by that
+        scope's admins or the global admins; the whole knowledge base (by global admins) where
+        scopes are not used."""
         lang = ADMIN_LANG
-        if not self.is_admin(platform, user_id):
+        if not self._admin_of(scope, platform, user_id):
             self.hooks.ingested("refused")
-            return Reply.of(say("not_admin", lang, what=say("what_reingest", lang)), ok=False)
+            what = say("what_reingest_scope", lang, scope=scope) if scope else say("what_reingest", lang)
+            return Reply.of(say("not_admin", lang, what=what), ok=False)
         try:
-            summary = self.kb.reingest(paths, progress)
+            summary = self.kb.reingest(paths, progress, scope)
         except PathNotAllowed as exc:
             self.hooks.ingested("refused")
             return Reply.of(say("reingest_refused", lang, why=str(exc)), ok=False)
@@ -101,6 +133,8 @@ class Commands:
             self.hooks.ingested("failed")
             return Reply.of(say("reingest_failed", lang, why=f"{type(exc).__name__}: {exc}"), ok=False)
         self.hooks.ingested("ok")
+        if scope:
+            return Reply.of(say("reingest_scope", lang, scope=scope, summary=summary.line()))
         return Reply.of(say("reingest_done", lang, summary=summary.line()))
 
     def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from bot.scopes import ScopeMap
 from core.ports import Embedder, PathNotAllowed
 from storage.chunk_index import LanceChunkIndex
 from storage.ingest import IngestSummary, Progress, ingest
@@ -18,23 +19,29 @@ from storage.settings import ChunkSettings
 
 class KnowledgeBase:
     """Ingest into the index with the configured chunking; `kb_paths` is the default, and chat
-    may name paths inside `kb_paths` or `reingest_roots` only."""
+    may name paths inside `kb_paths` or `reingest_roots` only; with knowledge scopes, a chat's
+    re-ingest reads its scope's paths only, and every document is written with its scopes."""
 
     def __init__(self, index: LanceChunkIndex, embedder: Embedder, chunking: ChunkSettings, *,
-                 kb_paths: Sequence[str | Path], reingest_roots: Sequence[str | Path], reviewed_dir: Path) -> None:
+                 kb_paths: Sequence[str | Path], reingest_roots: Sequence[str | Path], reviewed_dir: Path,
+                 scopes: ScopeMap | None = None) -> None:
         self.index = index
         self.embedder = embedder
         self.chunking = chunking
         self.kb_paths = [Path(p) for p in kb_paths]
         self.roots = [Path(r) for r in (*kb_paths, *reingest_roots)]
         self.reviewed_dir = reviewed_dir
+        self.scopes = scopes or ScopeMap()
         self._lock = threading.Lock()
 
-    def ingest(self, paths: Sequence[str | Path] | None = None, progress: Progress | None = None) -> IngestSummary:
-        """Ingest `paths` (default: kb_paths); one ingest at a time per process."""
+    def ingest(self, paths: Sequence[str | Path] | None = None, progress: Progress | None = None,
+               only: Sequence[Path] | None = None) -> IngestSummary:
+        """Ingest `paths` (default: kb_paths; of them, the files under `only`); one ingest at a
+        time per process."""
         chosen = [Path(p) for p in (paths or self.kb_paths)]
+        scopes_of = self.scopes.scopes_of if self.scopes.enabled else None
         with self._lock:
-            return ingest(chosen, self.index, self.embedder, self.chunking, progress)
+            return ingest(chosen, self.index, self.embedder, self.chunking, progress, scopes_of, only)
 
     def ensure_ingested(self, progress: Progress | None = None) -> IngestSummary | None:
         """Ingest kb_paths when the index is empty (first run); else do nothing."""
@@ -42,11 +49,28 @@ class KnowledgeBase:
             return None
         return self.ingest(progress=progress)
 
-    def reingest(self, paths: Sequence[str] | None = None, progress: Progress | None = None) -> IngestSummary:
-        """A re-ingest asked for from chat: kb_paths, or the given paths if all are allowed."""
+    def reingest(self, paths: Sequence[str] | None = None, progress: Progress | None = None,
+                 scope: str | None = None) -> IngestSummary:
+        """A re-ingest asked for from chat: kb_paths, or the given paths if all are allowed; in a
+        knowledge scope's chat, the scope's paths, or given paths inside them."""
+        if scope is not None:
+            own = self.scopes.paths(scope)
+            wanted = self.allowed(paths, own) if paths else [p.resolve() for p in own]
+            return self.ingest(self._roots_of(wanted), progress, only=wanted)
         return self.ingest(self.allowed(paths) if paths else None, progress)
 
-    def allowed(self, paths: Sequence[str]) -> list[Path]:
+    def _roots_of(self, wanted: Sequence[Path]) -> list[Path]:
+        """The ingest roots that hold these paths: the kb_paths entry around each (so its
+        documents keep the ids a full ingest gives them), else the path itself (saved answers)."""
+        roots: list[Path] = []
+        for p in wanted:
+            around = [k.resolve() for k in self.kb_paths if p.is_relative_to(k.resolve())]
+            root = around[0] if around else p
+            if root not in roots and root.exists():
+                roots.append(root)
+        return roots
+
+    def allowed(self, paths: Sequence[str], within: Sequence[Path] | None = None) -> list[Path]:
         """The resolved paths, if every one lies inside an allowed root; else PathNotAllowed.
 
         A chat account must not make the bot read arbitrary files (/etc/..., ../ escapes, a
@@ -56,7 +80,7 @@ class KnowledgeBase:
         missing path gets the same answer as an existing one: chat does not learn what exists
         elsewhere on the machine.
         """
-        roots = [r.resolve() for r in self.roots]
+        roots = [r.resolve() for r in (self.roots if within is None else within)]
         where = ", ".join(str(r) for r in roots) or "(none configured)"
 
         def inside(p: Path | None) -> bool:
@@ -82,11 +106,12 @@ class KnowledgeBase:
             chosen.append(resolved)
         return chosen
 
-    def save_faq(self, question: str, answer: str, reviewer: str) -> IngestSummary:
+    def save_faq(self, question: str, answer: str, reviewer: str, scope: str | None = None) -> IngestSummary:
         """Add a reviewed question/answer pair through the normal incremental ingest: one FAQ
         file per reviewer under reviewed_dir (the file's title names the reviewer, and is what
-        the answer cites)."""
-        folder = self.reviewed_dir
+        the answer cites); an answer given in a knowledge scope goes to reviewed_dir/<scope>/,
+        which belongs to that scope only."""
+        folder = self.reviewed_dir / scope if scope and scope in self.scopes.scopes else self.reviewed_dir
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"reviewed-by-{re.sub(r'[^A-Za-z0-9]+', '-', reviewer).strip('-')}.yaml"
         with self._lock:

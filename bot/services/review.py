@@ -16,7 +16,7 @@ from bot.services.outbox import PUSHED, Courier
 from core import reasons
 from core.catalogue import say
 from core.claimview import claim_views
-from core.messages import ConversationKey, Decision, Source, Suggestion
+from core.messages import NOT_SET_UP, ConversationKey, Decision, Source, Suggestion
 from core.normalize import normalize_text
 from core.ports import Delivery
 from core.replies import Action, Button, Reply, Section
@@ -63,14 +63,21 @@ def user_decision(entry: QueueEntry, answer: str, refusal: str = "", suggestions
         checks_failed=[], scores={}, llm_called=False, sources=[] if refused else _sources(rec),
         suggestions=suggestions or [], uncovered_claims=[], latency_ms={},
         index_version=str(rec.get("index_version", "")), config_hash=str(rec.get("config_hash", "")),
-        language=lang, turn_id=entry.turn_id, route="reviewed", recorded="database")
+        language=lang, turn_id=entry.turn_id, route="reviewed", recorded="database", scope=_scope(entry))
+
+
+def _scope(entry: QueueEntry) -> str | None:
+    """The knowledge scope the item's question was asked in (None: the whole knowledge base)."""
+    scope = entry.record.get("scope")
+    return str(scope) if scope and scope != NOT_SET_UP else None
 
 
 class ReviewDesk:
     """Admins' review commands over the queue, delivering decisions through the adapters."""
 
     def __init__(self, queue: ReviewQueue, courier: Courier, deliveries: Mapping[str, Delivery], *,
-                 save_faq: Callable[[str, str, str], IngestSummary], suggestions: Callable[[str], list[str]],
+                 save_faq: Callable[[str, str, str, str | None], IngestSummary],
+                 suggestions: Callable[[str, str | None], list[str]],
                  refusal_messages: Mapping[str, str], is_admin: Callable[[str, str], bool]) -> None:
         self.queue = queue
         self.courier = courier
@@ -110,6 +117,8 @@ class ReviewDesk:
         """Question, draft, sources, the claim map with uncovered claims, and the risk's parts."""
         rec, lang = entry.record, ADMIN_LANG
         lines = [say("review_show_question", lang, platform=entry.platform, user=entry.user_id, question=entry.question)]
+        if rec.get("scope"):  # the knowledge scope the question was asked in: its answer is saved there
+            lines.append(say("review_show_scope", lang, scope=rec["scope"]))
         lines.append(say("review_show_draft", lang, draft=entry.draft) if entry.draft else
                      say("review_show_no_draft", lang, reason=rec.get("refusal_reason", "")))
         if entry.comment:
@@ -175,7 +184,7 @@ class ReviewDesk:
             done = say({Action.APPROVE: "review_approved", Action.EDIT: "review_edited"}.get(action, "review_approved"),
                        lang, id=entry.id)
             if action == Action.FAQ:
-                summary = self.save_faq(entry.question, without_citations(answer), reviewer)
+                summary = self.save_faq(entry.question, without_citations(answer), reviewer, _scope(entry))
                 done = say("review_faq_saved", lang, id=entry.id, summary=summary.line())
             decision = user_decision(entry, answer)
         problem = self.deliver(entry, decision)
@@ -184,7 +193,7 @@ class ReviewDesk:
     def _rejection(self, entry: QueueEntry) -> Decision:
         lang = str(entry.record.get("language") or "en")
         messages = self.refusal_messages
-        texts = self.suggestions(entry.question)
+        texts = self.suggestions(entry.question, _scope(entry))
         stored = [Suggestion(i, t) for i, t in self.queue.add_suggestions(entry.turn_id, texts)] if texts else []
         return user_decision(entry, "", messages.get(lang) or messages.get("en", ""), stored,
                              reason=reasons.REVIEW_REJECTED)

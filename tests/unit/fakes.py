@@ -50,9 +50,11 @@ class ListIndex:
         self.sugg = list(suggestions)
         self.searches = 0
         self.verdicts: dict[str, dict[str, bool]] = {}  # decided_at -> stored suggestion verdicts
+        self.scopes: list[str | None] = []  # the knowledge scope of each search
 
-    def search(self, query_text: str, query_vector: np.ndarray, k: int) -> list[Hit]:
+    def search(self, query_text: str, query_vector: np.ndarray, k: int, scope: str | None = None) -> list[Hit]:
         self.searches += 1
+        self.scopes.append(scope)
         sims = self.vecs @ query_vector
         order = np.argsort(-sims, kind="stable")[:k]
         return [hit(self.texts[i], float(sims[i]), n=int(i)) for i in order]
@@ -60,11 +62,12 @@ class ListIndex:
     def version(self) -> str:
         return "v1"
 
-    def suggestion_candidates(self, query_vector: np.ndarray, limit: int) -> list[tuple[str, np.ndarray]]:
+    def suggestion_candidates(self, query_vector: np.ndarray, limit: int,
+                              scope: str | None = None) -> list[tuple[str, np.ndarray]]:
         pairs = [(s, self.embedder.embed_queries([s])[0]) for s in self.sugg]
         return sorted(pairs, key=lambda p: -float(p[1] @ query_vector))[:limit]
 
-    def suggestion_texts(self, limit: int) -> list[str]:
+    def suggestion_texts(self, limit: int, scope: str | None = None) -> list[str]:
         return list(self.sugg)[:limit]
 
     def suggestion_verdicts(self, decided_at: str) -> dict[str, bool]:

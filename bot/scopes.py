@@ -1,0 +1,177 @@
+"""Knowledge scopes: which part of the knowledge base answers which chat (`[[scopes]]`).
+
+Why: one groundbot may serve several teams, and a chat must be answered only from its team's
+documents. Each scope names the paths it covers (under kb_paths) and the chats it serves; a
+document may belong to several scopes. The index stores every chunk's scopes (filled at ingest
+from these paths) and searches filter on them inside LanceDB (storage/chunk_index.py). Without
+any `[[scopes]]` nothing changes: every chat is answered from the whole knowledge base.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from core.messages import NOT_SET_UP, ConversationKey
+
+PLATFORMS = ("console", "cli", "api", "slack", "telegram")
+NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # goes into LanceDB filters and folder names as is
+
+
+@dataclass(frozen=True)
+class ScopeSettings:
+    """One `[[scopes]]` entry of config.toml."""
+
+    name: str
+    paths: tuple[str, ...] = ()
+    chats: tuple[str, ...] = ()  # "slack:C0123HR", "telegram:-100123", "console", "api", "cli", or a platform
+    admins: tuple[str, ...] = ()  # "slack:U0123", "telegram:42": may re-ingest this scope and see its stats
+    refusal: str = ""  # this scope's refusal message ("" = the [refusal] messages)
+
+
+@dataclass(frozen=True)
+class ScopingSettings:
+    """[scoping]: what a chat that no scope names gets."""
+
+    default_scope: str = ""  # a scope's name, or "" = a refusal that says the chat is not set up
+
+
+class ScopeError(ValueError):
+    """`[[scopes]]` does not make sense; the message names the file, the scope and the key."""
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value):
+        raise ScopeError(f"{where}: expected a list of strings, got {value!r}")
+    return tuple(str(v) for v in value)
+
+
+def parse_scopes(raw: Any, source: str) -> tuple[ScopeSettings, ...]:
+    """The `[[scopes]]` array of a parsed config.toml, each entry checked on its own."""
+    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
+        raise ScopeError(f"{source}: scopes must be written as [[scopes]] tables")
+    keys = [f.name for f in fields(ScopeSettings)]
+    out = []
+    for i, entry in enumerate(raw, start=1):
+        name = entry.get("name")
+        where = f"{source}: [[scopes]] #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
+        for key in entry:
+            if key not in keys:
+                close = difflib.get_close_matches(key, keys, n=1)
+                hint = f"; did you mean {close[0]}?" if close else f" (known keys: {', '.join(keys)})"
+                raise ScopeError(f"{where}: unknown key {key!r}{hint}")
+        if not isinstance(name, str) or not NAME.match(name):
+            raise ScopeError(f"{where}: name must be 1-64 letters, digits, '.', '_' or '-', got {name!r}")
+        refusal = entry.get("refusal", "")
+        if not isinstance(refusal, str):
+            raise ScopeError(f"{where}: refusal must be a string")
+        paths, chats, admins = (_strings(entry.get(k, []), f"{where} {k}") for k in ("paths", "chats", "admins"))
+        out.append(ScopeSettings(name, paths, chats, admins, refusal))
+    return tuple(out)
+
+
+def _inside(path: str, roots: Sequence[str]) -> bool:
+    p = Path(path).resolve()
+    return any(p.is_relative_to(Path(r).resolve()) for r in roots)
+
+
+def check_scopes(scopes: Sequence[ScopeSettings], default: str, kb_paths: Sequence[str], source: str) -> None:
+    """The errors an operator must fix before groundbot starts: a scope named twice or unknown
+    (the default), a chat served by two scopes, a path outside kb_paths, a malformed chat or admin."""
+    names = [s.name for s in scopes]
+    for name in {n for n in names if names.count(n) > 1}:
+        raise ScopeError(f"{source}: scope {name!r} is defined twice")
+    if default and default not in names:
+        raise ScopeError(f"{source}: [scoping] default_scope = {default!r} is not a scope; "
+                         f"known scopes: {', '.join(names) or '(none)'}")
+    served: dict[str, str] = {}
+    for s in scopes:
+        where = f"{source}: scope {s.name!r}"
+        if not s.paths:
+            raise ScopeError(f"{where}: paths is empty; a scope needs the documents it answers from")
+        for p in s.paths:
+            if not _inside(p, kb_paths):
+                raise ScopeError(f"{where}: path {p!r} is outside kb_paths ({', '.join(kb_paths)}); "
+                                 "its documents would never be ingested")
+        for chat in s.chats:
+            if chat.split(":", 1)[0] not in PLATFORMS or chat.endswith(":"):
+                raise ScopeError(f"{where}: chat {chat!r} must be one of {', '.join(PLATFORMS)}, "
+                                 "or 'platform:chat id' (e.g. 'slack:C0123HR', 'telegram:-100123')")
+            if chat in served:
+                raise ScopeError(f"{where}: chat {chat!r} is already served by scope {served[chat]!r}; "
+                                 "a chat is answered from one scope")
+            served[chat] = s.name
+        for admin in s.admins:
+            if ":" not in admin or admin.split(":", 1)[0] not in PLATFORMS:
+                raise ScopeError(f"{where}: admin {admin!r} must be 'platform:user id' (e.g. 'slack:U0123')")
+
+
+@dataclass(frozen=True)
+class ScopeMap:
+    """The scopes of a running groundbot: which scope answers a chat, who administers it, which
+    documents belong to it. Built once from the config (bot/config.py checked it)."""
+
+    scopes: Mapping[str, ScopeSettings] = field(default_factory=dict)
+    default: str = ""
+    reviewed_dir: Path | None = None  # saved FAQ answers: reviewed_dir/<scope>/ belongs to its scope
+
+    @classmethod
+    def of(cls, scopes: Sequence[ScopeSettings], default: str, reviewed_dir: Path | None = None) -> ScopeMap:
+        return cls({s.name: s for s in scopes}, default, reviewed_dir)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.scopes)
+
+    def names(self) -> list[str]:
+        return list(self.scopes)
+
+    def each(self) -> list[str | None]:
+        """Every scope's name, or [None] (the whole knowledge base) when there are none."""
+        return [*self.scopes] if self.scopes else [None]
+
+    def resolve(self, key: ConversationKey) -> str | None:
+        """The scope that answers this conversation: None without scopes (the whole knowledge
+        base), NOT_SET_UP for a chat no scope names when there is no default."""
+        if not self.scopes:
+            return None
+        exact, platform = f"{key.platform}:{key.chat_id}", key.platform
+        for wanted in (exact, platform):
+            for s in self.scopes.values():
+                if wanted in s.chats:
+                    return s.name
+        return self.default or NOT_SET_UP
+
+    def check(self, name: str) -> str:
+        """`name` if it is a scope; else a ScopeError that lists the scopes (nothing is answered)."""
+        if name not in self.scopes:
+            known = ", ".join(self.scopes) or "none are configured"
+            raise ScopeError(f"unknown scope {name!r} (scopes: {known})")
+        return name
+
+    def is_admin(self, scope: str | None, platform: str, user_id: str) -> bool:
+        """Whether the user is one of this scope's own admins (global admins are checked apart)."""
+        s = self.scopes.get(scope or "")
+        return s is not None and f"{platform}:{user_id}" in s.admins
+
+    def paths(self, scope: str) -> list[Path]:
+        """What a re-ingest of the scope reads: its paths and its saved FAQ answers."""
+        own = [Path(p) for p in self.scopes[scope].paths]
+        return own + ([self.reviewed_dir / scope] if self.reviewed_dir is not None else [])
+
+    def refusals(self) -> dict[str, str]:
+        return {s.name: s.refusal for s in self.scopes.values() if s.refusal}
+
+    def scopes_of(self, source: str) -> list[str]:
+        """The scopes a document belongs to, by where its file lies (sorted)."""
+        path = Path(source).resolve()
+        found = set()
+        for s in self.scopes.values():
+            roots = [*s.paths, *([str(self.reviewed_dir / s.name)] if self.reviewed_dir is not None else [])]
+            if any(path.is_relative_to(Path(r).resolve()) for r in roots):
+                found.add(s.name)
+        return sorted(found)

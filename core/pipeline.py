@@ -23,11 +23,11 @@ from core.language import language_of, prefer_language
 from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
 from core.normalize import normalize_text
 from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, PassageReader, TranscriptStore
-from core.reading import Reading, read
+from core.reading import Reading, read, reader_settings
 from core.reasons import Status
 from core.record import TurnContext, build_decision, scope_decision
 from core.risk import Route, assess, route
-from core.settings import CoreSettings, ReaderSettings
+from core.settings import CoreSettings
 from core.suggest import candidate_pool, suggest
 from core.turnlog import turn_context
 from core.verdicts import Verdicts
@@ -171,13 +171,7 @@ class Pipeline:
         g.passed, g.reason = False, reasons.NOT_ANSWERED_BY_SOURCES
         return Outcome(Trigger.GATE_FAIL, g.reason,
                        f"The closest sources talk about the question but do not answer it (best answer probability "
-                       f"{reading.best:.2f} < {self._reader_settings().min_answer_probability:.2f}).")
-
-    def _reader_settings(self) -> ReaderSettings:
-        """The reader's settings for this generator: quotes are not checked further, so the extractive
-        generator needs the reader surer than a language model, whose every claim is verified after."""
-        r = self.settings.reader
-        return r if getattr(self.generator, "local", False) else replace(r, min_answer_probability=r.llm_min_answer_probability)
+                       f"{reading.best:.2f} < {reading.floor:.2f}).")
 
     def _read(self, ctx: TurnContext) -> Reading | None:
         """The reader's verdict on the retrieved chunks, or None without a reader (or when it
@@ -186,7 +180,8 @@ class Pipeline:
             return None
         t0 = self.clock()
         try:
-            return read(ctx.question, ctx.hits, self.reader, self._reader_settings(), self.settings.extractive)
+            cfg = reader_settings(self.settings.reader, local=bool(getattr(self.generator, "local", False)))
+            return read(ctx.question, ctx.hits, self.reader, cfg, self.settings.extractive)
         except Exception:
             log.exception("the passage reader failed; the similarity gates decide")
             return None

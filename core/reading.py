@@ -23,6 +23,7 @@ class Reading:
     hits: list[Hit]  # every retrieved chunk, the ones read carrying their probability, best first
     best: float  # the highest probability of a chunk read
     answered: bool  # some chunk answers (or the question is asked as an FAQ question or a heading)
+    floor: float = 0.0  # the probability a chunk needed
 
 
 def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderSettings,
@@ -37,7 +38,8 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     order = sorted(range(len(scored)), key=lambda i: (-(scored[i].answer_probability or 0.0), i))
     best = max(probs, default=0.0)
     return Reading(hits=[scored[i] for i in order] + tail, best=float(best),
-                   answered=best >= cfg.min_answer_probability or asked_verbatim(hits, extractive))
+                   answered=best >= cfg.min_answer_probability or asked_verbatim(hits, extractive),
+                   floor=cfg.min_answer_probability)
 
 
 def asked_verbatim(hits: Sequence[Hit], cfg: ExtractiveSettings) -> bool:
@@ -45,3 +47,10 @@ def asked_verbatim(hits: Sequence[Hit], cfg: ExtractiveSettings) -> bool:
     or opening sentences answer it whatever the reader says (core/extractive.py quotes them)."""
     return any((h.kind == "faq" and h.faq_answer and h.similarity >= cfg.faq_min_similarity)
                or (h.kind == "doc" and h.heading_similarity >= cfg.heading_min_similarity) for h in hits)
+
+
+def reader_settings(cfg: ReaderSettings, local: bool) -> ReaderSettings:
+    """The reader's settings for a generator: a quote is not checked further, so the extractive
+    (local) generator needs the reader surer than a language model, whose every claim is verified
+    after it is written."""
+    return cfg if local else replace(cfg, min_answer_probability=cfg.llm_min_answer_probability)

@@ -174,8 +174,7 @@ class Pipeline:
                        f"{reading.best:.2f} < {reading.floor:.2f}).")
 
     def _read(self, ctx: TurnContext) -> Reading | None:
-        """The reader's verdict on the retrieved chunks, or None without a reader (or when it
-        fails: the similarity gates then decide alone, as without one)."""
+        """The reader's verdict, or None without a reader or when it fails (the gates then decide alone)."""
         if self.reader is None or not ctx.hits:
             return None
         t0 = self.clock()
@@ -210,8 +209,9 @@ class Pipeline:
     def _verify(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None and ctx.generation is not None
         judge = self.claim_judge if ctx.generation.llm_called else None  # an extractive quote is the sources' own words
-        ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, self.settings.verify,
-                                             judge, self.settings.judge.min_claim_probability)
+        cfg = self.settings.verify if ctx.generation.llm_called else replace(self.settings.verify, require_citations=False)
+        ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, cfg, judge,
+                                             self.settings.judge.min_claim_probability)
         if v.status == Status.REFUSE:
             return Outcome(Trigger.REJECT, v.reasons[0])
         ctx.risk = assess(v, ctx.gate, ctx.generation, claim_views(v.claim_map), self.settings.verify)

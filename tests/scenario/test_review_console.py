@@ -74,7 +74,7 @@ def test_edit_then_approve_and_reject(make_app: Callable[..., Any], base_config:
     rejected = user.out.getvalue()[before:]
     assert "I can't answer that from the knowledge base I have." in rejected and "REVIEW_REJECTED" in rejected
     assert "You could ask:" in rejected
-    statuses = [e.status for e in app.desk.queue.entries(status="")]
+    statuses = [e.status for e in app.desk.queue.entries(status="") if e.question == RISKY]  # the other may be held too
     assert statuses == ["edited", "rejected"]
 
 

@@ -25,11 +25,11 @@ from tests.scenario.test_slack import (  # noqa: F401
 )
 
 ADMIN_CHANNEL = "C0ADMINS"
-RISKY = "When does the library open?"  # risk about 0.27: held at 0.22; a reviewed FAQ answer is below it
+RISKY = "When does the library open?"  # risk 0.2015 with the passage reader: held at 0.2; a reviewed FAQ answer is below it
 
 
 def held(start: Callable[..., Slack], mode: str = "http", ts: str = "1801.000100") -> tuple[Slack, Call, int]:  # noqa: F811
-    bot = start(mode, hold_risk=0.22, admin_channel=ADMIN_CHANNEL)
+    bot = start(mode, hold_risk=0.2, admin_channel=ADMIN_CHANNEL)
     bot.mention(RISKY, ts=ts)
     posted = bot.replies(2)
     told = next(c for c in posted if c.args["channel"] == CHANNEL)

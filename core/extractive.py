@@ -110,9 +110,8 @@ class ExtractiveGenerator:
         if faq is not None and section is not None and section[1].heading_similarity > faq[1].similarity:
             faq = None  # asked as this section's heading is written, more closely than as the FAQ question
         if faq is not None:
-            n, hit = faq  # word for word, each sentence cited (a claim that cites nothing is never delivered)
-            cited = " ".join(f"{sent.rstrip()} [C{n}]" for sent in split_sentences(hit.faq_answer.strip()))
-            return Generation(text=cited or f"{hit.faq_answer.strip()} [C{n}]", llm_called=False, faq=True)
+            n, hit = faq
+            return Generation(text=f"{hit.faq_answer.strip()} [C{n}]", llm_called=False, faq=True)
         refused = self._unquotable(question, hits)
         if refused is not None:
             return refused

@@ -158,6 +158,10 @@ class ScopeMap:
         s = self.scopes.get(scope or "")
         return s is not None and f"{platform}:{user_id}" in s.admins
 
+    def administered(self, platform: str, user_id: str) -> list[str]:
+        """The scopes this user is one of the own admins of (their part of the review queue)."""
+        return [s.name for s in self.scopes.values() if f"{platform}:{user_id}" in s.admins]
+
     def paths(self, scope: str) -> list[Path]:
         """What a re-ingest of the scope reads: its paths and its saved FAQ answers."""
         own = [Path(p) for p in self.scopes[scope].paths]

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from storage.transcripts import ReviewItem, SuggestionRow, TurnRecord
 
@@ -63,12 +63,15 @@ class ReviewQueue:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def entries(self, status: str = OPEN, limit: int = 20) -> list[QueueEntry]:
-        """Items in `status` ("" = all), oldest first."""
+    def entries(self, status: str = OPEN, limit: int = 20, scopes: list[str] | None = None) -> list[QueueEntry]:
+        """Items in `status` ("" = all), oldest first; with `scopes`, only questions asked in them
+        (what a scope's own admins review)."""
         with Session(self.engine) as session:
             query = select(ReviewItem, TurnRecord).where(ReviewItem.turn_id == TurnRecord.id)
             if status:
                 query = query.where(ReviewItem.status == status)
+            if scopes is not None:
+                query = query.where(col(TurnRecord.scope).in_(scopes))
             rows = session.exec(query.order_by(ReviewItem.id).limit(limit)).all()  # type: ignore[arg-type]
             return [_entry(item, turn) for item, turn in rows]
 

@@ -78,7 +78,8 @@ class ReviewDesk:
     def __init__(self, queue: ReviewQueue, courier: Courier, deliveries: Mapping[str, Delivery], *,
                  save_faq: Callable[[str, str, str, str | None], IngestSummary],
                  suggestions: Callable[[str, str | None], list[str]],
-                 refusal_messages: Mapping[str, str], is_admin: Callable[[str, str], bool]) -> None:
+                 refusal_messages: Mapping[str, str], is_admin: Callable[[str, str], bool],
+                 administered: Callable[[str, str], list[str]] = lambda platform, user: []) -> None:
         self.queue = queue
         self.courier = courier
         self.deliveries = deliveries  # the platforms this process is connected to, as they register
@@ -86,23 +87,29 @@ class ReviewDesk:
         self.suggestions = suggestions
         self.refusal_messages = refusal_messages
         self.is_admin = is_admin
+        self.administered = administered  # a scope's own admins review the questions asked in it
 
     def handle(self, platform: str, user_id: str, action: str, item_id: int | None = None, text: str = "") -> Reply:
-        if not self.is_admin(platform, user_id):
+        own = None if self.is_admin(platform, user_id) else self.administered(platform, user_id)
+        if own == []:
             return Reply.of(say("not_admin", ADMIN_LANG, what=say("what_review", ADMIN_LANG)), ok=False)
         if action in ("", "list"):
-            return self.listing()
+            return self.listing(own)
         if action not in set(Action) or item_id is None:
             return Reply.of(say("review_usage", ADMIN_LANG), ok=False)
         entry = self.queue.entry(item_id)
         if entry is None:
             return Reply.of(say("review_unknown", ADMIN_LANG, id=item_id), ok=False)
+        if own is not None and entry.record.get("scope") not in own:
+            what = say("what_review_scope", ADMIN_LANG, scope=entry.record.get("scope") or "-")
+            return Reply.of(say("not_admin", ADMIN_LANG, what=what), ok=False)
         if action == Action.SHOW:
             return self.show(entry)
         return self.decide(entry, Action(action), f"{platform}:{user_id}", text.strip())
 
-    def listing(self) -> Reply:
-        entries = self.queue.entries()
+    def listing(self, scopes: list[str] | None = None) -> Reply:
+        """The open items, oldest first: all of them for a global admin, a scope admin's scopes' own."""
+        entries = self.queue.entries(scopes=scopes)
         if not entries:
             return Reply.of(say("review_empty", ADMIN_LANG))
         sections = [Section(say("review_list_header", ADMIN_LANG, count=len(entries)))]

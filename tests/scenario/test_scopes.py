@@ -188,3 +188,25 @@ def test_ask_with_an_unknown_scope_is_an_error_and_nothing_is_answered(
     assert cli_main(["--config", str(cfg_file), "ask", "--json", "--scope", "hr", HR_QUESTION]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["scope"] == "hr" and not record["refused"]
+
+
+def test_a_scope_admin_reviews_the_questions_asked_in_that_scope_only(scoped_app: Callable[..., App]) -> None:
+    from tests.scenario.scoped_kb import ENG_ADMIN_SLACK, HR_ADMIN_SLACK
+
+    app = scoped_app(admins={"console": ("local",), "slack": ("UGLOBAL",), "telegram": ()})
+    hr, eng = ask(app, HR_QUESTION, HR_CHANNEL), ask(app, ENG_QUESTION, ENG_CHANNEL)
+    assert hr.turn_id is not None and eng.turn_id is not None
+    for turn in (hr.turn_id, eng.turn_id):
+        assert app.feedback("U1", turn, -1, "wrong").ok
+    everything = app.review("slack", "UGLOBAL", "list", None).text
+    assert HR_QUESTION in everything and ENG_QUESTION in everything
+    listing = app.review("slack", HR_ADMIN_SLACK, "list", None).text
+    assert listing.startswith("1 item(s) waiting for review:") and HR_QUESTION in listing
+    assert ENG_QUESTION not in listing
+    items = {e.question: e.id for e in app.desk.queue.entries()}
+    denied = app.review("slack", HR_ADMIN_SLACK, "approve", items[ENG_QUESTION])
+    assert not denied.ok and denied.text == "Sorry, only admins can review questions asked in scope eng."
+    assert app.desk.queue.entry(items[ENG_QUESTION]).status == "open"  # type: ignore[union-attr]
+    assert app.review("slack", HR_ADMIN_SLACK, "approve", items[HR_QUESTION]).ok
+    assert app.review("slack", ENG_ADMIN_SLACK, "approve", items[ENG_QUESTION]).ok
+    assert not app.review("slack", "UNOBODY", "list", None).ok

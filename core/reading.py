@@ -28,14 +28,18 @@ class Reading:
 
 def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderSettings,
          extractive: ExtractiveSettings) -> Reading:
-    """Score the first `cfg.chunks` hits in one run and rerank them by probability (ties keep the
-    retrieval order); the rest follow unread, in retrieval order."""
+    """Score the first `cfg.chunks` hits in one run and rerank them by probability plus
+    `similarity_weight` x similarity (the reader alone confuses sibling sections of a how-to page;
+    retrieval's view breaks its near ties; ties keep the retrieval order); the rest follow unread,
+    in retrieval order."""
     head, tail = list(hits[: cfg.chunks]), list(hits[cfg.chunks :])
     views = [reader_passage(question, h.title, h.heading, h.faq_answer if h.kind == "faq" and h.faq_answer else h.text)
              for h in head]
     probs = reader.score(reader_question(question), views) if head else []
     scored = [replace(h, answer_probability=round(float(p), 6)) for h, p in zip(head, probs, strict=True)]
-    order = sorted(range(len(scored)), key=lambda i: (-(scored[i].answer_probability or 0.0), i))
+    w = cfg.similarity_weight
+    order = sorted(range(len(scored)), key=lambda i: (-((scored[i].answer_probability or 0.0)
+                                                        + w * scored[i].similarity), i))
     best = max(probs, default=0.0)
     return Reading(hits=[scored[i] for i in order] + tail, best=float(best),
                    answered=best >= cfg.min_answer_probability or asked_verbatim(hits, extractive),

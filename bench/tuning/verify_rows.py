@@ -202,12 +202,18 @@ def load(path: Path) -> list[Captured]:
     return rows
 
 
-def default_core() -> tuple[CoreSettings, ClaimJudge | None]:
+def default_core(config_file: Path = ROOT / "config.toml",
+                 model: Path | None = None) -> tuple[CoreSettings, ClaimJudge | None]:
+    """The settings of `config_file` and its claim judge (or the judge exported to `model`)."""
     from bench.grounding.run import base_config
     from bot.app import make_claim_judge
 
-    config = base_config(ROOT / "config.toml")
+    config = base_config(config_file)
     judge = make_claim_judge(replace(config, generator="openai"), config.embedder)  # as the LLM suites run
+    if judge is not None and model is not None:
+        from storage.claim_judge import OnnxClaimJudge
+
+        judge = OnnxClaimJudge(model)
     return config.core, CachedJudge(judge) if judge is not None else None
 
 
@@ -217,12 +223,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("rows", type=Path, help="the captured rows (pickle; third-party text: keep it outside the repo)")
     p.add_argument("--halueval-dev", type=int, default=300, help="HaluEval dev records asked per pass (capture)")
     p.add_argument("--halueval-test", type=int, default=None, help="HaluEval test records per pass (capture; all)")
+    p.add_argument("--config", type=Path, default=ROOT / "config.toml", help="settings replayed (default config.toml)")
+    p.add_argument("--judge-model", type=Path, default=None, help="a claim judge's ONNX file to replay instead of the shipped one")
     args = p.parse_args(argv)
     if args.action == "capture":
         capture(args.rows, args.halueval_dev, args.halueval_test)
         return 0
     rows = load(args.rows)
-    core, judge = default_core()
+    core, judge = default_core(args.config, args.judge_model)
     outs = [replay_one(c, core, judge) for c in rows]
     for k, v in measures(rows, outs).items():
         print(f"{k:48s} {v:.3f}")

@@ -53,6 +53,28 @@ def test_read_reranks_the_chunk_that_answers_first_in_one_batch() -> None:
     assert got.hits[0].answer_probability == 0.9 and got.hits[1].answer_probability == 0.05
 
 
+class FixedReader:
+    """A fake reader giving each passage, in order, the next of its probabilities."""
+
+    def __init__(self, probs: Sequence[float]) -> None:
+        self.probs = list(probs)
+
+    def score(self, question: str, passages: Sequence[str]) -> list[float]:
+        return self.probs[: len(passages)]
+
+
+def test_similarity_weight_lets_retrieval_break_the_readers_near_ties() -> None:
+    hits = [hit("the section asked about", 0.85, n=0), hit("its sibling section", 0.5, n=1)]
+    alone = read("q", hits, FixedReader([0.80, 0.86]), ReaderSettings(), ExtractiveSettings())
+    assert [h.chunk_id for h in alone.hits] == ["c1", "c0"]  # the reader alone: the sibling first
+    blended = read("q", hits, FixedReader([0.80, 0.86]), replace(ReaderSettings(), similarity_weight=1.0),
+                   ExtractiveSettings())
+    assert [h.chunk_id for h in blended.hits] == ["c0", "c1"] and blended.best == 0.86  # 1.65 > 1.36
+    far = read("q", hits, FixedReader([0.10, 0.90]), replace(ReaderSettings(), similarity_weight=1.0),
+               ExtractiveSettings())
+    assert [h.chunk_id for h in far.hits] == ["c1", "c0"]  # a chunk that answers still beats one that does not
+
+
 def test_read_only_the_first_chunks_and_keep_the_rest_in_order() -> None:
     hits = [hit(f"text {i}", 0.9 - i / 10, n=i) for i in range(4)]
     got = read("q", hits, WordReader("zzz"), replace(ReaderSettings(), chunks=2), ExtractiveSettings())

@@ -74,13 +74,18 @@ def scoped_probe(index: Any, qs: list[str], qv: np.ndarray, n: int) -> dict[str,
     from core.normalize import normalize_text
 
     plain, scoped = [], []
+    legs: dict[str, list[float]] = {f"{kind}_{leg}": [] for kind in ("unscoped", "scoped") for leg in ("vector", "text")}
     for i, (q, v) in enumerate(zip(qs, qv, strict=True)):
         norm, scope = normalize_text(q), f"s{i % n}"
         for which in ((None, scope) if i % 2 else (scope, None)):
             t0 = time.perf_counter()
             index.search(norm, v, 5, scope=which)
             (plain if which is None else scoped).append((time.perf_counter() - t0) * 1000)
+            kind = "unscoped" if which is None else "scoped"
+            legs[f"{kind}_vector"].append(index.leg_times.vector_ms)  # each leg's wall time inside LanceDB's loop
+            legs[f"{kind}_text"].append(index.leg_times.text_ms)
     p95_plain, p95_scoped = pct(plain, 95), pct(scoped, 95)
     return {"scopes": n, "queries": len(plain), "unscoped_p50_ms": pct(plain, 50), "unscoped_p95_ms": p95_plain,
             "scoped_p50_ms": pct(scoped, 50), "scoped_p95_ms": p95_scoped,
-            "p95_ratio": round(p95_scoped / p95_plain, 3) if p95_plain else None}
+            "p95_ratio": round(p95_scoped / p95_plain, 3) if p95_plain else None,
+            "legs_p50_p95_ms": {k: (pct(t, 50), pct(t, 95)) for k, t in legs.items()}}

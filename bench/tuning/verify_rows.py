@@ -84,7 +84,10 @@ def _labels(row: Any) -> dict[str, Any]:
     return {k: v for k, v in row.extra.items() if k in keep} | {"expected": row.expected}
 
 
-def capture(out: Path, halueval_dev: int, halueval_test: int | None) -> None:
+CAPTURED = ("expertqa", "clapnq_llm", "halueval_dev", "halueval_test")
+
+
+def capture(out: Path, halueval_dev: int, halueval_test: int | None, suites: Sequence[str] = CAPTURED) -> None:
     from bench.grounding.clapnq import run_clapnq_llm
     from bench.grounding.expertqa import run_expertqa
     from bench.grounding.run import base_config, run_halueval
@@ -93,15 +96,15 @@ def capture(out: Path, halueval_dev: int, halueval_test: int | None) -> None:
     config = base_config(ROOT / "config.toml")
     emb = make_embedder(config.embedder, config.embed_batch_size)
     rows: list[Captured] = []
-    runs: list[tuple[str, Callable[[], Any]]] = [
-        ("expertqa", lambda: run_expertqa(ds.EXPERTQA_FILE, config, embedder=emb)),
-        ("clapnq_llm", lambda: run_clapnq_llm(ds.CLAPNQ_DIR, config, embedder=emb)),
-        ("halueval", lambda: run_halueval(ds.HALUEVAL_FILE, config, embedder=emb, split="dev", limit=halueval_dev,
-                                          forms=True)),
-        ("halueval", lambda: run_halueval(ds.HALUEVAL_FILE, config, embedder=emb, split="test", limit=halueval_test,
-                                          forms=True)),
-    ]
-    for suite, run in runs:
+    runs: dict[str, tuple[str, Callable[[], Any]]] = {
+        "expertqa": ("expertqa", lambda: run_expertqa(ds.EXPERTQA_FILE, config, embedder=emb)),
+        "clapnq_llm": ("clapnq_llm", lambda: run_clapnq_llm(ds.CLAPNQ_DIR, config, embedder=emb)),
+        "halueval_dev": ("halueval", lambda: run_halueval(ds.HALUEVAL_FILE, config, embedder=emb, split="dev",
+                                                          limit=halueval_dev, forms=True)),
+        "halueval_test": ("halueval", lambda: run_halueval(ds.HALUEVAL_FILE, config, embedder=emb, split="test",
+                                                           limit=halueval_test, forms=True)),
+    }
+    for suite, run in (runs[name] for name in suites):
         with recording() as seen:
             result = run()
         for p in result.passes:
@@ -223,11 +226,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("rows", type=Path, help="the captured rows (pickle; third-party text: keep it outside the repo)")
     p.add_argument("--halueval-dev", type=int, default=300, help="HaluEval dev records asked per pass (capture)")
     p.add_argument("--halueval-test", type=int, default=None, help="HaluEval test records per pass (capture; all)")
+    p.add_argument("--suites", default=",".join(CAPTURED), help=f"what capture asks (default: {','.join(CAPTURED)})")
     p.add_argument("--config", type=Path, default=ROOT / "config.toml", help="settings replayed (default config.toml)")
     p.add_argument("--judge-model", type=Path, default=None, help="a claim judge's ONNX file to replay instead of the shipped one")
     args = p.parse_args(argv)
     if args.action == "capture":
-        capture(args.rows, args.halueval_dev, args.halueval_test)
+        capture(args.rows, args.halueval_dev, args.halueval_test, [s for s in args.suites.split(",") if s])
         return 0
     rows = load(args.rows)
     core, judge = default_core(args.config, args.judge_model)

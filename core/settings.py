@@ -45,7 +45,7 @@ class JudgeSettings:
     """The claim judge (core.ports.ClaimJudge): does the evidence state each claim of a generated answer?"""
 
     claims: bool = True  # the claim judge (core.ports.ClaimJudge) checks every claim of a generated (LLM) answer
-    min_claim_probability: float = 0.1  # a generated claim the claim judge scores below this is not covered
+    min_claim_probability: float = 0.3  # a generated claim the claim judge scores below this is not covered
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class ReaderSettings:
 class VerifySettings:
     require_citations: bool = True
     min_claim_support: float = 0.7
-    min_paraphrase_probability: float = 0.5  # a claim below min_claim_support needs the claim judge this sure
+    min_paraphrase_probability: float = 0.7  # a claim below min_claim_support needs the claim judge this sure
     anchor_ratio: float = 0.3  # a claim's name or number must sit in a sentence this close to its best one (0 = off)
     min_citation_density: float = 0.5
     short_answer_words: int = 4

@@ -73,7 +73,8 @@ def scoped_probe(index: Any, qs: list[str], qv: np.ndarray, n: int) -> dict[str,
     """The hybrid search with and without a scope, alternating which goes first per question."""
     from core.normalize import normalize_text
 
-    plain, scoped = [], []
+    plain: list[float] = []
+    scoped: list[float] = []
     legs: dict[str, list[float]] = {f"{kind}_{leg}": [] for kind in ("unscoped", "scoped") for leg in ("vector", "text")}
     for i, (q, v) in enumerate(zip(qs, qv, strict=True)):
         norm, scope = normalize_text(q), f"s{i % n}"

@@ -139,6 +139,8 @@ def replay_one(c: Captured, core: CoreSettings, judge: ClaimJudge | None) -> Out
     """The verifier, risk and route of today's code on one captured turn (as core.record does)."""
     if c.gate is None or c.generation is None:
         return Outcome(None, "refuse", "")
+    if c.suite == "halueval":  # replayed without [C#] citations, as the suite runs it (bench.grounding.run)
+        core = replace(core, verify=replace(core.verify, require_citations=False))
     v = verify_answer(c.generation.text, c.question, c.gate.kept, core.verify, judge, core.judge.min_claim_probability)
     if v.status == "REFUSE":
         return Outcome(v, "refuse", "")

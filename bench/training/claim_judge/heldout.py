@@ -28,7 +28,7 @@ from bench.training.claim_judge.data import (
 )
 from bench.training.claim_judge.expertqa_pairs import expertqa_examples
 from bench.training.claim_judge.fever_pairs import nli_examples, symmetric_examples
-from bench.training.cross_encoder import auc
+from bench.training.pair_model import auc
 from bench.training.sources import Example
 from storage.claim_judge import MAX_TOKENS, MODEL_FILE
 from storage.onnx_pairs import OnnxPairModel
@@ -57,7 +57,8 @@ def per_source(held: Sequence[Example], probs: Sequence[float], threshold: float
         neg = [p for y, p in rows if not y]
         tpr = sum(p >= threshold for p in pos) / len(pos) if pos else float("nan")
         tnr = sum(p < threshold for p in neg) / len(neg) if neg else float("nan")
-        out[src] = {"n": len(rows), "positive": len(pos), "auc": round(auc(pos, neg), 4),
+        score = auc([y for y, _ in rows], [p for _, p in rows])
+        out[src] = {"n": len(rows), "positive": len(pos), "auc": None if score is None else round(score, 4),
                     "balanced_accuracy": round((tpr + tnr) / 2, 4), "threshold": threshold}
     return out
 

@@ -4,10 +4,10 @@ probability that the evidence states the claim as an answer to the question
 
 It exists for the answers the lexical checks cannot tell apart: a wrong name or number taken
 from the same passage, or a fluent sentence every word of which is in the evidence but which
-says something else. Trained by `python -m bench.training.claim_judge.train` on HaluEval QA records the
-benchmark does not test on, with right answers in several forms (bare, "The answer is X.", a
-sentence) so that the form of an answer should not decide; the shipped model still leans on form,
-hence its low floor (storage/models/claims.md).
+says something else. Trained by `python -m bench.training.claim_judge.train` on real LLM claims
+judged by experts (ExpertQA), FEVER's edited evidence, long-form answers, dialogue, summaries and
+HaluEval QA answers in several forms, so that the form of an answer should not decide
+(storage/models/claims.md).
 """
 
 from __future__ import annotations

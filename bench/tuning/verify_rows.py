@@ -2,6 +2,7 @@
 
     python -m bench.tuning.verify_rows capture /tmp/rows.pkl                  # expertqa, clapnq_llm, halueval --forms
     python -m bench.tuning.verify_rows replay /tmp/rows.pkl                   # today's settings, per suite and split
+    python -m bench.tuning.verify_rows replay A.pkl,B.pkl --grid 0.5:0.1:0.6,0.7:0.3:0.6 [--judge-model F]
 
 `capture` runs the LLM suites of the grounding benchmark (expertqa dev+test, clapnq_llm, HaluEval
 dev and test with the restated forms) and keeps, for every turn that reached the verifier, its
@@ -225,18 +226,29 @@ def default_core(config_file: Path = ROOT / "config.toml",
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.tuning.verify_rows", description=__doc__.split("\n")[0])
     p.add_argument("action", choices=("capture", "replay"))
-    p.add_argument("rows", type=Path, help="the captured rows (pickle; third-party text: keep it outside the repo)")
+    p.add_argument("rows", help="the captured rows (pickle; third-party text: keep it outside the repo); "
+                                "replay reads several, comma-separated")
     p.add_argument("--halueval-dev", type=int, default=300, help="HaluEval dev records asked per pass (capture)")
     p.add_argument("--halueval-test", type=int, default=None, help="HaluEval test records per pass (capture; all)")
     p.add_argument("--suites", default=",".join(CAPTURED), help=f"what capture asks (default: {','.join(CAPTURED)})")
     p.add_argument("--config", type=Path, default=ROOT / "config.toml", help="settings replayed (default config.toml)")
     p.add_argument("--judge-model", type=Path, default=None, help="a claim judge's ONNX file to replay instead of the shipped one")
+    p.add_argument("--grid", default="", help="replay each PARA:FLOOR:HOLD (min_paraphrase_probability, "
+                                              "min_claim_probability, hold_risk), comma-separated, one line each")
     args = p.parse_args(argv)
     if args.action == "capture":
-        capture(args.rows, args.halueval_dev, args.halueval_test, [s for s in args.suites.split(",") if s])
+        capture(Path(args.rows), args.halueval_dev, args.halueval_test, [s for s in args.suites.split(",") if s])
         return 0
-    rows = load(args.rows)
+    rows = [r for f in args.rows.split(",") for r in load(Path(f))]
     core, judge = default_core(args.config, args.judge_model)
+    if args.grid:
+        for point in args.grid.split(","):
+            para, floor, hold = (float(x) for x in point.split(":"))
+            c = replace(core, verify=replace(core.verify, min_paraphrase_probability=para),
+                        judge=replace(core.judge, min_claim_probability=floor), review=replace(core.review, hold_risk=hold))
+            m = measures(rows, [replay_one(r, c, judge) for r in rows])
+            print(f"{point} " + " ".join(f"{k}={v:.3f}" for k, v in m.items()), flush=True)
+        return 0
     outs = [replay_one(c, core, judge) for c in rows]
     for k, v in measures(rows, outs).items():
         print(f"{k:48s} {v:.3f}")

@@ -28,7 +28,7 @@ from typing import Any
 import core.verify.checks as checks_module
 import core.verify.rules as rules_module
 from bench.grounding.clapnq import contains_text
-from bench.tuning.verify_rows import Captured, default_core, load
+from bench.tuning.verify_rows import Captured, as_asked, default_core, load_all
 from core.ports import ClaimJudge
 from core.settings import CoreSettings
 from core.verify import verify_answer
@@ -83,7 +83,7 @@ def supported(rows: Sequence[Captured], core: CoreSettings, judge: ClaimJudge | 
         if c.gate is None or c.generation is None:
             out.append([])
             continue
-        v = verify_answer(c.generation.text, c.question, c.gate.kept, core.verify, judge,
+        v = verify_answer(c.generation.text, c.question, c.gate.kept, as_asked(c, core).verify, judge,
                           core.judge.min_claim_probability)
         out.append([bool(m["supported"]) for m in v.claim_map])
     return out
@@ -95,7 +95,7 @@ def claims_of(rows: Sequence[Captured], core: CoreSettings) -> list[list[str]]:
         if c.gate is None or c.generation is None:
             out.append([])
             continue
-        v = verify_answer(c.generation.text, c.question, c.gate.kept, core.verify, None, 0.0)
+        v = verify_answer(c.generation.text, c.question, c.gate.kept, as_asked(c, core).verify, None, 0.0)
         out.append([m["claim"] for m in v.claim_map])
     return out
 
@@ -156,11 +156,11 @@ def markdown(report: dict[str, Any]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.tuning.guards", description=__doc__.split("\n")[0])
-    p.add_argument("rows", type=Path, help="rows captured by python -m bench.tuning.verify_rows capture")
+    p.add_argument("rows", help="rows captured by python -m bench.tuning.verify_rows capture (several: comma-separated)")
     p.add_argument("--split", default="dev", choices=("dev", "test"))
     p.add_argument("--out", type=Path, default=None, help="JSON file; the Markdown table goes next to it")
     args = p.parse_args(argv)
-    rows = [c for c in load(args.rows) if c.split == args.split]
+    rows = [c for c in load_all(args.rows) if c.split == args.split]
     core, judge = default_core()
     report = measure(rows, core, judge) | {"split": args.split, "rows": len(rows)}
     table = markdown(report)

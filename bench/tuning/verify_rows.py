@@ -136,12 +136,19 @@ class CachedJudge:
         return [self.memo[(question, *c)] for c in claims]
 
 
+def as_asked(c: Captured, core: CoreSettings) -> CoreSettings:
+    """The settings the turn was verified under: HaluEval's answers are replayed without [C#]
+    citations, so its suite does not require them (bench.grounding.run)."""
+    if c.suite == "halueval":
+        return replace(core, verify=replace(core.verify, require_citations=False))
+    return core
+
+
 def replay_one(c: Captured, core: CoreSettings, judge: ClaimJudge | None) -> Outcome:
     """The verifier, risk and route of today's code on one captured turn (as core.record does)."""
     if c.gate is None or c.generation is None:
         return Outcome(None, "refuse", "")
-    if c.suite == "halueval":  # replayed without [C#] citations, as the suite runs it (bench.grounding.run)
-        core = replace(core, verify=replace(core.verify, require_citations=False))
+    core = as_asked(c, core)
     v = verify_answer(c.generation.text, c.question, c.gate.kept, core.verify, judge, core.judge.min_claim_probability)
     if v.status == "REFUSE":
         return Outcome(v, "refuse", "")
@@ -199,6 +206,11 @@ class _Unpickler(pickle.Unpickler):
         return Captured if name == "Captured" else super().find_class(module, name)
 
 
+def load_all(paths: str) -> list[Captured]:
+    """The rows of several captured files, comma-separated."""
+    return [r for f in paths.split(",") if f for r in load(Path(f))]
+
+
 def load(path: Path) -> list[Captured]:
     with path.open("rb") as fh:
         rows: list[Captured] = _Unpickler(fh).load()
@@ -239,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.action == "capture":
         capture(Path(args.rows), args.halueval_dev, args.halueval_test, [s for s in args.suites.split(",") if s])
         return 0
-    rows = [r for f in args.rows.split(",") for r in load(Path(f))]
+    rows = load_all(args.rows)
     core, judge = default_core(args.config, args.judge_model)
     if args.grid:
         for point in args.grid.split(","):

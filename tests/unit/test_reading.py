@@ -65,7 +65,8 @@ class FixedReader:
 
 def test_similarity_weight_lets_retrieval_break_the_readers_near_ties() -> None:
     hits = [hit("the section asked about", 0.85, n=0), hit("its sibling section", 0.5, n=1)]
-    alone = read("q", hits, FixedReader([0.80, 0.86]), ReaderSettings(), ExtractiveSettings())
+    alone = read("q", hits, FixedReader([0.80, 0.86]), replace(ReaderSettings(), similarity_weight=0.0),
+                 ExtractiveSettings())
     assert [h.chunk_id for h in alone.hits] == ["c1", "c0"]  # the reader alone: the sibling first
     blended = read("q", hits, FixedReader([0.80, 0.86]), replace(ReaderSettings(), similarity_weight=1.0),
                    ExtractiveSettings())

@@ -108,12 +108,23 @@ def map_claim(claim: Claim, citations: Sequence[int], question: str, hits: Seque
                       window=[sentences[i] for i in ev.window], sentences=sentences)
 
 
+FACT_WORDS = 12  # the word guards read a claim this short; a longer one's meaning is the claim judge's
+
+
+def _fact(claim: str) -> bool:
+    """A short factoid claim, where an added "not" or "only" is the whole hallucination. In a long
+    sentence they are part of its structure ("no fear of humans", "do not give notice"): on the
+    dev parts the two guards rejected five right long-form claims for one wrong one caught
+    (bench/results/guards.md), and the judge reads those claims whole."""
+    return len(claim.split()) <= FACT_WORDS
+
+
 def negation(ctx: AnswerContext) -> None:
-    """A claim that negates while its evidence states no negation, in reply to a question that
-    asked for a fact rather than a yes or no ("X was not born in 1965" for "Who was born in
+    """A short claim that negates while its evidence states no negation, in reply to a question
+    that asked for a fact rather than a yes or no ("X was not born in 1965" for "Who was born in
     1965?"). Negation words the question already holds ("No. 8") do not count."""
     asked = set(words(normalize_text(ctx.question)))
-    for c in ctx.claims:
+    for c in (c for c in ctx.claims if _fact(c.claim)):
         added = NEGATIONS.intersection(words(normalize_text(c.claim))) - asked
         if not c.polar and added and not any(s.negated for s in c.window) and not is_polar(ctx.question):
             c.fail("a negation its evidence does not state")
@@ -144,9 +155,10 @@ _RESTRICTIVE = frozenset(["only", "solely", "exclusively"])
 
 
 def restriction(ctx: AnswerContext) -> None:
-    """"Only X" claims more than "X": the restriction must come from the evidence or the question."""
+    """"Only X" claims more than "X": in a short claim the restriction must come from the evidence
+    or the question."""
     asked = set(words(normalize_text(ctx.question)))
-    for c in ctx.claims:
+    for c in (c for c in ctx.claims if _fact(c.claim)):
         said = _RESTRICTIVE.intersection(words(normalize_text(c.claim)))
         if not c.polar and said and not said & asked and not any(said & s.tokens for s in c.sentences):
             c.fail("a restriction ('only') its evidence does not state")

@@ -188,7 +188,7 @@ def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
         return None
     from storage.claim_judge import OnnxClaimJudge
 
-    return OnnxClaimJudge()
+    return OnnxClaimJudge(threads=max(1, config.core.judge.threads))
 
 
 def make_generator(config: Config) -> Generator:

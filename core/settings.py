@@ -46,6 +46,7 @@ class JudgeSettings:
 
     claims: bool = True  # the claim judge (core.ports.ClaimJudge) checks every claim of a generated (LLM) answer
     min_claim_probability: float = 0.3  # a generated claim the claim judge scores below this is not covered
+    threads: int = 2  # onnxruntime threads per judged answer: an LLM turn waits seconds for the model, not for CPU
 
 
 @dataclass(frozen=True)

@@ -123,11 +123,13 @@ def verification_cost(passages: list[str], rounds: int = 300, claims: int = 5, j
 def verify_only(out: Path, rounds: int) -> int:
     """The verifier alone: five claims without the claim judge, ten with it (latency-verify.json by default)."""
     from bench.datasets import load_squad
+    from core.settings import JudgeSettings
     from storage.claim_judge import OnnxClaimJudge
 
     passages = [p for a in load_squad(SQUAD_FILE) for p in a.paragraphs]
     result = {"verify_five_claims_ms": verification_cost(passages, rounds),
-              "verify_ten_claims_judged_ms": verification_cost(passages, rounds, 10, OnnxClaimJudge()),
+              "verify_ten_claims_judged_ms": verification_cost(passages, rounds, 10,
+                                                                    OnnxClaimJudge(threads=JudgeSettings().threads)),
               "targets": {"verify_ms": 20, "verify_ten_claims_judged_ms": 150},
               "machine": {"cpus": os.cpu_count(), "load_avg_at_end": [round(x, 2) for x in os.getloadavg()]}}
     out.parent.mkdir(parents=True, exist_ok=True)

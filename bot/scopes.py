@@ -155,8 +155,7 @@ class ScopeMap:
 
     def is_admin(self, scope: str | None, platform: str, user_id: str) -> bool:
         """Whether the user is one of this scope's own admins (global admins are checked apart)."""
-        s = self.scopes.get(scope or "")
-        return s is not None and f"{platform}:{user_id}" in s.admins
+        return scope is not None and scope in self.administered(platform, user_id)
 
     def administered(self, platform: str, user_id: str) -> list[str]:
         """The scopes this user is one of the own admins of (their part of the review queue)."""

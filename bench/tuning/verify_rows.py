@@ -227,11 +227,12 @@ def default_core(config_file: Path = ROOT / "config.toml",
     from bot.app import make_claim_judge
 
     config = base_config(config_file)
-    judge = make_claim_judge(replace(config, generator="openai"), config.embedder)  # as the LLM suites run
-    if judge is not None and model is not None:
+    if model is None:
+        judge = make_claim_judge(replace(config, generator="openai"), config.embedder)  # as the LLM suites run
+    else:  # the exported judge asked for, instead of the shipped one
         from storage.claim_judge import OnnxClaimJudge
 
-        judge = OnnxClaimJudge(model)
+        judge = OnnxClaimJudge(model, threads=config.core.judge.threads)
     return config.core, CachedJudge(judge) if judge is not None else None
 
 

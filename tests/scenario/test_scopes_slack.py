@@ -5,7 +5,6 @@ and an admin of one scope cannot re-ingest another."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -29,15 +28,13 @@ from tests.scenario.scoped_kb import (
 )
 from tests.scenario.slack_standin import SlackStandIn
 from tests.scenario.test_slack import (
-    APP_TOKEN,
     BOT_TOKEN,
     SECRET,
-    InFlight,
     Slack,
     blocks_text,
     buttons,
+    run_adapter,
     standin,
-    stop_socket,
 )
 
 __all__ = ["standin"]  # the stand-in fixture of the Slack scenarios, reused
@@ -57,18 +54,7 @@ def scoped_slack(standin: SlackStandIn, tmp_path: Path, embedder: Any,
         app.ingest()
         adapter = SlackAdapter(app, bot_token=BOT_TOKEN, signing_secret=SECRET, api_base_url=standin.api_url,
                                progress_interval_s=0.0)
-        inflight = InFlight(monkeypatch, adapter.executor)
-        http = None
-        if mode == "socket":
-            handler = adapter.socket_mode(APP_TOKEN)
-            handler.connect()
-            stops.append(lambda: stop_socket(handler, standin))
-        else:
-            http = adapter.http_server("127.0.0.1", 0)
-            threading.Thread(target=http.serve_forever, daemon=True).start()
-            stops.append(http.shutdown)
-        stops.append(adapter.close)
-        return Slack(mode, standin, app, adapter, http, inflight)
+        return run_adapter(mode, standin, app, adapter, monkeypatch, stops)
 
     yield factory
     for stop in stops:

@@ -289,6 +289,24 @@ def stop_socket(handler: Any, standin: SlackStandIn) -> None:
     handler.close()
 
 
+def run_adapter(mode: str, standin: SlackStandIn, app: Any, adapter: SlackAdapter, monkeypatch: pytest.MonkeyPatch,
+                stops: list[Callable[[], None]]) -> Slack:
+    """Connect `adapter` to the stand-in over Socket Mode or serve its HTTP endpoint ("socket" or
+    "http"); what stops it is appended to `stops`."""
+    inflight = InFlight(monkeypatch, adapter.executor)
+    http = None
+    if mode == "socket":
+        handler = adapter.socket_mode(APP_TOKEN)
+        handler.connect()
+        stops.append(lambda: stop_socket(handler, standin))
+    else:
+        http = adapter.http_server("127.0.0.1", 0)
+        threading.Thread(target=http.serve_forever, daemon=True).start()
+        stops.append(http.shutdown)
+    stops.append(adapter.close)
+    return Slack(mode, standin, app, adapter, http, inflight)
+
+
 @pytest.fixture
 def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
           monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Slack]]:
@@ -307,19 +325,7 @@ def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
         app = build_app(cfg, embedder=embedder, generator=generator)
         adapter = SlackAdapter(app, bot_token=cfg.secret(cfg.slack.bot_token_env), signing_secret=SECRET,
                                api_base_url=standin.api_url, progress_interval_s=0.0, admin_channel=admin_channel)
-        inflight = InFlight(monkeypatch, adapter.executor)
-        http = None
-        if mode == "socket":
-            handler = adapter.socket_mode(APP_TOKEN)
-            handler.connect()
-
-            stops.append(lambda: stop_socket(handler, standin))
-        else:
-            http = adapter.http_server("127.0.0.1", 0)
-            threading.Thread(target=http.serve_forever, daemon=True).start()
-            stops.append(http.shutdown)
-        stops.append(adapter.close)
-        return Slack(mode, standin, app, adapter, http, inflight)
+        return run_adapter(mode, standin, app, adapter, monkeypatch, stops)
 
     yield factory
     for stop in stops:

@@ -54,6 +54,7 @@ class SearchIndexSettings:
     ef: int = 1600                  # IVF_HNSW_SQ graph search's candidate list; 0 = LanceDB's (limit x refine_factor)
     retrain_share: float = 0.25     # retrain the ANN index when rows written since training exceed this share
     scope_exact_rows: int = 1_000   # a knowledge scope of at most this many rows is searched exactly (its rows alone)
+    scope_tables: bool = True       # each knowledge scope also gets a table of its own (storage/scope_tables.py)
 
     def __post_init__(self) -> None:
         if self.index_type not in ("IVF_PQ", "IVF_HNSW_SQ"):

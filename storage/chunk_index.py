@@ -12,7 +12,6 @@ import logging
 import os
 import re
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +30,7 @@ from storage.documents import Chunk
 from storage.fusion import fuse
 from storage.scope_column import FIELD as SCOPES_FIELD
 from storage.scope_column import SCOPES, add_scope_column, index_scopes, scope_filter
+from storage.scope_tables import ScopeTables, doc_list, scopes_of_docs, text_index
 from storage.search_legs import AsyncTableAt, LegQuery, LegTimes, run_legs
 from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, open_table_or_none, vectors_of
 
@@ -112,6 +112,7 @@ class LanceChunkIndex:
         self._legs_table = AsyncTableAt(self.uri, TABLE, storage_options or None)  # the legs' view of it
         self.settings = search or SearchIndexSettings()
         self.suggestions = SuggestionTable(self.db, dim)
+        self.scope_tables = ScopeTables(self.db, self.uri, dim, self.settings, storage_options or None)
         self._seen_stamp: int | None = None
         self._version: int | None = None  # the chunk table's version, cached while the stamp holds
         self.leg_times = LegTimes()  # the last search's vector and full-text legs (ms)
@@ -211,8 +212,7 @@ class LanceChunkIndex:
         tbl = self.table()
         if tbl is None or not doc_ids:
             return {}
-        scope = ", ".join("'" + d.replace("'", "''") + "'" for d in sorted(set(doc_ids)))
-        result = tbl.search().where(f"doc_id IN ({scope})").select(["chunk_id", "vector"]).limit(None).to_arrow()
+        result = tbl.search().where(f"doc_id IN ({doc_list(doc_ids)})").select(["chunk_id", "vector"]).limit(None).to_arrow()
         return dict(zip(result.column("chunk_id").to_pylist(), vectors_of(result), strict=True))
 
     def suggestion_sources(self) -> tuple[list[SuggestionRow], list[tuple[str, str]]]:
@@ -238,13 +238,17 @@ class LanceChunkIndex:
             return []
         qv = np.asarray(query_vector, dtype=np.float32)
         self.version()  # a stat of the versions folder; checks out a newer version when there is one
-        plan = self._search_plan(tbl, self._version)
-        rows, share = self._scope_share(tbl, scope)
+        legs, version = self._legs_table, int(self._version or 0)
+        own = self.scope_tables.for_search(scope, version) if scope and self.settings.scope_tables else None
+        if own is not None:  # the scope's own table: its rows alone, no row mask (storage/scope_tables.py)
+            plan, rows, share, where = self._search_plan(own[0]), 0, 1.0, ""
+            legs, version = own[1], int(own[0].version)
+        else:
+            plan, (rows, share), where = self._search_plan(tbl, version), self._scope_share(tbl, scope), scope_filter(scope)
         query = LegQuery(qv, " ".join(fts_terms(query_text)), self.candidates, self._shown,
                          nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor,
-                         ef_for(plan, self.settings, share), scope_filter(scope),
-                         scope is not None and rows <= self.settings.scope_exact_rows)
-        vec, fts = run_legs(self._legs_table, int(self._version or 0), query, self.leg_times)
+                         ef_for(plan, self.settings, share), where, bool(where) and rows <= self.settings.scope_exact_rows)
+        vec, fts = run_legs(legs, version, query, self.leg_times)
         vec_rows = self._hit_rows(vec)
         for row in vec_rows:
             row["sim"] = 1.0 - float(row["_distance"])
@@ -320,15 +324,18 @@ class LanceChunkIndex:
         ]
         data = pa.Table.from_pylist(records, schema=schema(self.dim))
         tbl = self.table()
+        old_scopes = scopes_of_docs(tbl, replace_docs) if self.settings.scope_tables else set()
         if tbl is None:
             self._chunks = self.db.create_table(TABLE, data=data, schema=schema(self.dim))
             self._legs_table.forget()
         else:
-            scope = ", ".join("'" + d.replace("'", "''") + "'" for d in sorted(set(replace_docs)))
+            gone = doc_list(replace_docs)
             builder = tbl.merge_insert("chunk_id").when_matched_update_all().when_not_matched_insert_all()
-            if scope:
-                builder = builder.when_not_matched_by_source_delete(f"doc_id IN ({scope})")
+            if gone:
+                builder = builder.when_not_matched_by_source_delete(f"doc_id IN ({gone})")
             builder.execute(data)
+        if self.settings.scope_tables:
+            self.scope_tables.write(data, replace_docs, old_scopes)
         self._write_meta()
         self.suggestions.write(suggestions, replace_docs, scopes)
         self._written += len(new_chunks)
@@ -361,6 +368,8 @@ class LanceChunkIndex:
         chunks = self.table()
         if chunks is not None and chunks.count_rows() > 0:
             index_scopes(chunks)
+            if self.settings.scope_tables:  # before the chunk table's own commit: see ScopeTables.for_search
+                done |= {f"scope {k}": v for k, v in self.scope_tables.sync(chunks).items()}
             done["chunks"] = maintain_table(chunks, written, self.dim, self.settings, self.rebuild_text_index)
         sugg = self.suggestions.table()
         if sugg is not None and sugg.count_rows() > 0:
@@ -376,7 +385,8 @@ class LanceChunkIndex:
         probe = np.full(self.dim, 1 / np.sqrt(self.dim), dtype=np.float32)
         try:
             self.suggestion_candidates(probe, 1)
-            self.search("warm", probe, 1)
+            for scope in [None, *(self.scope_tables.names() if self.settings.scope_tables else [])]:
+                self.search("warm", probe, 1, scope=scope)
         except Exception as exc:  # noqa: BLE001 - a warm-up that fails leaves the first question to pay
             log.debug("warm-up after index maintenance: %s", exc)
 
@@ -385,7 +395,5 @@ class LanceChunkIndex:
         tbl = self.table()
         if tbl is None or tbl.count_rows() == 0:
             return
-        with warnings.catch_warnings():  # the native (non-tantivy) index is what we want; the alias is deprecated
-            warnings.simplefilter("ignore")
-            tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)
+        text_index(tbl)
         self._version = None

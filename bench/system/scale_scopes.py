@@ -2,12 +2,13 @@
 
     nice -n 10 python -m bench.system.scale --sizes 100000 --scopes 10 --out scale_scopes
 
-A chat served by a knowledge scope searches with a prefilter on the chunks' `scopes` column
+A chat served by a knowledge scope searches its scope's own table (storage/scope_tables.py), or,
+without scope tables, the chunk table with a prefilter on its `scopes` column
 (storage/scope_column.py). Here the synthetic table's documents are spread over N scopes (one
 each, every tenth document in a second one too), and the same run measures:
-  * recall@10 of the scoped vector leg (the configured ANN query with the scope's prefilter)
-    against exact scoped search (the same prefilter, no vector index), one scope per question
-    in turn;
+  * recall@10 of the scoped vector leg against exact scoped search (no vector index), one
+    scope per question in turn: through each scope's own table (storage/scope_tables.py) and
+    through the chunk table with the scope's prefilter;
   * the hybrid search's latency with and without a scope, alternating per question in the one
     serving process, so both see the same machine load.
 """
@@ -31,42 +32,62 @@ def scopes_of_documents(doc_numbers: np.ndarray, n: int) -> list[list[str]]:
     return [[f"s{d % n}", *([f"s{(d + 1) % n}"] if d % 10 == 0 and n > 1 else [])] for d in doc_numbers.tolist()]
 
 
+def _leg_recall(index: Any, qvecs: np.ndarray, n: int, table_of: Any, where_of: Any, ef_of: Any) -> dict[str, Any]:
+    """recall@10 of the configured ANN query against exact search on the same rows, one scope
+    per question in turn: `table_of(scope)` the table searched, `where_of(scope)` its prefilter
+    ('' = none), `ef_of(scope)` the graph's candidate list."""
+    from storage.ann import nprobes_for
+
+    hits, times, exact_times = 0, [], []
+    for i, q in enumerate(qvecs):
+        scope = f"s{i % n}"
+        tbl, where = table_of(scope), where_of(scope)
+        plan = index._search_plan(tbl)
+
+        def query(tbl: Any = tbl, where: str = where, q: Any = q) -> Any:
+            base = tbl.search(q, vector_column_name="vector").distance_type("cosine")
+            return base.where(where, prefilter=True) if where else base
+
+        t0 = time.perf_counter()
+        exact = set(query().bypass_vector_index().limit(10).select(["chunk_id"]).to_arrow().column("chunk_id").to_pylist())
+        exact_times.append((time.perf_counter() - t0) * 1000)
+        ann = query().limit(index.candidates)
+        if plan is not None:
+            ann = ann.nprobes(nprobes_for(plan, index.settings)).refine_factor(max(1, index.settings.refine_factor))
+            if ef := ef_of(scope, plan):
+                ann = ann.ef(ef)
+        t0 = time.perf_counter()
+        got = ann.select(["chunk_id", "_distance"]).to_arrow().column("chunk_id").to_pylist()[:10]
+        times.append((time.perf_counter() - t0) * 1000)
+        hits += len(exact & set(got))
+    return {"recall_at_10": round(hits / (10 * len(qvecs)), 4), "vector_leg_p50_ms": pct(times, 50),
+            "vector_leg_p95_ms": pct(times, 95), "exact_vector_leg_p50_ms": pct(exact_times, 50),
+            "exact_vector_leg_p95_ms": pct(exact_times, 95)}
+
+
 def scoped_recall(index: Any, qvecs: np.ndarray, n: int) -> dict[str, Any]:
-    """recall@10 of the configured ANN query with a scope's prefilter against exact scoped search,
-    with its latency and the exact search's; which of the two `LanceChunkIndex.search` takes for
-    these scopes (a scope of at most `scope_exact_rows` rows is searched exactly)."""
-    from storage.ann import ef_for, nprobes_for
+    """recall@10 of the scoped vector leg against exact scoped search, with its latency and the
+    exact search's: through each scope's own table when the index has them (what
+    `LanceChunkIndex.search` reads then, storage/scope_tables.py), and through the chunk table
+    with the scope's prefilter (what it reads without them; a scope of at most
+    `scope_exact_rows` rows is then searched exactly)."""
+    from storage.ann import ef_for
     from storage.scope_column import scope_filter
 
     tbl = index.table()
-    index.version()
-    plan = index._search_plan(tbl)
-    hits, times, exact_times = 0, [], []
-    for i, q in enumerate(qvecs):
-        where = scope_filter(f"s{i % n}")
-        ef = ef_for(plan, index.settings, index._scope_share(tbl, f"s{i % n}")[1])
-        t0 = time.perf_counter()
-        exact = set(tbl.search(q, vector_column_name="vector").distance_type("cosine").where(where, prefilter=True)
-                    .bypass_vector_index().limit(10).select(["chunk_id"]).to_arrow().column("chunk_id").to_pylist())
-        exact_times.append((time.perf_counter() - t0) * 1000)
-        query = tbl.search(q, vector_column_name="vector").distance_type("cosine").where(where, prefilter=True)
-        query = query.limit(index.candidates)
-        if plan is not None:
-            query = query.nprobes(nprobes_for(plan, index.settings)).refine_factor(max(1, index.settings.refine_factor))
-            if ef:
-                query = query.ef(ef)
-        t0 = time.perf_counter()
-        got = query.select(["chunk_id", "_distance"]).to_arrow().column("chunk_id").to_pylist()[:10]
-        times.append((time.perf_counter() - t0) * 1000)
-        hits += len(exact & set(got))
+    version = int(index.version())
     rows = [index._scope_share(tbl, f"s{i}")[0] for i in range(n)]
-    small = max(rows) <= index.settings.scope_exact_rows
-    return {"scopes": n, "exact_queries": len(qvecs), "rows_per_scope": {"min": min(rows), "max": max(rows)},
-            "search_takes": "exact" if small else "ann_with_prefilter",
-            "ann_with_prefilter": {"ef": ef_for(plan, index.settings, index._scope_share(tbl, "s0")[1]),"recall_at_10": round(hits / (10 * len(qvecs)), 4),
-                                   "vector_leg_p50_ms": pct(times, 50), "vector_leg_p95_ms": pct(times, 95)},
-            "exact": {"recall_at_10": 1.0, "vector_leg_p50_ms": pct(exact_times, 50),
-                      "vector_leg_p95_ms": pct(exact_times, 95)}}
+    out: dict[str, Any] = {"scopes": n, "exact_queries": len(qvecs), "rows_per_scope": {"min": min(rows), "max": max(rows)}}
+    own = {f"s{i}": index.scope_tables.for_search(f"s{i}", version) for i in range(n)} if index.settings.scope_tables else {}
+    if own and all(own.values()):
+        out["search_takes"] = "scope_tables"
+        out["scope_tables"] = _leg_recall(index, qvecs, n, lambda s: own[s][0], lambda s: "",
+                                          lambda s, plan: ef_for(plan, index.settings))
+    else:
+        out["search_takes"] = "exact" if max(rows) <= index.settings.scope_exact_rows else "ann_with_prefilter"
+    out["ann_with_prefilter"] = _leg_recall(index, qvecs, n, lambda s: tbl, scope_filter,
+                                            lambda s, plan: ef_for(plan, index.settings, index._scope_share(tbl, s)[1]))
+    return out
 
 
 def scoped_probe(index: Any, qs: list[str], qv: np.ndarray, n: int) -> dict[str, Any]:

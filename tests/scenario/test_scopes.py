@@ -111,6 +111,54 @@ def test_the_scope_is_a_prefilter_inside_lancedb(scoped_app: Callable[..., App],
     assert lancedb.connect(app.config.index_path).open_table("suggestions").count_rows(scope_filter("eng")) > 0
 
 
+
+def docs_in(index_path: Path, table: str) -> set[str]:
+    rows = lancedb.connect(index_path).open_table(table).search().select(["doc_id"]).limit(None).to_arrow()
+    return {d.split("/")[-1] for d in rows.column("doc_id").to_pylist()}
+
+
+def test_each_scope_is_searched_in_a_table_of_its_own_holding_its_rows_only(
+        scoped_app: Callable[..., App], embedder: Any) -> None:
+    """A scoped search walks the scope's own table (no row mask on the chunk table): its rows are
+    exactly the chunk table's rows of that scope, the shared FAQ in both."""
+    app = scoped_app()
+    assert app.index.scope_tables.names() == ["eng", "hr"]
+    assert docs_in(app.config.index_path, "chunks_in_hr") == {"leave.md", "faq.yaml"}
+    assert docs_in(app.config.index_path, "chunks_in_eng") == {"runbook.md", "faq.yaml"}
+    chunks = lancedb.connect(app.config.index_path).open_table("chunks")
+    for scope in ("hr", "eng"):
+        assert app.index.scope_tables.table(scope).count_rows() == chunks.count_rows(scope_filter(scope))
+    vec = embedder.embed_queries([normalize_text(ENG_QUESTION)])[0]
+    hits = app.index.search(normalize_text(ENG_QUESTION), vec, 5, scope="eng")
+    assert hits and hits[0].doc_id.endswith("runbook.md")
+    assert app.index.scope_tables._legs["eng"]._atbl is not None  # read through the scope's table
+    unscoped = replace(app.config.search_index, scope_tables=False)
+    plain = build_app(replace(app.config, search_index=unscoped), embedder=app.embedder)
+    assert [h.chunk_id for h in plain.index.search(normalize_text(ENG_QUESTION), vec, 5, scope="eng")] == \
+        [h.chunk_id for h in hits]  # the prefilter on the chunk table finds the same
+    assert "eng" not in plain.index.scope_tables._legs
+
+
+def test_scope_tables_follow_a_reingest_and_are_copied_again_when_they_drift(
+        scoped_app: Callable[..., App], scoped_index: tuple[Path, Path]) -> None:
+    kb, _ = scoped_index
+    app = scoped_app()
+    hr_only = replace(app.config.scopes[0], paths=(str(kb / "hr"),))  # the FAQ leaves hr
+    moved = build_app(replace(app.config, scopes=(hr_only, app.config.scopes[1])), embedder=app.embedder)
+    moved.ingest()
+    assert docs_in(moved.config.index_path, "chunks_in_hr") == {"leave.md"}
+    assert docs_in(moved.config.index_path, "chunks_in_eng") == {"runbook.md", "faq.yaml"}
+    assert ask(moved, SHARED_QUESTION, HR_CHANNEL).refused and not ask(moved, SHARED_QUESTION, ENG_CHANNEL).refused
+    # a scope table that lost rows (a crash between the two commits) is copied again by maintenance
+    moved.index.scope_tables.table("eng").delete("doc_id LIKE '%runbook.md'")
+    done = moved.index.maintain()
+    assert docs_in(moved.config.index_path, "chunks_in_eng") == {"runbook.md", "faq.yaml"} and "scope eng" in done
+    # a scope taken out of config loses its table with the next ingest
+    eng_only = build_app(replace(moved.config, scopes=(moved.config.scopes[1],)), embedder=app.embedder)
+    assert "dropped" in eng_only.ingest().index_maintenance["scope hr"]
+    assert eng_only.index.scope_tables.names() == ["eng"]
+
+
 def test_suggestions_offered_in_a_scope_come_from_it_and_are_answered_in_it(scoped_app: Callable[..., App]) -> None:
     app = scoped_app()
     app.check_suggestions()

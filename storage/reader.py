@@ -23,7 +23,7 @@ class OnnxReader:
     """Scores (question, passage view) pairs with the exported cross-encoder on the CPU."""
 
     def __init__(self, model_path: Path | str = MODEL_FILE, threads: int = 1) -> None:
-        self.model = OnnxPairModel(model_path, MAX_TOKENS, threads, rebuild="python -m bench.training.reader")
+        self.model = OnnxPairModel(model_path, MAX_TOKENS, threads, rebuild="python -m bench.training.reader", pad_to=MAX_TOKENS)
 
     def score(self, question: str, passages: Sequence[str]) -> list[float]:
         """One run for all passages of one question."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench.training.pair_model import auc, balanced_accuracy, export_onnx, train, truncated_minilm
 from bench.training.reader.data import build_all
+from core.reader_view import PASSAGE_WORDS, QUESTION_WORDS
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "reader-training.json"
 MODEL = Path(__file__).resolve().parents[3] / "storage" / "models" / "reader.onnx"
@@ -29,6 +30,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--work", type=Path, default=Path("/tmp/groundbot-reader"), help="data cache, checkpoints (default %(default)s)")
     ap.add_argument("--layers", type=int, default=3, help="MiniLM layers kept (default %(default)s)")
     ap.add_argument("--max-length", type=int, default=128, help="word pieces per pair (default %(default)s)")
+    ap.add_argument("--passage-words", type=int, default=PASSAGE_WORDS,
+                    help="words of a chunk the reader reads (default %(default)s, core/reader_view.py; use a --work of its own)")
+    ap.add_argument("--question-words", type=int, default=QUESTION_WORDS, help="words of the question (default %(default)s)")
     ap.add_argument("--epochs", type=float, default=1.0)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=6e-5)
@@ -42,14 +46,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def evaluate(model_file: Path, rows: list[dict[str, object]]) -> dict[str, object]:
+def evaluate(model_file: Path, rows: list[dict[str, object]], max_length: int) -> dict[str, object]:
     """AUC and balanced accuracy per source of the exported model, scored in batches of 8 as
-    groundbot scores a question's chunks."""
-    from storage.reader import OnnxReader
+    groundbot scores a question's chunks (storage/onnx_pairs.py, pairs padded to `max_length`)."""
+    from storage.onnx_pairs import OnnxPairModel
 
-    reader = OnnxReader(model_file)
+    model = OnnxPairModel(model_file, max_length, pad_to=max_length)
     t0 = time.perf_counter()
-    scores = reader.model.probabilities([(str(r["first"]), str(r["second"])) for r in rows], batch=8)
+    scores = model.probabilities([(str(r["first"]), str(r["second"])) for r in rows], batch=8)
     seconds = time.perf_counter() - t0
     by_source: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for r, s in zip(rows, scores, strict=True):
@@ -69,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
-    data = build_all(args.work / "data")
+    data = build_all(args.work / "data", words=(args.passage_words, args.question_words))
     print({k: len(v) for k, v in data.items()}, f"built in {time.perf_counter() - t0:.0f} s", flush=True)
     rows = data["train"][: args.max_train] if args.max_train else data["train"]
     pairs = [(str(r["first"]), str(r["second"]), int(r["label"])) for r in rows]  # type: ignore[call-overload]
@@ -77,11 +81,12 @@ def main(argv: list[str] | None = None) -> None:
     base = args.start or truncated_minilm(args.layers, args.work)
     model = train(base, pairs, run, max_length=args.max_length, epochs=args.epochs, batch=args.batch, lr=args.lr)
     export_onnx(model, args.out, run)
-    results = {"start": str(args.start or "MiniLM layers"), "layers": args.layers, "max_length": args.max_length, "epochs": args.epochs, "batch": args.batch,
+    results = {"start": str(args.start or "MiniLM layers"), "layers": args.layers, "max_length": args.max_length,
+               "passage_words": args.passage_words, "question_words": args.question_words, "epochs": args.epochs, "batch": args.batch,
                "lr": args.lr, "train_pairs": len(pairs), "train_positives": sum(p[2] for p in pairs),
                "model_bytes": args.out.stat().st_size,
                "train_sources": {s: sum(1 for r in rows if r["source"] == s) for s in sorted({str(r["source"]) for r in rows})},
-               "dev": evaluate(args.out, data["dev"]), "test": evaluate(args.out, data["test"])}
+               "dev": evaluate(args.out, data["dev"], args.max_length), "test": evaluate(args.out, data["test"], args.max_length)}
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: results[k] for k in ("dev", "test")}, indent=1)[:3000], flush=True)

@@ -14,7 +14,8 @@ from pathlib import Path
 from bench.training.reader import boolq, clapnq, halueval, privacyqa, quac, squad
 from bench.training.reader.common import ReaderPair
 from bench.training.reader.perturbed import perturbed
-from core.reader_view import reader_passage, reader_question
+from core.reader_view import PASSAGE_WORDS, QUESTION_WORDS, reader_passage
+from storage.onnx_pairs import clip
 
 BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {
     "boolq": boolq.build, "quac": quac.build, "privacyqa": privacyqa.build,
@@ -83,19 +84,22 @@ def source_pairs(source: str, split: str, work: Path, seed: int = 0) -> list[Rea
     return pairs
 
 
-def viewed(p: ReaderPair) -> dict[str, object]:
-    """The pair as the reader reads it, with where it came from."""
-    return {"first": reader_question(p.question), "second": reader_passage(p.question, p.title, p.heading, p.text),
+def viewed(p: ReaderPair, passage_words: int = PASSAGE_WORDS, question_words: int = QUESTION_WORDS) -> dict[str, object]:
+    """The pair as the reader reads it (a view of `passage_words`, the question cut to
+    `question_words`: groundbot's own unless a shorter reader is tried), with where it came from."""
+    return {"first": clip(p.question, question_words),
+            "second": reader_passage(p.question, p.title, p.heading, p.text, passage_words),
             "label": p.label, "source": p.source, "kind": p.kind, "group": p.group}
 
 
-def build_all(work: Path, splits: tuple[str, ...] = ("train", "dev", "test")) -> dict[str, list[dict[str, object]]]:
+def build_all(work: Path, splits: tuple[str, ...] = ("train", "dev", "test"),
+              words: tuple[int, int] = (PASSAGE_WORDS, QUESTION_WORDS)) -> dict[str, list[dict[str, object]]]:
     """Every split's viewed pairs, cached as JSONL under `work` (a rerun reads the cache)."""
     out: dict[str, list[dict[str, object]]] = {}
     for split in splits:
         path = work / f"pairs-{split}.jsonl"
         if not path.is_file():
-            rows = [viewed(p) for source in BUILDERS for p in source_pairs(source, split, work)]
+            rows = [viewed(p, *words) for source in BUILDERS for p in source_pairs(source, split, work)]
             random.Random(split).shuffle(rows)
             work.mkdir(parents=True, exist_ok=True)
             path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")

@@ -7,7 +7,6 @@ half an ingest: LanceDB keeps the previous version until the new one commits.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import re
@@ -28,6 +27,7 @@ from storage.ann import AnnPlan, SearchIndexSettings, ann_state, ef_for, maintai
 from storage.chunk_card import CARD, FIELDS, add_cards, pack, unpack
 from storage.documents import Chunk
 from storage.fusion import fuse
+from storage.index_meta import IndexMeta
 from storage.scope_column import FIELD as SCOPES_FIELD
 from storage.scope_column import SCOPES, add_scope_column, index_scopes, scope_filter
 from storage.scope_tables import ScopeTables, doc_list, scopes_of_docs, text_index
@@ -36,7 +36,6 @@ from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_lea
 
 log = logging.getLogger(__name__)
 TABLE = "chunks"
-META_TABLE = "groundbot_meta"
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
 
 
@@ -120,37 +119,11 @@ class LanceChunkIndex:
         self._scope_rows: dict[str, tuple[int, tuple[int, int]]] = {}  # scope -> (version, (its rows, all rows))
         self._shown = [CARD]  # the columns a hit is read from: the card, or a table's old columns
         self._written = 0  # chunk rows written since the last maintain()
-        self._check_meta()
-
-    # -- metadata ---------------------------------------------------------------
-    def _meta_path(self) -> Path:
-        return self.path / "groundbot-index.json"
-
-    def _check_meta(self) -> None:
-        data = self._read_meta()
-        if data and (data.get("embedder") != self.embedder_name or data.get("dim") != self.dim):
-            raise RuntimeError(
-                f"index at {self.uri} was built with embedder {data.get('embedder')!r}; "
-                f"config asks for {self.embedder_name!r}. Re-ingest into a fresh data dir."
-            )
-
-    def _read_meta(self) -> dict[str, Any]:
-        """Which embedder built the index: a JSON file beside a local index, a one-row table on
-        object storage (where groundbot has no file API of its own)."""
-        if not self.remote:
-            meta = self._meta_path()
-            return dict(json.loads(meta.read_text())) if meta.exists() else {}
-        try:
-            rows = self.db.open_table(META_TABLE).to_arrow().to_pylist()
-        except (FileNotFoundError, ValueError):
-            return {}
-        return {"embedder": rows[0]["embedder"], "dim": rows[0]["dim"]} if rows else {}
+        self.meta = IndexMeta(self.db, self.uri, self.path, self.remote)
+        self.meta.check(embedder_name, dim)
 
     def _write_meta(self) -> None:
-        if not self.remote:
-            self._meta_path().write_text(json.dumps({"embedder": self.embedder_name, "dim": self.dim}))
-        elif not self._read_meta():
-            self.db.create_table(META_TABLE, data=[{"embedder": self.embedder_name, "dim": self.dim}], mode="overwrite")
+        self.meta.write(self.embedder_name, self.dim)
 
     def table(self) -> Any:
         """The chunks table, or None before the first ingest."""
@@ -238,23 +211,35 @@ class LanceChunkIndex:
             return []
         qv = np.asarray(query_vector, dtype=np.float32)
         self.version()  # a stat of the versions folder; checks out a newer version when there is one
-        legs, version = self._legs_table, int(self._version or 0)
+        version = int(self._version or 0)
         own = self.scope_tables.for_search(scope, version) if scope and self.settings.scope_tables else None
-        if own is not None:  # the scope's own table: its rows alone, no row mask (storage/scope_tables.py)
-            plan, rows, share, where = self._search_plan(own[0]), 0, 1.0, ""
-            legs, version = own[1], int(own[0].version)
-        else:
-            plan, (rows, share), where = self._search_plan(tbl, version), self._scope_share(tbl, scope), scope_filter(scope)
-        query = LegQuery(qv, " ".join(fts_terms(query_text)), self.candidates, self._shown,
-                         nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor,
-                         ef_for(plan, self.settings, share), where, bool(where) and rows <= self.settings.scope_exact_rows)
-        vec, fts = run_legs(legs, version, query, self.leg_times)
+        try:
+            vec, fts = self._legs(tbl, own, scope, version, qv, query_text)
+        except Exception:
+            if own is None or scope is None:
+                raise
+            log.warning("scope table of %s unreadable (dropped by another process?); searching the chunk table", scope)
+            self.scope_tables.lost(scope)
+            vec, fts = self._legs(tbl, None, scope, version, qv, query_text)
         vec_rows = self._hit_rows(vec)
         for row in vec_rows:
             row["sim"] = 1.0 - float(row["_distance"])
         if isinstance(fts, Exception):  # no FTS index yet, or a query the parser rejects
             log.debug("full-text search skipped: %s", fts)
         return fuse(vec_rows, self._fts_rows(fts, qv) if isinstance(fts, pa.Table) else [], k, self.rrf_k)
+
+    def _legs(self, tbl: Any, own: tuple[Any, AsyncTableAt] | None, scope: str | None, version: int,
+              qv: np.ndarray, text: str) -> tuple[pa.Table, pa.Table | Exception | None]:
+        """Both legs on the scope's own table (`own`: its rows alone, no row mask;
+        storage/scope_tables.py), else on the chunk table with the scope as a prefilter."""
+        if own is not None:
+            plan, rows, share, where, legs, version = self._search_plan(own[0]), 0, 1.0, "", own[1], int(own[0].version)
+        else:
+            plan, (rows, share), where, legs = self._search_plan(tbl, version), self._scope_share(tbl, scope), scope_filter(scope), self._legs_table
+        query = LegQuery(qv, " ".join(fts_terms(text)), self.candidates, self._shown,
+                         nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor,
+                         ef_for(plan, self.settings, share), where, bool(where) and rows <= self.settings.scope_exact_rows)
+        return run_legs(legs, version, query, self.leg_times)
 
     def _scope_share(self, tbl: Any, scope: str | None) -> tuple[int, float]:
         """A knowledge scope's rows and their share of the table, read once per table version (the

@@ -18,7 +18,6 @@ there, its searches use the prefilter on the chunk table, as before.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Iterable, Sequence
 from functools import partial
@@ -90,10 +89,17 @@ class ScopeTables:
         if legs is None:
             legs = self._legs[scope] = AsyncTableAt(self.uri, table_name(scope), self.storage_options)
         if self._seen.get(scope) != version:
-            with contextlib.suppress(Exception):  # see writes made by other processes
+            try:  # see writes made by other processes
                 tbl.checkout_latest()
+            except Exception:  # noqa: BLE001 - dropped by another process: the chunk table's prefilter answers
+                self.lost(scope)
+                return None
             self._seen[scope] = version
         return tbl, legs
+
+    def lost(self, scope: str) -> None:
+        """Forget a scope's table that could not be read; the next search opens it anew if it is there."""
+        self._forget(scope)
 
     # -- writing ----------------------------------------------------------------
     def write(self, data: pa.Table, replace_docs: Sequence[str], old_scopes: Iterable[str]) -> None:

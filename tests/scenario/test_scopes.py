@@ -159,6 +159,17 @@ def test_scope_tables_follow_a_reingest_and_are_copied_again_when_they_drift(
     assert eng_only.index.scope_tables.names() == ["eng"]
 
 
+
+def test_a_scope_table_dropped_by_another_process_leaves_the_prefilter_to_answer(
+        scoped_app: Callable[..., App]) -> None:
+    app = scoped_app()
+    assert not ask(app, ENG_QUESTION, ENG_CHANNEL).refused
+    lancedb.connect(app.config.index_path).drop_table("chunks_in_eng")  # another process's config lost eng
+    again = ask(app, ENG_QUESTION, ENG_CHANNEL)
+    assert not again.refused and {s.doc_id.split("/")[-1] for s in again.sources} == {"runbook.md"}
+    assert "eng" not in app.index.scope_tables._tables  # the lost table forgotten, the chunk table read
+    assert ask(app, HR_QUESTION, ENG_CHANNEL).refused  # still eng's rows only
+
 def test_suggestions_offered_in_a_scope_come_from_it_and_are_answered_in_it(scoped_app: Callable[..., App]) -> None:
     app = scoped_app()
     app.check_suggestions()

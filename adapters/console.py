@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO
 
 from core.catalogue import say
@@ -91,7 +91,7 @@ class ConsoleChat:
         """A reviewed answer for a console conversation: printed, with the conversation named."""
         self.say(f"\n[{key.chat_id}] " + render_text(decision))
 
-    def notify(self, reply: Reply) -> None:
+    def notify(self, reply: Reply, users: Sequence[str] = ()) -> None:
         """Console admins read the queue with /review; nothing is pushed into the chat."""
 
     def _progress(self) -> Callable[[str, int, int], None]:

@@ -243,7 +243,7 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
                        reviewed_dir=config.data_dir / "reviewed", scopes=scopes)
     desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
-                      is_admin=config.is_admin, administered=scopes.administered)
+                      is_admin=config.is_admin, administered=scopes.administered, scope_admins=scopes.admins_of)
     commands = Commands(kb, partial(collect_stats, store, index, emb, courier), desk, store, config.is_admin, hooks,
                         scopes)
     hooks.turn.append(scope_turns(scopes))

@@ -161,6 +161,11 @@ class ScopeMap:
         """The scopes this user is one of the own admins of (their part of the review queue)."""
         return [s.name for s in self.scopes.values() if f"{platform}:{user_id}" in s.admins]
 
+    def admins_of(self, scope: str | None, platform: str) -> list[str]:
+        """The user ids on `platform` of a scope's own admins (told of the review items asked in it)."""
+        own = self.scopes[scope].admins if scope is not None and scope in self.scopes else ()
+        return [a.split(":", 1)[1] for a in own if a.startswith(f"{platform}:")]
+
     def paths(self, scope: str) -> list[Path]:
         """What a re-ingest of the scope reads: its paths and its saved FAQ answers."""
         own = [Path(p) for p in self.scopes[scope].paths]

@@ -166,6 +166,7 @@ class Delivery(Protocol):
 
     def deliver(self, key: ConversationKey, decision: Decision) -> None: ...
 
-    def notify(self, reply: Reply) -> None:
-        """Post a new review-queue item (its card, with buttons) to this platform's admins."""
+    def notify(self, reply: Reply, users: Sequence[str] = ()) -> None:
+        """Post a new review-queue item (its card, with buttons) to this platform's admins, and
+        to `users` (this platform's ids of the admins of the scope the question was asked in)."""
         ...

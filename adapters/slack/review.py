@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from slack_bolt import App as BoltApp
@@ -120,6 +120,9 @@ class SlackDelivery:
     def deliver(self, key: ConversationKey, decision: Decision) -> None:
         self._post(key.chat_id, key.thread_id, render_decision(decision))
 
-    def notify(self, reply: Reply) -> None:
-        if self.admin_channel:
-            self._post(self.admin_channel, "", [SlackMessage(truncate(reply.text, 3000), reply_blocks(reply))])
+    def notify(self, reply: Reply, users: Sequence[str] = ()) -> None:
+        """To the admin channel, and to each scope admin (`users`) in their direct messages with
+        the app (chat.postMessage to a user id)."""
+        message = [SlackMessage(truncate(reply.text, 3000), reply_blocks(reply))]
+        for channel in ([self.admin_channel] if self.admin_channel else []) + list(dict.fromkeys(users)):
+            self._post(channel, "", message)

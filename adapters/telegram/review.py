@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from telegram import Bot, Message, Update
@@ -127,11 +127,14 @@ class TelegramDelivery:
         text, markup = decision_reply(decision, picked=False)
         self._run(self.replies.send_to(int(key.chat_id), text, markup, key.thread_id))
 
-    def notify(self, reply: Reply) -> None:
+    def notify(self, reply: Reply, users: Sequence[str] = ()) -> None:
+        """To the global admins' private chats and the scope admins' (`users`), each once."""
+        chats = list(dict.fromkeys([*self.admin_ids, *(int(u) for u in users)]))
+
         async def post() -> None:
-            for admin in self.admin_ids:  # an admin's private chat id is their user id
+            for admin in chats:  # an admin's private chat id is their user id
                 for text, markup in reply_messages(reply):
                     await self.replies.send_to(admin, text, markup)
 
-        if self.admin_ids:
+        if chats:
             self._run(post())

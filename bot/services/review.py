@@ -79,7 +79,8 @@ class ReviewDesk:
                  save_faq: Callable[[str, str, str, str | None], IngestSummary],
                  suggestions: Callable[[str, str | None], list[str]],
                  refusal_messages: Mapping[str, str], is_admin: Callable[[str, str], bool],
-                 administered: Callable[[str, str], list[str]] = lambda platform, user: []) -> None:
+                 administered: Callable[[str, str], list[str]] = lambda platform, user: [],
+                 scope_admins: Callable[[str | None, str], list[str]] = lambda scope, platform: []) -> None:
         self.queue = queue
         self.courier = courier
         self.deliveries = deliveries  # the platforms this process is connected to, as they register
@@ -88,6 +89,7 @@ class ReviewDesk:
         self.refusal_messages = refusal_messages
         self.is_admin = is_admin
         self.administered = administered  # a scope's own admins review the questions asked in it
+        self.scope_admins = scope_admins  # (scope, platform) -> those admins' user ids there
 
     def handle(self, platform: str, user_id: str, action: str, item_id: int | None = None, text: str = "") -> Reply:
         own = None if self.is_admin(platform, user_id) else self.administered(platform, user_id)
@@ -162,14 +164,16 @@ class ReviewDesk:
 
     def announce(self, turn_id: int) -> None:
         """Post a new queue item to the admins of every platform running here (Telegram: their
-        private chats; Slack: the admin channel); a platform that cannot be reached is logged."""
+        private chats; Slack: the admin channel) and to the own admins of the scope its question
+        was asked in (Telegram and Slack: their private chats); a platform that cannot be reached
+        is logged."""
         entry = self.queue.entry_for_turn(turn_id)
         if entry is None or entry.status != "open":
             return
         card = self.card(entry)
         for platform, delivery in list(self.deliveries.items()):
             try:
-                delivery.notify(card)
+                delivery.notify(card, self.scope_admins(_scope(entry), platform))
             except Exception as exc:
                 log.warning("review item %s: admins on %s not notified: %s", entry.id, platform, exc)
 

@@ -111,3 +111,19 @@ def test_an_admin_of_one_scope_cannot_reingest_another(scoped_slack: Callable[[s
                                    for c in bot.api.requests("chat.update")), what="the scoped re-ingest summary")
     assert "added 1" in bot.api.requests("chat.update")[-1].args["text"]
     assert bot.app.index.version() != version
+
+
+def test_a_question_flagged_in_hr_is_sent_to_hrs_admins_not_engineerings(scoped_slack: Callable[[str], Slack]) -> None:
+    """A review item asked in a scope reaches that scope's own admins in their direct messages
+    with the app; another scope's admins are not told."""
+    bot = scoped_slack("http")
+    bot.mention(HR_OFF, ts="1803.000100", channel=HR_CHANNEL)
+    (refusal,) = bot.replies(1)
+    bot.click(refusal, "groundbot_reason_should_answer", user="UBOB0001")
+    card = bot.replies(2)[-1]
+    assert card.args["channel"] == HR_ADMIN_SLACK and "A user flagged #" in blocks_text(card)
+    assert "Scope: hr" in blocks_text(card)
+    posted = {c.args["channel"] for c in bot.api.requests("chat.postMessage")}
+    assert ENG_ADMIN_SLACK not in posted
+    [entry] = bot.app.desk.queue.entries()
+    assert entry.record["scope"] == "hr"

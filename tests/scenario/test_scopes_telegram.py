@@ -111,3 +111,21 @@ async def test_an_admin_of_one_scope_cannot_reingest_another(scoped_tg: Callable
     assert [d.split("/")[-1] for d in added] == ["benefits.md"]  # engineering's new file waits for its own admins
     assert app.store.turns() == []
     shutil.rmtree(tmp_path / "data", ignore_errors=True)
+
+
+async def test_a_question_flagged_in_the_hr_group_is_sent_to_hrs_admins_not_engineerings(
+        scoped_tg: Callable[[], App], standin: TelegramStandIn) -> None:
+    """A review item asked in a scope reaches that scope's own admins in their private chats (a
+    Telegram user's private chat id is their user id); another scope's admins are not told."""
+    app = scoped_tg()
+    async with running(app):
+        standin.send_text(f"/ask {HR_OFF}", chat_id=HR_GROUP, chat_type="group", user_id=901)
+        [refusal] = await standin.wait_sent(1, chat_id=HR_GROUP)
+        flag = next(data for _, data in buttons(refusal) if data.startswith("fr:"))
+        standin.press(refusal.result, flag, user_id=901)
+        [card] = await standin.wait_sent(1, chat_id=HR_ADMIN_TG)
+        assert "A user flagged #" in card.params["text"] and "Scope: hr" in card.params["text"]
+        assert [data for _, data in buttons(card)][0].startswith("r:approve:")
+    assert standin.sent(ENG_ADMIN_TG) == []
+    [entry] = app.desk.queue.entries()
+    assert entry.record["scope"] == "hr"

@@ -38,6 +38,8 @@ def test_scopes_are_read_and_resolve_each_chat(tmp_path: Path, monkeypatch: pyte
     assert scopes.resolve(ConversationKey("telegram", "-100300")) == "eng"
     assert scopes.resolve(ConversationKey("slack", "C0OTHER")) == "eng"  # the default
     assert scopes.is_admin("hr", "slack", "UHR") and not scopes.is_admin("eng", "slack", "UHR")
+    assert scopes.admins_of("hr", "telegram") == ["42"] and scopes.admins_of("eng", "slack") == []
+    assert scopes.admins_of(None, "slack") == []
     assert scopes.refusals() == {"hr": "Ask HR."}
     assert scopes.scopes_of(str(tmp_path / "kb" / "hr" / "leave.md")) == ["hr"]
     assert scopes.scopes_of(str(tmp_path / "kb" / "faq.yaml")) == ["hr"]

@@ -91,12 +91,17 @@ def scoped_recall(index: Any, qvecs: np.ndarray, n: int) -> dict[str, Any]:
 
 
 def scoped_probe(index: Any, qs: list[str], qv: np.ndarray, n: int) -> dict[str, Any]:
-    """The hybrid search with and without a scope, alternating which goes first per question."""
+    """The hybrid search with and without a scope, alternating which goes first per question,
+    after two warm-up searches in each scope (the unscoped search is warm by then: the serving
+    probe ran its own warm-up and 200 questions before)."""
     from core.normalize import normalize_text
 
     plain: list[float] = []
     scoped: list[float] = []
     legs: dict[str, list[float]] = {f"{kind}_{leg}": [] for kind in ("unscoped", "scoped") for leg in ("vector", "text")}
+    for i in range(n):  # warm-up, as the unscoped search had: each scope's first search opens its table's index files
+        for q, v in zip(qs[:2], qv[:2], strict=True):
+            index.search(normalize_text(q), v, 5, scope=f"s{i}")
     for i, (q, v) in enumerate(zip(qs, qv, strict=True)):
         norm, scope = normalize_text(q), f"s{i % n}"
         for which in ((None, scope) if i % 2 else (scope, None)):

@@ -122,7 +122,9 @@ def test_each_scope_is_searched_in_a_table_of_its_own_holding_its_rows_only(
     """A scoped search walks the scope's own table (no row mask on the chunk table): its rows are
     exactly the chunk table's rows of that scope, the shared FAQ in both."""
     app = scoped_app()
-    assert app.index.scope_tables.names() == ["eng", "hr"]
+    assert app.index.scope_tables.names() == ["eng", "hr"] and app.index.scope_tables._legs == {}
+    app.index.warm()  # as a front end does when it starts: every scope's table opened before a question
+    assert all(app.index.scope_tables._legs[s]._atbl is not None for s in ("eng", "hr"))
     assert docs_in(app.config.index_path, "chunks_in_hr") == {"leave.md", "faq.yaml"}
     assert docs_in(app.config.index_path, "chunks_in_eng") == {"runbook.md", "faq.yaml"}
     chunks = lancedb.connect(app.config.index_path).open_table("chunks")

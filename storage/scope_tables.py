@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -166,10 +167,8 @@ def _has_scope(data: pa.Table, scope: str) -> pa.Array:
     """Which rows of `data` are in `scope`."""
     flat = pc.list_flatten(data.column(SCOPES))
     parents = pc.list_parent_indices(data.column(SCOPES))
-    hit = pc.filter(parents, pc.equal(flat, scope)).to_pylist()
-    mask = [False] * data.num_rows
-    for i in hit:
-        mask[i] = True
+    mask = np.zeros(data.num_rows, dtype=bool)
+    mask[pc.filter(parents, pc.equal(flat, scope)).to_numpy()] = True
     return pa.array(mask)
 
 

@@ -106,8 +106,15 @@ def check_scopes(scopes: Sequence[ScopeSettings], default: str, kb_paths: Sequen
                                  "a chat is answered from one scope")
             served[chat] = s.name
         for admin in s.admins:
-            if ":" not in admin or admin.split(":", 1)[0] not in PLATFORMS:
-                raise ScopeError(f"{where}: admin {admin!r} must be 'platform:user id' (e.g. 'slack:U0123')")
+            _check_admin(admin, where)
+
+
+def _check_admin(admin: str, where: str) -> None:
+    """'platform:user id'; a Telegram id is a number (its private chat, where review cards go)."""
+    if ":" not in admin or admin.split(":", 1)[0] not in PLATFORMS:
+        raise ScopeError(f"{where}: admin {admin!r} must be 'platform:user id' (e.g. 'slack:U0123')")
+    if admin.startswith("telegram:") and not admin.split(":", 1)[1].isdigit():
+        raise ScopeError(f"{where}: admin {admin!r}: a Telegram user id is a number (e.g. 'telegram:42')")
 
 
 @dataclass(frozen=True)

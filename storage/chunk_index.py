@@ -219,7 +219,7 @@ class LanceChunkIndex:
             if own is None or scope is None:
                 raise
             log.warning("scope table of %s unreadable (dropped by another process?); searching the chunk table", scope)
-            self.scope_tables.lost(scope)
+            self.scope_tables.forget(scope)
             vec, fts = self._legs(tbl, None, scope, version, qv, query_text)
         vec_rows = self._hit_rows(vec)
         for row in vec_rows:
@@ -233,7 +233,8 @@ class LanceChunkIndex:
         """Both legs on the scope's own table (`own`: its rows alone, no row mask;
         storage/scope_tables.py), else on the chunk table with the scope as a prefilter."""
         if own is not None:
-            plan, rows, share, where, legs, version = self._search_plan(own[0]), 0, 1.0, "", own[1], int(own[0].version)
+            version = int(own[0].version)
+            plan, rows, share, where, legs = self._search_plan(own[0], version), 0, 1.0, "", own[1]
         else:
             plan, (rows, share), where, legs = self._search_plan(tbl, version), self._scope_share(tbl, scope), scope_filter(scope), self._legs_table
         query = LegQuery(qv, " ".join(fts_terms(text)), self.candidates, self._shown,
@@ -309,7 +310,8 @@ class LanceChunkIndex:
         ]
         data = pa.Table.from_pylist(records, schema=schema(self.dim))
         tbl = self.table()
-        old_scopes = scopes_of_docs(tbl, replace_docs) if self.settings.scope_tables else set()
+        scoped = self.settings.scope_tables and (bool(scopes) or bool(self.scope_tables.names()))
+        old_scopes = scopes_of_docs(tbl, replace_docs) if scoped else set()  # no read without scopes
         if tbl is None:
             self._chunks = self.db.create_table(TABLE, data=data, schema=schema(self.dim))
             self._legs_table.forget()
@@ -319,7 +321,7 @@ class LanceChunkIndex:
             if gone:
                 builder = builder.when_not_matched_by_source_delete(f"doc_id IN ({gone})")
             builder.execute(data)
-        if self.settings.scope_tables:
+        if scoped:
             self.scope_tables.write(data, replace_docs, old_scopes)
         self._write_meta()
         self.suggestions.write(suggestions, replace_docs, scopes)

@@ -19,6 +19,7 @@ there, its searches use the prefilter on the chunk table, as before.
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
@@ -56,6 +57,7 @@ class ScopeTables:
         self._tables: dict[str, Any] = {}
         self._legs: dict[str, AsyncTableAt] = {}
         self._seen: dict[str, int] = {}  # scope -> the chunk table version its handles were brought to
+        self._absent: dict[str, int] = {}  # scope -> the chunk table version at which it had no table
         self.written: dict[str, int] = {}  # scope -> rows written since the last maintenance
 
     def names(self) -> list[str]:
@@ -83,8 +85,11 @@ class ScopeTables:
         `version` (an ingest writes the chunk table first, then the scope tables, and the
         maintenance after it commits the chunk table last, so a newer chunk table version is
         when to look for newer scope table versions); None when the scope has no table."""
+        if self._absent.get(scope) == version:  # looked for at this version already: not opened per search
+            return None
         tbl = self.table(scope)
         if tbl is None:
+            self._absent[scope] = version
             return None
         legs = self._legs.get(scope)
         if legs is None:
@@ -93,14 +98,10 @@ class ScopeTables:
             try:  # see writes made by other processes
                 tbl.checkout_latest()
             except Exception:  # noqa: BLE001 - dropped by another process: the chunk table's prefilter answers
-                self.lost(scope)
+                self.forget(scope)
                 return None
             self._seen[scope] = version
         return tbl, legs
-
-    def lost(self, scope: str) -> None:
-        """Forget a scope's table that could not be read; the next search opens it anew if it is there."""
-        self._forget(scope)
 
     # -- writing ----------------------------------------------------------------
     def write(self, data: pa.Table, replace_docs: Sequence[str], old_scopes: Iterable[str]) -> None:
@@ -137,7 +138,7 @@ class ScopeTables:
         done: dict[str, str] = {}
         for scope in sorted(set(self.names()) - wanted):
             self.db.drop_table(table_name(scope))
-            self._forget(scope)
+            self.forget(scope)
             done[scope] = "dropped (no chunk is in this scope)"
         for scope in sorted(wanted):
             tbl = self.table(scope)
@@ -151,12 +152,14 @@ class ScopeTables:
     def _copy(self, chunks: Any, scope: str) -> None:
         """The scope's table made anew from the chunk table's rows of that scope."""
         rows = chunks.search().where(scope_filter(scope)).limit(None).to_arrow()
-        self._forget(scope)
+        self.forget(scope)
         self._tables[scope] = self.db.create_table(table_name(scope), data=rows, schema=chunks.schema, mode="overwrite")
         self.written[scope] = rows.num_rows + self.written.get(scope, 0)
         log.info("scope table %s: %d rows copied from the chunk table", table_name(scope), rows.num_rows)
 
-    def _forget(self, scope: str) -> None:
+    def forget(self, scope: str) -> None:
+        """Drop a scope's handles (its table was made anew, dropped, or could not be read): the
+        next search opens it again if it is there."""
         self._tables.pop(scope, None)
         self._seen.pop(scope, None)
         if (legs := self._legs.pop(scope, None)) is not None:
@@ -189,8 +192,6 @@ def scopes_in(chunks: Any) -> set[str]:
 
 def text_index(tbl: Any) -> None:
     """The full-text index over normalised text, as the chunk table's (storage/chunk_index.py)."""
-    import warnings
-
     with warnings.catch_warnings():  # the native (non-tantivy) index is what we want; the alias is deprecated
         warnings.simplefilter("ignore")
         tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)

@@ -171,6 +171,7 @@ def test_a_scope_table_dropped_by_another_process_leaves_the_prefilter_to_answer
     assert not again.refused and {s.doc_id.split("/")[-1] for s in again.sources} == {"runbook.md"}
     assert "eng" not in app.index.scope_tables._tables  # the lost table forgotten, the chunk table read
     assert ask(app, HR_QUESTION, ENG_CHANNEL).refused  # still eng's rows only
+    assert app.index.scope_tables._absent["eng"] == int(app.index.version())  # not looked for again per search
 
 def test_suggestions_offered_in_a_scope_come_from_it_and_are_answered_in_it(scoped_app: Callable[..., App]) -> None:
     app = scoped_app()

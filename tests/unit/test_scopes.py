@@ -74,6 +74,8 @@ def test_a_chat_no_scope_names_is_not_set_up_without_a_default(tmp_path: Path, m
     (HEAD + HR.replace('paths = ["kb/hr", "kb/faq.yaml"]', 'paths = "kb/hr"'),
      "c.toml: [[scopes]] #1 ('hr') paths: expected a list of strings, got 'kb/hr'"),
     (HEAD + HR + 'admins = ["UHR"]\n', "c.toml: scope 'hr': admin 'UHR' must be 'platform:user id'"),
+    (HEAD + HR + 'admins = ["telegram:@hrlead"]\n',
+     "c.toml: scope 'hr': admin 'telegram:@hrlead': a Telegram user id is a number (e.g. 'telegram:42')"),
     (HEAD + HR.replace('paths = ["kb/hr", "kb/faq.yaml"]\n', ""), "c.toml: scope 'hr': paths is empty"),
     (HEAD + '[scopes]\nname = "hr"\n', "c.toml: scopes must be written as [[scopes]] tables"),
 ])

@@ -41,8 +41,12 @@ class ExtractiveGenerator:
         self.cfg = cfg
         self.trust = trust  # a chunk the passage reader read is quoted from only with at least this probability
 
-    def _trusted(self, hit: Hit) -> bool:
-        return hit.answer_probability is None or hit.answer_probability >= self.trust
+    def _trusted(self, hit: Hit, read: bool) -> bool:
+        """Without a reader every chunk may be quoted; once it read some (a question settled by its
+        first chunk leaves the others unread), only the ones it read and trusts."""
+        if not read:
+            return True
+        return hit.answer_probability is not None and hit.answer_probability >= self.trust
 
     def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
         if not hits:
@@ -52,8 +56,9 @@ class ExtractiveGenerator:
             return verbatim
         q_terms = set(content_terms(question))
         rows: list[tuple[int, int, str, set[str]]] = []
+        read = _read(hits)
         for n, hit in enumerate(hits, start=1):
-            if not self._trusted(hit):
+            if not self._trusted(hit, read):
                 continue
             body = hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text
             for pos, sent in enumerate(split_sentences(body)):

@@ -22,6 +22,7 @@ KB = [
     "Slack mentions are answered in the thread of the question, with sources listed under the answer.",
 ]
 KEY = ConversationKey("test", "chat-1")
+ONE_BATCH = ReaderSettings(settle_probability=0.0)  # every chunk read at once, none settled by the first
 
 
 class WordReader:
@@ -47,7 +48,7 @@ def _pipeline(reader: WordReader, gates: GateSettings | None = None) -> tuple[Pi
 def test_read_reranks_the_chunk_that_answers_first_in_one_batch() -> None:
     hits = [hit("Slack threads hold answers.", 0.8, n=0), hit("The webhook uses port 8443.", 0.6, n=1)]
     reader = WordReader("8443")
-    got = read("Which port?", hits, reader, ReaderSettings(), ExtractiveSettings())
+    got = read("Which port?", hits, reader, ONE_BATCH, ExtractiveSettings())
     assert [h.chunk_id for h in got.hits] == ["c1", "c0"] and got.answered and got.best == 0.9
     assert len(reader.calls) == 1 and len(reader.calls[0][1]) == 2  # one run for the question's chunks
     assert got.hits[0].answer_probability == 0.9 and got.hits[1].answer_probability == 0.05
@@ -65,13 +66,13 @@ class FixedReader:
 
 def test_similarity_weight_lets_retrieval_break_the_readers_near_ties() -> None:
     hits = [hit("the section asked about", 0.85, n=0), hit("its sibling section", 0.5, n=1)]
-    alone = read("q", hits, FixedReader([0.80, 0.86]), replace(ReaderSettings(), similarity_weight=0.0),
+    alone = read("q", hits, FixedReader([0.80, 0.86]), replace(ONE_BATCH, similarity_weight=0.0),
                  ExtractiveSettings())
     assert [h.chunk_id for h in alone.hits] == ["c1", "c0"]  # the reader alone: the sibling first
-    blended = read("q", hits, FixedReader([0.80, 0.86]), replace(ReaderSettings(), similarity_weight=1.0),
+    blended = read("q", hits, FixedReader([0.80, 0.86]), replace(ONE_BATCH, similarity_weight=1.0),
                    ExtractiveSettings())
     assert [h.chunk_id for h in blended.hits] == ["c0", "c1"] and blended.best == 0.86  # 1.65 > 1.36
-    far = read("q", hits, FixedReader([0.10, 0.90]), replace(ReaderSettings(), similarity_weight=1.0),
+    far = read("q", hits, FixedReader([0.10, 0.90]), replace(ONE_BATCH, similarity_weight=1.0),
                ExtractiveSettings())
     assert [h.chunk_id for h in far.hits] == ["c1", "c0"]  # a chunk that answers still beats one that does not
 
@@ -81,6 +82,25 @@ def test_read_only_the_first_chunks_and_keep_the_rest_in_order() -> None:
     got = read("q", hits, WordReader("zzz"), replace(ReaderSettings(), chunks=2), ExtractiveSettings())
     assert [h.chunk_id for h in got.hits] == ["c0", "c1", "c2", "c3"] and not got.answered
     assert got.hits[2].answer_probability is None
+
+
+def test_a_first_chunk_that_surely_answers_settles_the_question_without_reading_the_others() -> None:
+    cfg = replace(ReaderSettings(), settle_probability=0.8)
+    first = [hit("The webhook uses port 8443.", 0.8, n=0), hit("Slack threads.", 0.7, n=1), hit("Ingest.", 0.6, n=2)]
+    reader = WordReader("8443")
+    got = read("Which port?", first, reader, cfg, ExtractiveSettings())
+    assert [len(p) for _, p in reader.calls] == [1] and got.answered and got.best == 0.9
+    assert [h.chunk_id for h in got.hits] == ["c0", "c1", "c2"] and got.hits[1].answer_probability is None
+    later = [first[1], first[0], first[2]]  # the first chunk does not answer: all are read in one batch
+    reader = WordReader("8443")
+    got = read("Which port?", later, reader, cfg, ExtractiveSettings())
+    assert [len(p) for _, p in reader.calls] == [1, 3] and got.hits[0].chunk_id == "c0"
+    assert [h.answer_probability for h in got.hits] == [0.9, 0.05, 0.05]
+    unsure = WordReader("8443", p=0.6)  # answers, but not surely enough to settle
+    assert [len(p) for _, p in (read("Which port?", first, unsure, cfg, ExtractiveSettings()), unsure.calls)[1]] == [1, 3]
+    once = WordReader("8443")
+    read("Which port?", first, once, ONE_BATCH, ExtractiveSettings())
+    assert [len(p) for _, p in once.calls] == [3]  # without settling: one run for all
 
 
 def test_a_heading_or_faq_question_asked_as_written_is_answered_whatever_the_reader_says() -> None:
@@ -134,6 +154,16 @@ def test_the_extractive_generator_quotes_only_from_chunks_the_reader_trusts() ->
     answers = replace(hit("The webhook listens on port 8443.", 0.4, n=1), answer_probability=0.8)
     text = gen.generate("Which port does the webhook listen on?", [answers, talks]).text
     assert "8443" in text and "config.toml" not in text and "[C1]" in text
+
+
+def test_a_settled_question_is_quoted_only_from_the_chunk_that_settled_it() -> None:
+    gen = ExtractiveGenerator(ExtractiveSettings(), trust=0.4)
+    settled = replace(hit("The webhook listens on port 8443.", 0.6, n=0), answer_probability=0.9)
+    unread = hit("The webhook port is also printed by the status command on port 9000.", 0.5, n=1)
+    text = gen.generate("Which port does the webhook listen on?", [settled, unread]).text
+    assert "8443" in text and "9000" not in text
+    without_reader = gen.generate("Which port does the webhook listen on?", [replace(settled, answer_probability=None), unread]).text
+    assert "9000" in without_reader  # no chunk read: every chunk may be quoted, as before the reader
 
 
 def test_the_view_keeps_the_sentences_that_share_the_question_words_in_order() -> None:

@@ -77,8 +77,8 @@ class ExtractiveGenerator:
         scored: list[Candidate] = []
         for n, pos, sent, terms in rows:
             overlap = sum(idf(t) for t in q_terms & terms) / q_weight
-            read = hits[n - 1].answer_probability
-            prior = hits[n - 1].similarity if read is None else read
+            probability = hits[n - 1].answer_probability
+            prior = hits[n - 1].similarity if probability is None else probability
             score = overlap * (0.75 + 0.25 * prior) - RANK_PENALTY * (n - 1)
             scored.append((score, n, pos, sent))
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))

@@ -163,7 +163,7 @@ class Pipeline:
             return Outcome(Trigger.GATE_FAIL, g.reason)
         if reading is None:
             return Outcome(Trigger.GATE_PASS)
-        g.scores["reader_best"] = round(reading.best, 4)
+        g.scores.update(reader_best=round(reading.best, 4), reader_chunks_read=reading.read)
         if reading.answered:
             g.checks_passed.append("answered_by_sources")
             return Outcome(Trigger.GATE_PASS)

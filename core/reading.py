@@ -24,6 +24,7 @@ class Reading:
     best: float  # the highest probability of a chunk read
     answered: bool  # some chunk answers (or the question is asked as an FAQ question or a heading)
     floor: float = 0.0  # the probability a chunk needed
+    read: int = 0  # chunks read: 1 when the first settled the question
 
 
 def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderSettings,
@@ -53,7 +54,7 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     best = max(probs, default=0.0)
     return Reading(hits=[scored[i] for i in order] + tail, best=float(best),
                    answered=best >= cfg.min_answer_probability or asked_verbatim(hits, extractive),
-                   floor=cfg.min_answer_probability)
+                   floor=cfg.min_answer_probability, read=len(scored))
 
 
 def asked_verbatim(hits: Sequence[Hit], cfg: ExtractiveSettings) -> bool:

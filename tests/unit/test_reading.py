@@ -89,13 +89,13 @@ def test_a_first_chunk_that_surely_answers_settles_the_question_without_reading_
     first = [hit("The webhook uses port 8443.", 0.8, n=0), hit("Slack threads.", 0.7, n=1), hit("Ingest.", 0.6, n=2)]
     reader = WordReader("8443")
     got = read("Which port?", first, reader, cfg, ExtractiveSettings())
-    assert [len(p) for _, p in reader.calls] == [1] and got.answered and got.best == 0.9
+    assert [len(p) for _, p in reader.calls] == [1] and got.answered and got.best == 0.9 and got.read == 1
     assert [h.chunk_id for h in got.hits] == ["c0", "c1", "c2"] and got.hits[1].answer_probability is None
     later = [first[1], first[0], first[2]]  # the first chunk does not answer: all are read in one batch
     reader = WordReader("8443")
     got = read("Which port?", later, reader, cfg, ExtractiveSettings())
     assert [len(p) for _, p in reader.calls] == [1, 3] and got.hits[0].chunk_id == "c0"
-    assert [h.answer_probability for h in got.hits] == [0.9, 0.05, 0.05]
+    assert [h.answer_probability for h in got.hits] == [0.9, 0.05, 0.05] and got.read == 3
     unsure = WordReader("8443", p=0.6)  # answers, but not surely enough to settle
     assert [len(p) for _, p in (read("Which port?", first, unsure, cfg, ExtractiveSettings()), unsure.calls)[1]] == [1, 3]
     once = WordReader("8443")
@@ -124,6 +124,7 @@ def test_the_chunk_that_answers_is_cited_first_and_scores_are_recorded() -> None
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
     assert not d.refused and d.sources[0].doc_id == "d1"
     assert "answered_by_sources" in d.checks_passed and d.scores["reader_best"] == 0.9
+    assert d.scores["reader_chunks_read"] == 1  # the first chunk answered surely: the record says it read only that one
 
 
 def test_a_paraphrase_below_the_similarity_gate_is_read_not_refused() -> None:

@@ -33,7 +33,8 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     similarity (the reader alone confuses sibling sections of a how-to page; retrieval's view
     breaks its near ties; ties keep the retrieval order); the rest follow unread, in retrieval
     order. With `settle_probability`, the first hit is read alone first: when it answers that
-    surely, the others are not read (most answerable questions, at a fifth of the reader's cost);
+    surely and retrieval placed it close to the question, the others are not read (a fifth of the
+    reader's cost);
     otherwise all are read in one batch, as without settling. Either way the same question over the same index
     makes the same runs."""
     head, tail = list(hits[: cfg.chunks]), list(hits[cfg.chunks :])
@@ -43,7 +44,7 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     probs: list[float] = []
     if cfg.settle_probability > 0 and len(head) > 1:
         probs = reader.score(asked, views[:1])
-        if probs[0] >= cfg.settle_probability:
+        if _settles(probs[0], head, cfg):
             head, tail = head[:1], head[1:] + tail
     if len(probs) < len(head):  # all read in one batch, the first again: the batch of a reader without settling
         probs = reader.score(asked, views)
@@ -55,6 +56,14 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     return Reading(hits=[scored[i] for i in order] + tail, best=float(best),
                    answered=best >= cfg.min_answer_probability or asked_verbatim(hits, extractive),
                    floor=cfg.min_answer_probability, read=len(scored))
+
+
+def _settles(first: float, head: Sequence[Hit], cfg: ReaderSettings) -> bool:
+    """The reader is sure the first chunk answers, and retrieval is sure of it too: a paraphrase
+    that retrieval places at a low similarity is read against the others, which may answer it
+    better (the demo's "How do I add a new document...?" settled at 0.71 on the scopes page,
+    similarity 0.43, while the ingest section came first once all five were read)."""
+    return first >= cfg.settle_probability and head[0].similarity >= cfg.settle_min_similarity
 
 
 def asked_verbatim(hits: Sequence[Hit], cfg: ExtractiveSettings) -> bool:

@@ -34,9 +34,8 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     breaks its near ties; ties keep the retrieval order); the rest follow unread, in retrieval
     order. With `settle_probability`, the first hit is read alone first: when it answers that
     surely and retrieval placed it close to the question, the others are not read (a fifth of the
-    reader's cost);
-    otherwise all are read in one batch, as without settling. Either way the same question over the same index
-    makes the same runs."""
+    reader's cost); otherwise all are read in one batch, as without settling. Either way the same
+    question over the same index makes the same runs."""
     head, tail = list(hits[: cfg.chunks]), list(hits[cfg.chunks :])
     views = [reader_passage(question, h.title, h.heading, h.faq_answer if h.kind == "faq" and h.faq_answer else h.text)
              for h in head]

@@ -43,7 +43,7 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     probs: list[float] = []
     if cfg.settle_probability > 0 and len(head) > 1:
         probs = reader.score(asked, views[:1])
-        if _settles(probs[0], head, cfg):
+        if _settles(probs[0], head[0], cfg):
             head, tail = head[:1], head[1:] + tail
     if len(probs) < len(head):  # all read in one batch, the first again: the batch of a reader without settling
         probs = reader.score(asked, views)
@@ -57,12 +57,12 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
                    floor=cfg.min_answer_probability, read=len(scored))
 
 
-def _settles(first: float, head: Sequence[Hit], cfg: ReaderSettings) -> bool:
+def _settles(probability: float, first: Hit, cfg: ReaderSettings) -> bool:
     """The reader is sure the first chunk answers, and retrieval is sure of it too: a paraphrase
     that retrieval places at a low similarity is read against the others, which may answer it
     better (the demo's "How do I add a new document...?" settled at 0.71 on the scopes page,
     similarity 0.43, while the ingest section came first once all five were read)."""
-    return first >= cfg.settle_probability and head[0].similarity >= cfg.settle_min_similarity
+    return probability >= cfg.settle_probability and first.similarity >= cfg.settle_min_similarity
 
 
 def asked_verbatim(hits: Sequence[Hit], cfg: ExtractiveSettings) -> bool:

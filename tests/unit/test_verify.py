@@ -221,11 +221,23 @@ def test_support_passage_reads_the_sentences_that_state_a_claim_in_source_order(
 
 
 def test_claim_judge_keeps_what_it_accepts_and_lexical_checks_still_apply() -> None:
-    judge = ScriptedClaimJudge({"The default port is 8443.": 0.9, "The default port is 8080.": 0.9})
-    ok = verify_answer("The default port is 8443 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
+    judge = ScriptedClaimJudge({"The port is 8443 by default.": 0.9, "The port is 8080 by default.": 0.9})
+    ok = verify_answer("The port is 8443 by default [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
     assert ok.status == "PASS" and ok.claim_map[0]["judge"] == 0.9
-    wrong = verify_answer("The default port is 8080 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
+    wrong = verify_answer("The port is 8080 by default [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
     assert wrong.status == "REFUSE" and wrong.claim_map[0]["missing"][0] == "8080"
+
+
+def test_a_source_sentence_copied_as_the_answer_is_not_put_to_the_judge() -> None:
+    judge = ScriptedClaimJudge({"The default port is 8443.": 0.01, "The default port is 8080.": 0.01})
+    copied = verify_answer("The default port is 8443 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
+    assert copied.status == "PASS" and copied.claim_map[0]["judge"] is None and judge.read == []
+    # the same copy sharing too little of its question is judged (and refused, as above)
+    elsewhere = verify_answer("The default port is 8443 [C2].", "Which port does polling mode use?", HITS, CFG, judge, 0.5)
+    assert elsewhere.status == "REFUSE" and elsewhere.claim_map[0]["judge"] == 0.01
+    # one word changed is no copy: judged, and the exact checks still refuse the number
+    swapped = verify_answer("The default port is 8080 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
+    assert swapped.status == "REFUSE" and swapped.claim_map[0]["judge"] == 0.01
 
 
 ELVIS = [hit("It's Now or Never is a ballad recorded by Elvis Presley in 1960. The song was adapted from "

@@ -159,7 +159,7 @@ def training_set(args: argparse.Namespace, wheel: Path | None) -> tuple[list[Exa
     return train_set, held
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench.training.claim_judge.train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--halueval", type=Path, default=HALUEVAL_FILE)
@@ -179,29 +179,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fever-nli", type=int, default=6000, help="FEVER NLI training pairs (a seeded sample)")
     ap.add_argument("--start", type=Path, default=None,
                     help="a cross-encoder folder saved by an earlier run (WORK/final) to train further")
+    ap.add_argument("--device", default="cpu", help="cpu (default) or cuda: bf16 mixed precision on a GPU")
+    ap.add_argument("--write-pairs", type=Path, default=None,
+                    help="build the training pairs, write them to this JSONL file and stop (to train elsewhere)")
+    ap.add_argument("--pairs", type=Path, default=None,
+                    help="train on the pairs of a --write-pairs file instead of building them; figures are skipped")
+    ap.add_argument("--evaluate-only", action="store_true", help="no training: the held-out figures of --out")
     ap.add_argument("--work", type=Path, default=Path("/tmp/claims/train"))
     ap.add_argument("--out", type=Path, default=MODEL_FILE)
     ap.add_argument("--results", type=Path, default=RESULTS / "claim_judge_training.json")
-    args = ap.parse_args(argv)
-    import torch
+    return ap.parse_args(argv)
 
-    torch.set_num_threads(args.threads)
-    started = time.time()
-    args.work.mkdir(parents=True, exist_ok=True)
-    wheel = args.wheel if args.wheel.is_file() else None
-    if wheel is None:
-        print(f"wheel not found: {args.wheel}; training on the shared HaluEval records only", flush=True)
-    train_set, held_qa = training_set(args, wheel)
-    sources = {s: sum(1 for e in train_set if e["src"] == s) for s in sorted({e["src"] for e in train_set})}
-    print(f"{len(train_set)} training pairs ({sum(e['y'] for e in train_set)} positive) {sources}; "
-          f"built in {time.time() - started:.0f}s", flush=True)
-    pairs = [(e["q"], e["p"], int(e["y"])) for e in train_set]
-    base = args.start or truncated_minilm(args.layers, args.work)
-    t0 = time.time()
-    model = train(base, pairs, args.work / "run", max_length=MAX_TOKENS, epochs=args.epochs, batch=args.batch,
-                  lr=args.lr)
-    train_seconds = time.time() - t0
-    export_onnx(model, args.out, args.work)
+
+def heldout_figures(args: argparse.Namespace, wheel: Path | None, held_qa: list[Example]) -> dict[str, Any]:
+    """Every source's held-out pairs scored by the exported file; the time of a 10-claim call."""
     from storage.onnx_pairs import OnnxPairModel
 
     onnx = OnnxPairModel(args.out, MAX_TOKENS, threads=2)
@@ -214,18 +205,54 @@ def main(argv: list[str] | None = None) -> int:
         t1 = time.perf_counter()
         one.probabilities([(e["q"], e["p"]) for e in held[k : k + 10]])
         timing.append((time.perf_counter() - t1) * 1000)
-    result = {"command": "python -m bench.training.claim_judge.train " + " ".join(sys.argv[1:] if argv is None else argv),
-              "layers": args.layers, "epochs": args.epochs, "lr": args.lr, "batch": args.batch,
-              "start": str(args.start or "MiniLM layers"), "training_pairs": len(train_set),
-              "training_positives": sum(e["y"] for e in train_set), "training_sources": sources,
-              "held_out_pairs": len(held), "train_seconds": round(train_seconds),
-              "wall_seconds_this_run": round(time.time() - started), "model_bytes": args.out.stat().st_size,
-              "ms_per_10_claims_p50": round(statistics.median(timing), 1),
-              "ms_per_10_claims_p95": round(sorted(timing)[int(0.95 * len(timing))], 1),
-              "held_out_onnx_int8": {str(t): per_source(held, probs, t) for t in (0.1, 0.3, 0.5)}}
+    return {"held_out_pairs": len(held), "model_bytes": args.out.stat().st_size,
+            "ms_per_10_claims_p50": round(statistics.median(timing), 1),
+            "ms_per_10_claims_p95": round(sorted(timing)[int(0.95 * len(timing))], 1),
+            "held_out_onnx_int8": {str(t): per_source(held, probs, t) for t in (0.1, 0.3, 0.5)}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    started = time.time()
+    args.work.mkdir(parents=True, exist_ok=True)
+    wheel = args.wheel if args.wheel.is_file() else None
+    if wheel is None and args.pairs is None:
+        print(f"wheel not found: {args.wheel}; training on the shared HaluEval records only", flush=True)
+    if args.pairs is not None:
+        train_set: list[Example] = [json.loads(line) for line in args.pairs.read_text(encoding="utf-8").splitlines()]
+        held_qa: list[Example] = []
+    else:
+        train_set, held_qa = training_set(args, wheel)
+    if args.write_pairs is not None:
+        args.write_pairs.write_text("".join(json.dumps({k: e[k] for k in ("q", "p", "y", "src")}, ensure_ascii=False)
+                                            + "\n" for e in train_set), encoding="utf-8")
+        print(f"{len(train_set)} pairs written to {args.write_pairs}", flush=True)
+        return 0
+    sources = {s: sum(1 for e in train_set if e["src"] == s) for s in sorted({e["src"] for e in train_set})}
+    print(f"{len(train_set)} training pairs ({sum(e['y'] for e in train_set)} positive) {sources}; "
+          f"built in {time.time() - started:.0f}s", flush=True)
+    result: dict[str, Any] = {
+        "command": "python -m bench.training.claim_judge.train " + " ".join(sys.argv[1:] if argv is None else argv),
+        "layers": args.layers, "epochs": args.epochs, "lr": args.lr, "batch": args.batch, "device": args.device,
+        "start": str(args.start or "MiniLM layers"), "training_pairs": len(train_set),
+        "training_positives": sum(e["y"] for e in train_set), "training_sources": sources}
+    if not args.evaluate_only:
+        pairs = [(e["q"], e["p"], int(e["y"])) for e in train_set]
+        base = args.start or truncated_minilm(args.layers, args.work)
+        t0 = time.time()
+        model = train(base, pairs, args.work / "run", max_length=MAX_TOKENS, epochs=args.epochs, batch=args.batch,
+                      lr=args.lr, device=args.device, save_steps=100 if args.device == "cpu" else 1000)
+        result["train_seconds"] = round(time.time() - t0)
+        export_onnx(model, args.out, args.work)
+    if args.pairs is None:
+        result |= heldout_figures(args, wheel, held_qa)
+    result["wall_seconds_this_run"] = round(time.time() - started)
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps(result["held_out_onnx_int8"]["0.5"], indent=1))
+    print(json.dumps(result.get("held_out_onnx_int8", {}).get("0.5", result), indent=1))
     return 0
 
 

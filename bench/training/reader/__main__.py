@@ -40,6 +40,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=2, help="torch threads while training")
     ap.add_argument("--start", type=Path, default=None,
                     help="a cross-encoder folder saved by an earlier run (RUN/final) to train further, e.g. a second epoch")
+    ap.add_argument("--cap-scale", type=float, default=1.0,
+                    help="multiply every source's training cap (bench/training/reader/data.py; use a --work of its own)")
+    ap.add_argument("--device", default="cpu", help="cpu (default) or cuda: bf16 mixed precision on a GPU")
+    ap.add_argument("--pairs", type=Path, default=None,
+                    help="train on this JSONL of training pairs (WORK/data/pairs-train.jsonl built elsewhere); figures skipped")
+    ap.add_argument("--evaluate-only", action="store_true", help="no training: the dev and test figures of --out")
     ap.add_argument("--run", default="", help="name of this run's folder under --work (default: from layers and length)")
     ap.add_argument("--out", type=Path, default=MODEL, help="int8 ONNX file (default storage/models/reader.onnx)")
     ap.add_argument("--results", type=Path, default=RESULTS)
@@ -73,23 +79,34 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
-    data = build_all(args.work / "data", words=(args.passage_words, args.question_words))
+    if args.pairs is not None:
+        data = {"train": [json.loads(line) for line in args.pairs.read_text(encoding="utf-8").splitlines() if line.strip()]}
+    else:
+        data = build_all(args.work / "data", words=(args.passage_words, args.question_words), scale=args.cap_scale)
     print({k: len(v) for k, v in data.items()}, f"built in {time.perf_counter() - t0:.0f} s", flush=True)
     rows = data["train"][: args.max_train] if args.max_train else data["train"]
     pairs = [(str(r["first"]), str(r["second"]), int(r["label"])) for r in rows]  # type: ignore[call-overload]
-    run = args.work / (args.run or f"run-{args.layers}l-{args.max_length}")
-    base = args.start or truncated_minilm(args.layers, args.work)
-    model = train(base, pairs, run, max_length=args.max_length, epochs=args.epochs, batch=args.batch, lr=args.lr)
-    export_onnx(model, args.out, run)
-    results = {"start": str(args.start or "MiniLM layers"), "layers": args.layers, "max_length": args.max_length,
-               "passage_words": args.passage_words, "question_words": args.question_words, "epochs": args.epochs, "batch": args.batch,
-               "lr": args.lr, "train_pairs": len(pairs), "train_positives": sum(p[2] for p in pairs),
-               "model_bytes": args.out.stat().st_size,
-               "train_sources": {s: sum(1 for r in rows if r["source"] == s) for s in sorted({str(r["source"]) for r in rows})},
-               "dev": evaluate(args.out, data["dev"], args.max_length), "test": evaluate(args.out, data["test"], args.max_length)}
+    results: dict[str, object] = {
+        "start": str(args.start or "MiniLM layers"), "layers": args.layers, "max_length": args.max_length,
+        "passage_words": args.passage_words, "question_words": args.question_words, "epochs": args.epochs,
+        "batch": args.batch, "lr": args.lr, "device": args.device, "cap_scale": args.cap_scale,
+        "train_pairs": len(pairs), "train_positives": sum(p[2] for p in pairs),
+        "train_sources": {s: sum(1 for r in rows if r["source"] == s) for s in sorted({str(r["source"]) for r in rows})}}
+    if not args.evaluate_only:
+        run = args.work / (args.run or f"run-{args.layers}l-{args.max_length}")
+        base = args.start or truncated_minilm(args.layers, args.work)
+        t1 = time.perf_counter()
+        model = train(base, pairs, run, max_length=args.max_length, epochs=args.epochs, batch=args.batch, lr=args.lr,
+                      device=args.device, save_steps=100 if args.device == "cpu" else 1000)
+        results["train_seconds"] = round(time.perf_counter() - t1)
+        export_onnx(model, args.out, run)
+    results["model_bytes"] = args.out.stat().st_size
+    if args.pairs is None:
+        results |= {"dev": evaluate(args.out, data["dev"], args.max_length),
+                    "test": evaluate(args.out, data["test"], args.max_length)}
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({k: results[k] for k in ("dev", "test")}, indent=1)[:3000], flush=True)
+    print(json.dumps({k: results.get(k) for k in ("dev", "test", "train_seconds")}, indent=1)[:3000], flush=True)
 
 
 if __name__ == "__main__":

@@ -68,12 +68,13 @@ def _mined(pairs: list[ReaderPair], source: str, split: str, work: Path) -> list
     return got
 
 
-def source_pairs(source: str, split: str, work: Path, seed: int = 0) -> list[ReaderPair]:
+def source_pairs(source: str, split: str, work: Path, seed: int = 0, scale: float = 1.0) -> list[ReaderPair]:
     """A source's pairs of one split: its builder's (capped by a seeded sample; in training every
     SQuAD question whose own paragraph does not answer it is kept), the mined negatives, and in
-    training the negatives whose question asks what the passage does not say."""
+    training the negatives whose question asks what the passage does not say. `scale` multiplies
+    the training caps (a GPU trains on several times the pairs in minutes)."""
     built = BUILDERS[source](split)
-    cap = TRAIN_CAPS[source] if split == "train" else EVAL_CAP
+    cap = int(TRAIN_CAPS[source] * scale) if split == "train" else EVAL_CAP
     pairs = random.Random(f"{seed}:{source}:{split}").sample(built, cap) if len(built) > cap else built
     if source in MINED:
         pairs = pairs + _mined(pairs, source, split, work)
@@ -93,13 +94,14 @@ def viewed(p: ReaderPair, passage_words: int = PASSAGE_WORDS, question_words: in
 
 
 def build_all(work: Path, splits: tuple[str, ...] = ("train", "dev", "test"),
-              words: tuple[int, int] = (PASSAGE_WORDS, QUESTION_WORDS)) -> dict[str, list[dict[str, object]]]:
+              words: tuple[int, int] = (PASSAGE_WORDS, QUESTION_WORDS),
+              scale: float = 1.0) -> dict[str, list[dict[str, object]]]:
     """Every split's viewed pairs, cached as JSONL under `work` (a rerun reads the cache)."""
     out: dict[str, list[dict[str, object]]] = {}
     for split in splits:
         path = work / f"pairs-{split}.jsonl"
         if not path.is_file():
-            rows = [viewed(p, *words) for source in BUILDERS for p in source_pairs(source, split, work)]
+            rows = [viewed(p, *words) for source in BUILDERS for p in source_pairs(source, split, work, scale=scale)]
             random.Random(split).shuffle(rows)
             work.mkdir(parents=True, exist_ok=True)
             path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")

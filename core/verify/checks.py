@@ -131,7 +131,11 @@ def negation(ctx: AnswerContext) -> None:
 
 
 def names(ctx: AnswerContext) -> None:
-    """Multi-word names must appear together in one evidence sentence (core/verify/names.py)."""
+    """Multi-word names must appear together in one evidence sentence (core/verify/names.py).
+    Only without a claim judge (Persian knowledge bases): with the judge it rejected three right
+    CLAPNQ claims alone on the dev parts and caught no wrong one alone (bench/results/guards.md)."""
+    if ctx.judge is not None:
+        return
     for c in ctx.claims:
         if not c.polar:
             for name in unmatched_names(c.claim, ctx.question, [s.text for s in c.sentences]):

@@ -171,6 +171,11 @@ def test_a_name_of_several_words_must_be_written_together_in_the_evidence() -> N
     assert v.status == "REFUSE" and "university of texas" in v.claim_map[0]["missing"]
     ok = verify_answer("Stagger Lee was developed with Southern Methodist University.", q, ev, ASK)
     assert ok.status != "REFUSE"
+    # with a claim judge the meaning is the judge's: the guard cost right claims there (guards.md)
+    judge = ScriptedClaimJudge({"Stagger Lee was developed with the University of Texas.": 0.1})
+    judged = verify_answer("Stagger Lee was developed with the University of Texas.", q, ev, ASK, judge, 0.3)
+    assert judged.status == "REFUSE" and "university of texas" not in judged.claim_map[0]["missing"]
+    assert judge.read
 
 
 class ScriptedClaimJudge:

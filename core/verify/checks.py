@@ -202,8 +202,10 @@ def judged(ctx: AnswerContext) -> None:
     a claim the exact guards let through but that shares too few words with its evidence (a
     paraphrase) is supported when the judge is sure of it (min_paraphrase_probability); a claim
     worded like its evidence needs only the judge's floor, and a bare short answer the words."""
+    if ctx.judge is None:
+        return
     asked = [c for c in ctx.claims if not _copied(c, ctx.question, ctx.cfg)]
-    if ctx.judge is None or not asked:
+    if not asked:
         return
     probs = ctx.judge.score(ctx.question, [(c.claim, _judge_evidence(c, ctx.hits)) for c in asked])
     for c, p in zip(asked, probs, strict=True):
@@ -215,22 +217,24 @@ def judged(ctx: AnswerContext) -> None:
 
 
 def _copied(c: ClaimCheck, question: str, cfg: VerifySettings) -> bool:
-    """A claim its evidence states word for word (case, spacing and end punctuation aside) that
-    holds at least half of the question's content words is not put to the judge. The judge weighs
-    how a sentence answers its question and rejects many copied answer sentences of the right
-    passage (HaluEval's); a copy that shares less of the question ("Which port does polling mode
-    use?" answered "The default port is 8443.") is still judged, and the exact checks apply to all."""
+    """A claim its evidence states word for word (whole words, case and punctuation aside) that
+    holds at least `copied_question_share` of the question's content words is not put to the
+    judge. The judge weighs how a sentence answers its question and rejects many copied answer
+    sentences of the right passage (HaluEval's); a copy that shares less of the question ("Which
+    port does polling mode use?" answered "The default port is 8443.") is still judged, and the
+    exact checks apply to all."""
     if len(c.claim.split()) <= cfg.short_answer_words:
         return False
     claim = _plain(c.claim)
-    if not claim or claim not in _plain(" ".join(s.text for s in c.window)):
+    if not claim.strip() or claim not in _plain(" ".join(s.text for s in c.window)):
         return False
     asked = set(content_terms(question))
     return not asked or len(asked & set(content_terms(c.claim))) >= cfg.copied_question_share * len(asked)
 
 
 def _plain(text: str) -> str:
-    return " ".join(text.lower().split()).strip(" .!?;:")
+    """The text's words, space-separated and padded, so a copy matches whole words only."""
+    return f" {' '.join(words(normalize_text(text)))} "
 
 
 def _worded(c: ClaimCheck, cfg: VerifySettings) -> bool:

@@ -243,6 +243,9 @@ def test_a_source_sentence_copied_as_the_answer_is_not_put_to_the_judge() -> Non
     # one word changed is no copy: judged, and the exact checks still refuse the number
     swapped = verify_answer("The default port is 8080 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
     assert swapped.status == "REFUSE" and swapped.claim_map[0]["judge"] == 0.01
+    # whole words only: "84" is not a copy of "8443"
+    cut = verify_answer("The default port is 84 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
+    assert cut.status == "REFUSE" and cut.claim_map[0]["judge"] == 0.0
 
 
 ELVIS = [hit("It's Now or Never is a ballad recorded by Elvis Presley in 1960. The song was adapted from "

@@ -75,6 +75,7 @@ class VerifySettings:
     min_citation_density: float = 0.5
     short_answer_words: int = 4
     copied_question_share: float = 0.34
+    copied_answer_probability: float = 0.5
     min_generation_confidence: float = 0.5
 
 

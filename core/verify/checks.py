@@ -204,7 +204,7 @@ def judged(ctx: AnswerContext) -> None:
     worded like its evidence needs only the judge's floor, and a bare short answer the words."""
     if ctx.judge is None:
         return
-    asked = [c for c in ctx.claims if not _copied(c, ctx.question, ctx.cfg)]
+    asked = [c for c in ctx.claims if not _copied(c, ctx.question, ctx.cfg, ctx.hits)]
     if not asked:
         return
     probs = ctx.judge.score(ctx.question, [(c.claim, _judge_evidence(c, ctx.hits)) for c in asked])
@@ -216,18 +216,22 @@ def judged(ctx: AnswerContext) -> None:
             c.supported = True  # stated in other words: the judge, not word overlap, decides
 
 
-def _copied(c: ClaimCheck, question: str, cfg: VerifySettings) -> bool:
-    """A claim its evidence states word for word (whole words, case and punctuation aside) that
-    holds at least `copied_question_share` of the question's content words is not put to the
-    judge. The judge weighs how a sentence answers its question and rejects many copied answer
-    sentences of the right passage (HaluEval's); a copy that shares less of the question ("Which
-    port does polling mode use?" answered "The default port is 8443.") is still judged, and the
-    exact checks apply to all."""
+def _copied(c: ClaimCheck, question: str, cfg: VerifySettings, hits: Sequence[Hit] = ()) -> bool:
+    """A claim its evidence states word for word (whole words, case and punctuation aside) is not
+    put to the judge when it is about the question: it holds at least `copied_question_share` of
+    the question's content words, or its sentence is in a chunk the passage reader read as
+    answering the question (`copied_answer_probability`). The judge weighs how a sentence answers
+    its question and rejects many copied answer sentences of the right passage (HaluEval's); a
+    copy about something else ("Which port does polling mode use?" answered "The default port is
+    8443.") is still judged, and the exact checks apply to all."""
     if len(c.claim.split()) <= cfg.short_answer_words:
         return False
     claim = _plain(c.claim)
     if not claim.strip() or claim not in _plain(" ".join(s.text for s in c.window)):
         return False
+    read = [hits[s.chunk - 1].answer_probability for s in c.window if 1 <= s.chunk <= len(hits)]
+    if any(p is not None and p >= cfg.copied_answer_probability for p in read):
+        return True
     asked = set(content_terms(question))
     return not asked or len(asked & set(content_terms(c.claim))) >= cfg.copied_question_share * len(asked)
 

@@ -243,6 +243,13 @@ def test_a_source_sentence_copied_as_the_answer_is_not_put_to_the_judge() -> Non
     # one word changed is no copy: judged, and the exact checks still refuse the number
     swapped = verify_answer("The default port is 8080 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
     assert swapped.status == "REFUSE" and swapped.claim_map[0]["judge"] == 0.01
+    # a copy about little of its question, from a chunk the passage reader read as answering it
+    read = [HITS[0], replace(HITS[1], answer_probability=0.8)]
+    answering = verify_answer("The default port is 8443 [C2].", "Which port does polling mode use?", read, CFG, judge, 0.5)
+    assert answering.status == "PASS" and answering.claim_map[0]["judge"] is None
+    doubted = [HITS[0], replace(HITS[1], answer_probability=0.2)]
+    assert verify_answer("The default port is 8443 [C2].", "Which port does polling mode use?", doubted, CFG,
+                         judge, 0.5).status == "REFUSE"
     # whole words only: "84" is not a copy of "8443"
     cut = verify_answer("The default port is 84 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
     assert cut.status == "REFUSE" and cut.claim_map[0]["judge"] == 0.0

@@ -84,7 +84,7 @@ def train(base: Path, pairs: Sequence[Pair], work: Path, *, max_length: int, epo
     pos_weight = (len(pairs) - positives) / max(1, positives)  # the loss sees both classes equally
     import torch
 
-    model.to("cpu" if device == "cpu" else device)
+    model.to(device)
     loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor(pos_weight, device=model.device))
     checkpoints = work / "checkpoints"
     args = CrossEncoderTrainingArguments(

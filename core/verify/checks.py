@@ -216,7 +216,7 @@ def judged(ctx: AnswerContext) -> None:
             c.supported = True  # stated in other words: the judge, not word overlap, decides
 
 
-def _copied(c: ClaimCheck, question: str, cfg: VerifySettings, hits: Sequence[Hit] = ()) -> bool:
+def _copied(c: ClaimCheck, question: str, cfg: VerifySettings, hits: Sequence[Hit]) -> bool:
     """A claim its evidence states word for word (whole words, case and punctuation aside) is not
     put to the judge when it is about the question: it holds at least `copied_question_share` of
     the question's content words, or its sentence is in a chunk the passage reader read as

@@ -69,8 +69,9 @@ class Generator(Protocol):
 
 class PassageReader(Protocol):
     """The passage reader: for each passage (a retrieved chunk as core/reader_view.py shows it), the
-    probability (0..1) that it answers the question, all of a question's passages in one call.
-    storage/reader.py implements it."""
+    probability (0..1) that it answers the question. A passage's probability depends on the question
+    and the passage alone, not on what else the call reads, so the pipeline may read a question's
+    passages in more than one call. storage/reader.py implements it."""
 
     def score(self, question: str, passages: Sequence[str]) -> list[float]: ...
 

@@ -1,5 +1,5 @@
-"""The passage reader's part of a turn: read the retrieved chunks in one batch, put the chunk
-that answers first, and say whether any does.
+"""The passage reader's part of a turn: read the retrieved chunks, put the chunk that answers
+first, and say whether any does.
 
 Retrieval ranks by similarity, which cannot tell a passage that answers from one that only talks
 about the question; the reader (a cross-encoder trained on real questions with same-topic
@@ -32,10 +32,11 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     """Score the first `cfg.chunks` hits and rerank them by probability plus `similarity_weight` x
     similarity (the reader alone confuses sibling sections of a how-to page; retrieval's view
     breaks its near ties; ties keep the retrieval order); the rest follow unread, in retrieval
-    order. With `settle_probability`, the first hit is read alone first: when it answers that
-    surely and retrieval placed it close to the question, the others are not read (a fifth of the
-    reader's cost); otherwise all are read in one batch, as without settling. Either way the same
-    question over the same index makes the same runs."""
+    order. With `settle_probability`, the first hit is read first: when it answers that surely
+    and retrieval placed it close to the question, the others are not read (a fifth of the
+    reader's cost); otherwise the others are read too. The reader gives a chunk its probability
+    whatever else it reads (core.ports.PassageReader), so settling changes which chunks are read,
+    never a probability."""
     head, tail = list(hits[: cfg.chunks]), list(hits[cfg.chunks :])
     views = [reader_passage(question, h.title, h.heading, h.faq_answer if h.kind == "faq" and h.faq_answer else h.text)
              for h in head]
@@ -45,8 +46,8 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
         probs = reader.score(asked, views[:1])
         if _settles(probs[0], head[0], cfg):
             head, tail = head[:1], head[1:] + tail
-    if len(probs) < len(head):  # all read in one batch, the first again: the batch of a reader without settling
-        probs = reader.score(asked, views)
+    if len(probs) < len(head):
+        probs += reader.score(asked, views[len(probs):])
     scored = [replace(h, answer_probability=round(float(p), 6)) for h, p in zip(head, probs, strict=True)]
     w = cfg.similarity_weight
     order = sorted(range(len(scored)), key=lambda i: (-((scored[i].answer_probability or 0.0)

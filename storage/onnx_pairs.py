@@ -29,7 +29,7 @@ class OnnxPairModel:
     """An exported cross-encoder: (first, second) pairs -> probabilities, on the CPU."""
 
     def __init__(self, model_path: Path | str, max_tokens: int, threads: int = 1, rebuild: str = "",
-                 pad_to: int = 128) -> None:
+                 pad_to: int | None = 128) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -39,14 +39,22 @@ class OnnxPairModel:
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session: Any = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
+        # the runtime's own SkipLayerNormFusion would fuse the residual adds and layer norms the
+        # exported graph keeps apart: that fused kernel took five times their time on this CPU
+        # (bench/training/onnx_graph.py)
+        self.session: Any = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"],
+                                                 disabled_optimizers=["SkipLayerNormFusion"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         tok = Tokenizer.from_file(str(tokenizer_file()))
         tok.enable_truncation(max_length=max_tokens, strategy="longest_first")
         # every pair padded to `pad_to` word pieces (a longer one is left longer): the same input
-        # shapes every run. MiniLM's tokenizer.json pads to 128; a model trained on shorter pairs
-        # runs on its own length (the reader's 64: 2.2x less time a pair than padded to 128)
-        tok.enable_padding(length=pad_to)
+        # shapes every run (MiniLM's tokenizer.json pads to 128). None: a pair run alone is run at
+        # its own length, and its probability depends on nothing but the pair (the int8
+        # activations are quantized over the whole run, padding included)
+        if pad_to is None:
+            tok.no_padding()
+        else:
+            tok.enable_padding(length=pad_to)
         self.tok = tok
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch: int = 1) -> list[float]:

@@ -4,8 +4,11 @@ retrieved chunks by it, refuses when no chunk answers, and quotes only from chun
 
 The model is the first layers of the shipped all-MiniLM-L6-v2 fine-tuned by
 `python -m bench.training.reader` and exported to ONNX with int8 weights (storage/models/reader.onnx,
-described in storage/models/reader.md). A question's chunks are scored in one run, so the same
-question over the same index always makes the same batch and gets the same probabilities.
+described in storage/models/reader.md). Each chunk is read in a run of its own at its own length:
+its probability depends on the question and the chunk alone (the int8 activations are quantized
+over a whole run, so in a batch, or padded, a pair's probability moved with its batch mates and
+its padding), and the five runs of a question took less time than one batch of five padded to 128
+word pieces (bench/README.md).
 """
 
 from __future__ import annotations
@@ -23,10 +26,8 @@ class OnnxReader:
     """Scores (question, passage view) pairs with the exported cross-encoder on the CPU."""
 
     def __init__(self, model_path: Path | str = MODEL_FILE, threads: int = 1) -> None:
-        self.model = OnnxPairModel(model_path, MAX_TOKENS, threads, rebuild="python -m bench.training.reader", pad_to=MAX_TOKENS)
+        self.model = OnnxPairModel(model_path, MAX_TOKENS, threads, rebuild="python -m bench.training.reader", pad_to=None)
 
     def score(self, question: str, passages: Sequence[str]) -> list[float]:
-        """One run for all passages of one question."""
-        if not passages:
-            return []
-        return self.model.probabilities([(question, p) for p in passages], batch=len(passages))
+        """One run for each passage, unpadded: the same pair, the same probability, whatever else is read."""
+        return self.model.probabilities([(question, p) for p in passages], batch=1)

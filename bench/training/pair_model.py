@@ -140,6 +140,9 @@ def export_onnx(model: Any, out: Path, work: Path) -> Path:
 
     quantize_dynamic(str(fused), str(out), weight_type=QuantType.QInt8,
                      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    from bench.training.onnx_graph import simplify
+
+    simplify(out, out)  # plain layer norms, no NaN guards: a quarter less time on the CPU
     print(f"exported {out} ({out.stat().st_size / 1e6:.1f} MB; fp32 {fp32.stat().st_size / 1e6:.1f} MB)", flush=True)
     return out
 

@@ -43,14 +43,14 @@ def right_at(row: dict[str, Any], threshold: float) -> bool:
     return not refused
 
 
-def table(rows: list[dict[str, Any]]) -> str:
+def table(rows: list[dict[str, Any]], thresholds: tuple[float, ...] = THRESHOLDS) -> str:
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[(str(r["suite"]), str(r["pass"]), split_of(r))].append(r)
-    lines = ["| suite | pass | split | n | " + " | ".join(f"{t:.1f}" for t in THRESHOLDS) + " |",
-             "|---|---|---|---:|" + "---:|" * len(THRESHOLDS)]
+    lines = ["| suite | pass | split | n | " + " | ".join(f"{t:g}" for t in thresholds) + " |",
+             "|---|---|---|---:|" + "---:|" * len(thresholds)]
     for (suite, name, split), rs in sorted(groups.items()):
-        shares = [sum(right_at(r, t) for r in rs) / len(rs) for t in THRESHOLDS]
+        shares = [sum(right_at(r, t) for r in rs) / len(rs) for t in thresholds]
         lines.append(f"| {suite} | {name} | {split} | {len(rs)} | " + " | ".join(f"{s:.2f}" for s in shares) + " |")
     return "\n".join(lines) + "\n"
 
@@ -60,10 +60,12 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dumps", nargs="+", type=Path, help="--dump files of a grounding run with the reader's threshold at 0")
     ap.add_argument("--out", type=Path, default=None, help="also write the table (Markdown) here")
+    ap.add_argument("--thresholds", default=",".join(map(str, THRESHOLDS)), help="comma-separated (default %(default)s)")
     args = ap.parse_args(argv)
+    thresholds = tuple(float(t) for t in args.thresholds.split(","))
     rows = [json.loads(line) for path in args.dumps for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
-    text = "Share right (answered from gold / the right section, or refused when expected) per threshold:\n\n" + table(rows)
+    text = "Share right (answered from gold / the right section, or refused when expected) per threshold:\n\n" + table(rows, thresholds)
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")

@@ -42,7 +42,7 @@ def library(tmp_path: Path) -> Path:
     return tmp_path / "kb"
 
 
-def test_model_ships_and_scores_a_question_s_chunks_in_one_deterministic_run() -> None:
+def test_model_ships_and_scores_each_chunk_whatever_else_it_reads() -> None:
     assert MODEL_FILE.is_file() and MODEL_FILE.stat().st_size <= 60_000_000
     reader = OnnxReader()
     q = "How many books may members borrow?"
@@ -50,7 +50,9 @@ def test_model_ships_and_scores_a_question_s_chunks_in_one_deterministic_run() -
                 "Riverside Library / The reading room: The reading room on the second floor is reserved for quiet study."]
     scores = reader.score(q, passages)
     assert all(0.0 <= p <= 1.0 for p in scores) and scores[0] > scores[1]
-    assert reader.score(q, passages) == scores  # the same batch, the same probabilities
+    assert reader.score(q, passages) == scores  # the same pairs, the same probabilities
+    assert reader.score(q, passages[::-1]) == scores[::-1]  # and read in another order or alone
+    assert reader.score(q, passages[1:]) == scores[1:] and reader.score(q, passages[:1]) == scores[:1]
     assert reader.score(q, []) == []
 
 

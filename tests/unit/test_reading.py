@@ -91,18 +91,20 @@ def test_a_first_chunk_that_surely_answers_settles_the_question_without_reading_
     got = read("Which port?", first, reader, cfg, ExtractiveSettings())
     assert [len(p) for _, p in reader.calls] == [1] and got.answered and got.best == 0.9 and got.read == 1
     assert [h.chunk_id for h in got.hits] == ["c0", "c1", "c2"] and got.hits[1].answer_probability is None
-    later = [first[1], first[0], first[2]]  # the first chunk does not answer: all are read in one batch
+    later = [first[1], first[0], first[2]]  # the first chunk does not answer: the others are read, not it again
     reader = WordReader("8443")
     got = read("Which port?", later, reader, cfg, ExtractiveSettings())
-    assert [len(p) for _, p in reader.calls] == [1, 3] and got.hits[0].chunk_id == "c0"
+    assert [len(p) for _, p in reader.calls] == [1, 2]
+    assert "Slack" in reader.calls[0][1][0] and "8443" in reader.calls[1][1][0] and "Ingest" in reader.calls[1][1][1]
+    assert got.hits[0].chunk_id == "c0"
     assert [h.answer_probability for h in got.hits] == [0.9, 0.05, 0.05] and got.read == 3
     unsure = WordReader("8443", p=0.6)  # answers, but not surely enough to settle
     read("Which port?", first, unsure, cfg, ExtractiveSettings())
-    assert [len(p) for _, p in unsure.calls] == [1, 3]
+    assert [len(p) for _, p in unsure.calls] == [1, 2]
     far = [replace(first[0], similarity=0.45), first[1], first[2]]  # retrieval unsure of it: a paraphrase
     unsure_retrieval = WordReader("8443")
     assert read("Which port?", far, unsure_retrieval, cfg, ExtractiveSettings()).read == 3
-    assert [len(p) for _, p in unsure_retrieval.calls] == [1, 3]
+    assert [len(p) for _, p in unsure_retrieval.calls] == [1, 2]
     once = WordReader("8443")
     read("Which port?", first, once, ONE_BATCH, ExtractiveSettings())
     assert [len(p) for _, p in once.calls] == [3]  # without settling: one run for all

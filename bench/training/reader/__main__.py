@@ -53,13 +53,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def evaluate(model_file: Path, rows: list[dict[str, object]], max_length: int) -> dict[str, object]:
-    """AUC and balanced accuracy per source of the exported model, scored in batches of 8 as
-    groundbot scores a question's chunks (storage/onnx_pairs.py, pairs padded to `max_length`)."""
+    """AUC and balanced accuracy per source of the exported model, each pair scored alone at its own
+    length (cut to `max_length` word pieces), as groundbot reads a chunk (storage/reader.py)."""
     from storage.onnx_pairs import OnnxPairModel
 
-    model = OnnxPairModel(model_file, max_length, pad_to=max_length)
+    model = OnnxPairModel(model_file, max_length, pad_to=None)
     t0 = time.perf_counter()
-    scores = model.probabilities([(str(r["first"]), str(r["second"])) for r in rows], batch=8)
+    scores = model.probabilities([(str(r["first"]), str(r["second"])) for r in rows], batch=1)
     seconds = time.perf_counter() - t0
     by_source: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for r, s in zip(rows, scores, strict=True):

@@ -56,7 +56,7 @@ class ReaderSettings:
     from chunks it trusts; the similarity gates then only keep out what is plainly off-topic."""
 
     enabled: bool = True
-    chunks: int = 5  # retrieved chunks read, in one batch
+    chunks: int = 5  # retrieved chunks read, each on its own
     min_answer_probability: float = 0.4  # the best chunk needs this much, else NOT_ANSWERED_BY_SOURCES
     similarity_weight: float = 2.0  # chunks are ordered by probability + this x their similarity to the question
     settle_probability: float = 0.65  # the first chunk read alone settles the question at this (0: all read at once)

@@ -226,13 +226,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(RESULTS / "latency.json"))
     ap.add_argument("--note", default="", help="kept with the results (what else ran on the machine)")
     ap.add_argument("--verify-only", action="store_true", help="time only the verifier (5 claims; 10 with the claim judge)")
+    ap.add_argument("--config", type=Path, default=ROOT / "config.toml", help="the config measured (default: the shipped one)")
     args = ap.parse_args(argv)
     if args.verify_only:
         return verify_only(Path(args.out) if args.out != str(RESULTS / "latency.json") else RESULTS / "latency-verify.json",
                            min(args.questions, 200))
     load_start = [round(x, 2) for x in os.getloadavg()]
 
-    base = load_config(ROOT / "config.toml", environ={})
+    base = load_config(args.config, environ={})
     with tempfile.TemporaryDirectory(prefix="groundbot-latency-") as tmp:
         work = Path(tmp)
         kb = work / "kb"

@@ -178,7 +178,7 @@ def make_reader(config: Config, embedder_name: str) -> PassageReader | None:
         return None
     from storage.reader import OnnxReader
 
-    return OnnxReader()
+    return OnnxReader(threads=max(1, config.core.reader.threads))
 
 
 def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:

@@ -53,6 +53,7 @@ def test_model_ships_and_scores_each_chunk_whatever_else_it_reads() -> None:
     assert reader.score(q, passages) == scores  # the same pairs, the same probabilities
     assert reader.score(q, passages[::-1]) == scores[::-1]  # and read in another order or alone
     assert reader.score(q, passages[1:]) == scores[1:] and reader.score(q, passages[:1]) == scores[:1]
+    assert OnnxReader(threads=2).score(q, passages * 3) == scores * 3  # two read at once: the same probabilities
     assert reader.score(q, []) == []
 
 

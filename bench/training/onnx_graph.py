@@ -70,11 +70,16 @@ def drop_nan_guards(graph: Any) -> int:
         if source is not None and source.op_type == "Softmax":
             rename[n.output[0]] = n.input[2]
             dropped.update({id(n), id(cond)})
+    from onnx import helper
+
+    outputs = {o.name for o in graph.output}
     kept = [n for n in graph.node if id(n) not in dropped]
     for n in kept:
         for k, name in enumerate(n.input):
             if name in rename:
                 n.input[k] = rename[name]
+    kept += [helper.make_node("Identity", [rename[name]], [name], name=name + "_unguarded")
+             for name in rename if name in outputs]  # a graph output keeps its name
     del graph.node[:]
     graph.node.extend(kept)
     live = {i for n in graph.node for i in n.input}

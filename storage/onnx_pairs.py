@@ -59,10 +59,9 @@ class OnnxPairModel:
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch: int = 1) -> list[float]:
         """Runs of `batch` pairs. The int8 model quantizes its activations per run, so a pair's
-        probability depends on what it is run with (by up to ~0.05): batch=1 gives a pair the same
-        probability whatever else is asked (the claim judge scores claims one by one); a larger
-        batch is one run for a question's whole list, the same list always giving the same
-        probabilities (the reader scores a question's retrieved chunks together)."""
+        probability depends on what it is run with (by up to ~0.1): batch=1 gives a pair the same
+        probability whatever else is asked (the claim judge and the passage reader score pairs one
+        by one); a larger batch, padded to its longest pair, is quicker for held-out figures."""
         if batch <= 1:
             return [self._one(first, second) for first, second in pairs]
         out: list[float] = []

@@ -77,4 +77,5 @@ def reader_settings(cfg: ReaderSettings, local: bool) -> ReaderSettings:
     """The reader's settings for a generator: a quote is not checked further, so the extractive
     (local) generator needs the reader surer than a language model, whose every claim is verified
     after it is written."""
-    return cfg if local else replace(cfg, min_answer_probability=cfg.llm_min_answer_probability)
+    return cfg if local else replace(cfg, min_answer_probability=cfg.llm_min_answer_probability,
+                                     settle_probability=cfg.llm_settle_probability)

@@ -63,6 +63,7 @@ class ReaderSettings:
     settle_probability: float = 0.65  # the first chunk read alone settles the question at this (0: all read at once)
     settle_min_similarity: float = 0.5  # ... when retrieval also placed it at least this close to the question
     llm_min_answer_probability: float = 0.1  # the same with a language model, whose every claim is verified after
+    llm_settle_probability: float = 0.0  # settle_probability with a language model (0: every chunk it may cite is read)
     min_top1_similarity: float = 0.35  # the similarity gates' floors while the reader decides
     min_mean_confidence: float = 0.15
 
@@ -77,6 +78,7 @@ class VerifySettings:
     short_answer_words: int = 4
     copied_question_share: float = 0.34
     copied_answer_probability: float = 0.5
+    min_source_answer_probability: float = 0.1  # a generated claim whose cited chunks the reader read all below this is not delivered
     min_generation_confidence: float = 0.5
 
 

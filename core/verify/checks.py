@@ -194,6 +194,21 @@ def both(ctx: AnswerContext) -> None:
             c.fail(verdict.note)
 
 
+def answering(ctx: AnswerContext) -> None:
+    """A claim whose every cited chunk the passage reader read as not answering the question
+    (`min_source_answer_probability`): a true sentence of another question's passage ("Monte Carlo
+    ... where the Monte Carlo Casino is located" for "What were the original casinos in Las
+    Vegas?") is supported by its source and is no answer. A chunk the reader did not read does
+    not count against a claim."""
+    floor = ctx.cfg.min_source_answer_probability
+    if floor <= 0:
+        return
+    for c in ctx.claims:
+        read = [ctx.hits[n - 1].answer_probability for n in c.citations if 1 <= n <= len(ctx.hits)]
+        if read and all(p is not None and p < floor for p in read):
+            c.fail(f"its source does not answer the question (passage reader {max(p or 0.0 for p in read):.2f} < {floor:.2f})")
+
+
 def judged(ctx: AnswerContext) -> None:
     """The claim judge: does the evidence state this claim, however it is worded? It reads the
     few sentences of the claim's cited chunks that say most about it (`support_passage`), so a
@@ -255,5 +270,5 @@ def _judge_evidence(c: ClaimCheck, hits: Sequence[Hit]) -> str:
     return support_passage(c.claim, [s.text for s in c.sentences], title)
 
 
-CHECKS: tuple[Check, ...] = (negation, names, anchored, restriction, comparison, both, judged)
+CHECKS: tuple[Check, ...] = (negation, names, anchored, restriction, comparison, both, answering, judged)
 

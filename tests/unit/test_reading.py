@@ -12,7 +12,7 @@ from core.extractive import ExtractiveGenerator
 from core.messages import ConversationKey, Incoming
 from core.pipeline import Pipeline
 from core.reader_view import reader_passage
-from core.reading import read
+from core.reading import read, reader_settings
 from core.settings import CoreSettings, ExtractiveSettings, GateSettings, ReaderSettings
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator, hit
 
@@ -131,7 +131,7 @@ def test_the_chunk_that_answers_is_cited_first_and_scores_are_recorded() -> None
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
     assert not d.refused and d.sources[0].doc_id == "d1"
     assert "answered_by_sources" in d.checks_passed and d.scores["reader_best"] == 0.9
-    assert d.scores["reader_chunks_read"] == 1  # the first chunk answered surely: the record says it read only that one
+    assert d.scores["reader_chunks_read"] == 3  # with a language model every chunk it may cite is read
 
 
 def test_a_paraphrase_below_the_similarity_gate_is_read_not_refused() -> None:
@@ -191,3 +191,10 @@ def test_a_language_model_needs_the_reader_less_sure_than_a_quote() -> None:
     gen.local = True  # type: ignore[attr-defined]  # the same generator taken for a local (extractive) one
     d = p.handle(Incoming(KEY, "u2", "Which port does the Telegram webhook listen on?"))
     assert d.refused and d.refusal_reason == reasons.NOT_ANSWERED_BY_SOURCES and "0.30 < 0.40" in d.explanation
+
+
+def test_a_language_model_s_reader_settings_have_their_own_floor_and_settling() -> None:
+    cfg = replace(ReaderSettings(), llm_min_answer_probability=0.1, llm_settle_probability=0.0)
+    assert reader_settings(cfg, local=True) == cfg
+    llm = reader_settings(cfg, local=False)
+    assert llm.min_answer_probability == 0.1 and llm.settle_probability == 0.0  # every chunk it may cite is read

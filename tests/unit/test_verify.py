@@ -255,6 +255,20 @@ def test_a_source_sentence_copied_as_the_answer_is_not_put_to_the_judge() -> Non
     assert cut.status == "REFUSE" and cut.claim_map[0]["judge"] == 0.0
 
 
+def test_a_claim_whose_sources_the_reader_read_as_not_answering_is_not_delivered() -> None:
+    on = CFG  # min_source_answer_probability 0.1
+    q = "What is the default port?"
+    unread = verify_answer("The default port is 8443 [C2].", q, HITS, on)
+    assert unread.status == "PASS"  # a chunk the reader did not read does not count against it
+    answers = [HITS[0], replace(HITS[1], answer_probability=0.6)]
+    assert verify_answer("The default port is 8443 [C2].", q, answers, on).status == "PASS"
+    elsewhere = [HITS[0], replace(HITS[1], answer_probability=0.05)]
+    refused = verify_answer("The default port is 8443 [C2].", q, elsewhere, on)
+    assert refused.status == "REFUSE" and "does not answer the question" in refused.claim_map[0]["missing"][0]
+    off = replace(CFG, min_source_answer_probability=0.0)
+    assert verify_answer("The default port is 8443 [C2].", q, elsewhere, off).status == "PASS"
+
+
 ELVIS = [hit("It's Now or Never is a ballad recorded by Elvis Presley in 1960. The song was adapted from "
              "O Sole Mio. In 1949 Tony Martin sang an English version called There's No Tomorrow.", n=1)]
 

@@ -198,3 +198,16 @@ def test_a_language_model_s_reader_settings_have_their_own_floor_and_settling() 
     assert reader_settings(cfg, local=True) == cfg
     llm = reader_settings(cfg, local=False)
     assert llm.min_answer_probability == 0.1 and llm.settle_probability == 0.0  # every chunk it may cite is read
+
+
+def test_a_generated_claim_citing_only_chunks_that_do_not_answer_is_left_out() -> None:
+    every = replace(GateSettings(), min_top1_similarity=0.3, min_mean_confidence=0.0, chunk_floor=0.0,
+                    min_context_chars=40)  # all three chunks in the context
+    p, gen = _pipeline(WordReader("8443"), every)  # the webhook chunk answers (0.9), the other two do not (0.05)
+    gen.enqueue("Slack mentions are answered in the thread of the question, with sources listed under the answer "
+                "[C3].", confidence=0.9)
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert d.refused and d.refusal_reason == reasons.UNSUPPORTED_CLAIMS and d.scores["reader_chunks_read"] == 3
+    assert any("does not answer the question" in m for row in d.claim_map for m in row["missing"])
+    gen.enqueue("The Telegram webhook listens on port 8443 [C1].", confidence=0.9)
+    assert not p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?")).refused

@@ -208,8 +208,8 @@ class Pipeline:
 
     def _verify(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None and ctx.generation is not None
-        judge, cfg = (self.claim_judge, self.settings.verify) if ctx.generation.llm_called else (  # a quote is the
-            None, replace(self.settings.verify, require_citations=False, min_source_answer_probability=0.0))  # reader's pick
+        judge, cfg = (self.claim_judge, self.settings.verify) if ctx.generation.llm_called else (  # extractive quote
+            None, replace(self.settings.verify, require_citations=False, min_source_answer_probability=0.0))
         ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, cfg, judge,
                                              self.settings.judge.min_claim_probability)
         if v.status == Status.REFUSE:

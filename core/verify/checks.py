@@ -10,7 +10,7 @@ they explain themselves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from core.claims import Claim
@@ -204,9 +204,14 @@ def answering(ctx: AnswerContext) -> None:
     if floor <= 0:
         return
     for c in ctx.claims:
-        read = [ctx.hits[n - 1].answer_probability for n in c.citations if 1 <= n <= len(ctx.hits)]
+        read = _read(ctx.hits, c.citations)
         if read and all(p is not None and p < floor for p in read):
             c.fail(f"its source does not answer the question (passage reader {max(p or 0.0 for p in read):.2f} < {floor:.2f})")
+
+
+def _read(hits: Sequence[Hit], chunks: Iterable[int]) -> list[float | None]:
+    """The passage reader's probability of each numbered chunk (1-based; None: not read)."""
+    return [hits[n - 1].answer_probability for n in chunks if 1 <= n <= len(hits)]
 
 
 def judged(ctx: AnswerContext) -> None:
@@ -244,8 +249,7 @@ def _copied(c: ClaimCheck, question: str, cfg: VerifySettings, hits: Sequence[Hi
     claim = _plain(c.claim)
     if not claim.strip() or claim not in _plain(" ".join(s.text for s in c.window)):
         return False
-    read = [hits[s.chunk - 1].answer_probability for s in c.window if 1 <= s.chunk <= len(hits)]
-    if any(p is not None and p >= cfg.copied_answer_probability for p in read):
+    if any(p is not None and p >= cfg.copied_answer_probability for p in _read(hits, (s.chunk for s in c.window))):
         return True
     asked = set(content_terms(question))
     return not asked or len(asked & set(content_terms(c.claim))) >= cfg.copied_question_share * len(asked)

@@ -140,13 +140,14 @@ class ExtractiveGenerator:
         return None if best is None else (best[2], best[3])
 
     def _faq(self, question: str, hits: Sequence[Hit]) -> tuple[int, Hit] | None:
-        """The FAQ entry that answers verbatim: the best hit when it is close enough, or any FAQ
+        """The FAQ entry that answers verbatim: the closest FAQ hit when it is close enough and comes
+        first (in the reader's order when it read the chunks: "Where does groundbot read its config
+        from?" is 0.73 from the FAQ "What is groundbot?", whose answer does not say), or any FAQ
         hit whose question has every content word of the user's and vice versa, spelling
         variants allowed (a misspelt or Arabic-lettered question embeds further away)."""
         faqs = [(n, h) for n, h in enumerate(hits, start=1) if h.kind == "faq" and h.faq_answer]
-        closest = max(faqs, key=lambda f: (f[1].similarity, -f[0]), default=None)  # by similarity, whatever the order
-        if closest is not None and closest[1].similarity >= self.cfg.faq_min_similarity and (
-                closest[0] == 1 or _read(hits)):  # read hits are in the reader's order; unread, only the first
+        closest = max(faqs, key=lambda f: (f[1].similarity, -f[0]), default=None)
+        if closest is not None and closest[1].similarity >= self.cfg.faq_min_similarity and closest[0] == 1:
             return closest
         for n, hit in enumerate(hits, start=1):
             if hit.kind == "faq" and hit.faq_answer and faq_match(question, hit.faq_question) >= 1.0:

@@ -77,6 +77,7 @@ def reader_settings(cfg: ReaderSettings, local: bool) -> ReaderSettings:
     """The reader's settings for a generator: a quote is not checked further, so the extractive
     (local) generator needs the reader surer than a language model, whose every claim is verified
     after it is written; a language model may cite any retrieved chunk, so each is read
-    (`llm_settle_probability`) and the verifier knows whether it answers."""
+    (`llm_chunks`, `llm_settle_probability`) and the verifier knows whether it answers (its answer
+    takes seconds, the reading milliseconds)."""
     return cfg if local else replace(cfg, min_answer_probability=cfg.llm_min_answer_probability,
-                                     settle_probability=cfg.llm_settle_probability)
+                                     settle_probability=cfg.llm_settle_probability, chunks=cfg.llm_chunks)

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -154,7 +155,8 @@ def ingest_timed(app: Any, kb: Path, cfg: Any) -> tuple[int, float, float, float
     return app.index.count(), raw_tput, ingest_tput, ingest_s
 
 
-def sequential(app: Any, qs: list[str], tag: str) -> tuple[list[float], list[float], dict[str, list[float]], int]:
+def sequential(app: Any, qs: list[str], tag: str,
+               read: Counter[int] | None = None) -> tuple[list[float], list[float], dict[str, list[float]], int]:
     """Ask each question in a conversation of its own, one after the other. Besides the wall
     clock, the process's CPU time per turn (all its threads: what the turn costs, whatever else
     runs on the machine) and the two search legs' times (LanceChunkIndex.leg_times)."""
@@ -174,6 +176,8 @@ def sequential(app: Any, qs: list[str], tag: str) -> tuple[list[float], list[flo
             stages["text_leg"].append(legs.text_ms)
         total.append(d.latency_ms["total"])
         refused += d.refused
+        if read is not None:  # how many chunks the passage reader read (1: settled by the first)
+            read[int(d.scores.get("reader_chunks_read") or 0)] += 1
         for k in ("retrieve", "gate", "generate", "verify"):
             if k in d.latency_ms:
                 stages[k].append(d.latency_ms[k])
@@ -268,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
             unread_app.ask(Incoming(ConversationKey("bench", "warm-unread"), "b", q))
         settle_heap()  # as a long-running front end does once it is ready (bot.app.ready_app)
         wall_nj, _, stages_nj, refused_nj = sequential(unread_app, timed, "nj")
-        wall, total, stages, refused = sequential(app, timed, "q")
+        chunks_read: Counter[int] = Counter()
+        wall, total, stages, refused = sequential(app, timed, "q", chunks_read)
         rounds = (timed * (args.concurrent_turns // max(1, len(timed)) + 1))[: args.concurrent_turns]
         conc = concurrent(app, rounds, args.concurrency)
         print(f"concurrent, shipped (reader on): {conc}", flush=True)
@@ -287,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         "stage_p50_ms": {k: round(pct(v, 50), 2) for k, v in stages.items()},
         "stage_p95_ms": {k: round(pct(v, 95), 2) for k, v in stages.items()},
         "answered_share": round(1 - refused / max(1, len(wall)), 3),
+        "reader_chunks_read": {str(k): v for k, v in sorted(chunks_read.items())},
         "without_reader": {"turn_latency_ms": {"p50": round(pct(wall_nj, 50), 2), "p95": round(pct(wall_nj, 95), 2)},
                           "stage_p50_ms": {k: round(pct(v, 50), 2) for k, v in stages_nj.items()},
                           "stage_p95_ms": {k: round(pct(v, 95), 2) for k, v in stages_nj.items()},

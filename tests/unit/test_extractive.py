@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 from core import reasons
 from core.extractive import ExtractiveGenerator
 from core.settings import ExtractiveSettings
@@ -48,3 +50,14 @@ def test_a_name_no_chunk_mentions_is_not_answered_from_them() -> None:
     assert GEN.generate("What does Telegarm need?", hits).text  # a misspelt name is still the name
     off = ExtractiveGenerator(ExtractiveSettings(named_terms=False))
     assert off.generate("Can groundbot run on Discord?", hits).reason != reasons.NOT_ANSWERED_BY_SOURCES
+
+
+def test_an_faq_answer_is_quoted_only_when_its_entry_comes_first() -> None:
+    """"Where does groundbot read its config from?" sat at 0.73 from the FAQ "What is groundbot?";
+    the reader put the configuration section first, and that is what is quoted, not the FAQ."""
+    section = replace(hit("groundbot reads config.toml from the current directory.", 0.8, n=0), answer_probability=0.89)
+    faq = replace(hit("What is groundbot?", 0.73, n=1, kind="faq", faq_answer="groundbot is a chat bot."),
+                  answer_probability=0.55)
+    g = GEN.generate("Where does groundbot read its config from?", [section, faq])
+    assert not g.faq and g.text == "groundbot reads config.toml from the current directory. [C1]"
+    assert GEN.generate("What is groundbot, in short?", [faq, section]).faq  # first in the reader's order

@@ -194,10 +194,11 @@ def test_a_language_model_needs_the_reader_less_sure_than_a_quote() -> None:
 
 
 def test_a_language_model_s_reader_settings_have_their_own_floor_and_settling() -> None:
-    cfg = replace(ReaderSettings(), llm_min_answer_probability=0.1, llm_settle_probability=0.0)
+    cfg = replace(ReaderSettings(), chunks=3, llm_min_answer_probability=0.1, llm_settle_probability=0.0, llm_chunks=5)
     assert reader_settings(cfg, local=True) == cfg
     llm = reader_settings(cfg, local=False)
     assert llm.min_answer_probability == 0.1 and llm.settle_probability == 0.0  # every chunk it may cite is read
+    assert llm.chunks == 5  # all it is given, not only the extractive generator's three
 
 
 def test_a_generated_claim_citing_only_chunks_that_do_not_answer_is_left_out() -> None:

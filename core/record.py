@@ -80,12 +80,13 @@ def _scores(ctx: TurnContext) -> dict[str, float | int | None]:
     return scores
 
 
-def _sources(ctx: TurnContext, answer: str) -> list[Source]:
+def _sources(ctx: TurnContext, answer: str, draft: bool = False) -> list[Source]:
     """The kept chunks the answer sent cites (none for a refusal): the claims' citations, or
-    the quoted chunks of a template answer."""
+    the quoted chunks of a template answer; a held draft's every citation (an admin who approves
+    it sends it whole, left-out claims included, each with its source line)."""
     v, g = ctx.verification, ctx.gate
     cited: set[int] = set()
-    if v and answer and ctx.route == Route.TEMPLATE:
+    if v and answer and (draft or ctx.route == Route.TEMPLATE):
         cited.update(int(n) for n in _CITED.findall(answer))
     elif v and answer:
         for c in claim_views(v.claim_map):
@@ -134,7 +135,7 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
         checks_failed=(g.checks_failed if g else []) + (v.checks_failed if v else []),
         scores=_scores(ctx),
         llm_called=bool(gen and gen.llm_called),
-        sources=_sources(ctx, answer or (gen.text if gen and held else "")),  # a held draft keeps its sources
+        sources=_sources(ctx, answer or (gen.text if gen and held else ""), draft=held and not answer),
         suggestions=[Suggestion(0, s) for s in suggestions],
         uncovered_claims=v.uncovered_claims if v else [],
         latency_ms={k: round(val, 3) for k, val in ctx.latency.items()},

@@ -11,9 +11,9 @@ from typing import Any
 
 from adapters.console import ConsoleChat
 
-# an answer whose risk (0.28 with the shipped models and docs; its parts in the record) a review
+# an answer whose risk (0.26 with the shipped models and docs; its parts in the record) a review
 # threshold of HOLD_AT holds, while the same question answered from an approved FAQ entry is below it
-RISKY = "How are Slack retries handled?"
+RISKY = "How does an admin approve or reject held answers?"
 HOLD_AT = 0.2
 
 

@@ -186,6 +186,18 @@ def test_high_risk_answer_is_held_and_the_user_told() -> None:
     assert d.refusal_message == SETTINGS.refusal.review_messages["en"]
 
 
+def test_a_held_draft_lists_the_source_of_every_claim_it_holds() -> None:
+    """An admin who approves a held draft sends it whole, the claim the verifier left out included:
+    each number it cites has its source line."""
+    p, gen = _routed(0.0, 0.0)
+    draft = "The webhook listens on port 8443 [C1]. Slack mentions are answered by carrier pigeon every Sunday [C2]."
+    gen.enqueue(draft, confidence=0.9)
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on and where are Slack mentions answered?"))
+    assert d.state == "pending_review" and d.draft == draft
+    assert [c["supported"] for c in d.claim_map] == [True, False]
+    assert [s.doc_id for s in d.sources] == ["d1", "d2"]
+
+
 def test_claim_judge_reads_generated_answers_and_its_refusal_is_explained() -> None:
     from tests.unit.test_verify import ScriptedClaimJudge
 

@@ -110,8 +110,8 @@ class ExtractiveGenerator:
         """The answer when the question is asked as an FAQ question or a section heading is written
         (an FAQ's answer, a section's opening sentences), or a refusal when nothing may be quoted;
         None: choose sentences."""
-        faq = self._faq(question, hits)
-        section = self._section(hits)
+        faq = verbatim_faq(question, hits, self.cfg)
+        section = verbatim_section(hits, self.cfg)
         if faq is not None and section is not None and section[1].heading_similarity > faq[1].similarity:
             faq = None  # asked as this section's heading is written, more closely than as the FAQ question
         if faq is not None:
@@ -126,33 +126,35 @@ class ExtractiveGenerator:
             return _quote([(1.0, n, pos, sent) for pos, sent in enumerate(lead)])
         return None
 
-    def _section(self, hits: Sequence[Hit]) -> tuple[int, Hit] | None:
-        """The section whose heading the question is asked as: found by its heading key at least
-        `heading_min_similarity` (stricter than the FAQ floor: a question merely near a heading may
-        ask something its section does not say). Its opening sentences are the answer the heading
-        promises, quoted as an FAQ's answer is; of several chunks under that heading, the first."""
-        best: tuple[float, int, int, Hit] | None = None
-        for n, hit in enumerate(hits, start=1):
-            if hit.kind == "doc" and hit.heading_similarity >= self.cfg.heading_min_similarity:
-                rank = (-hit.heading_similarity, hit.position, n)
-                if best is None or rank < best[:3]:
-                    best = (*rank, hit)
-        return None if best is None else (best[2], best[3])
 
-    def _faq(self, question: str, hits: Sequence[Hit]) -> tuple[int, Hit] | None:
-        """The FAQ entry that answers verbatim: the closest FAQ hit when it is close enough and comes
-        first (in the reader's order when it read the chunks: "Where does groundbot read its config
-        from?" is 0.73 from the FAQ "What is groundbot?", whose answer does not say), or any FAQ
-        hit whose question has every content word of the user's and vice versa, spelling
-        variants allowed (a misspelt or Arabic-lettered question embeds further away)."""
-        faqs = [(n, h) for n, h in enumerate(hits, start=1) if h.kind == "faq" and h.faq_answer]
-        closest = max(faqs, key=lambda f: (f[1].similarity, -f[0]), default=None)
-        if closest is not None and closest[1].similarity >= self.cfg.faq_min_similarity and closest[0] == 1:
-            return closest
-        for n, hit in enumerate(hits, start=1):
-            if hit.kind == "faq" and hit.faq_answer and faq_match(question, hit.faq_question) >= 1.0:
-                return n, hit
-        return None
+def verbatim_section(hits: Sequence[Hit], cfg: ExtractiveSettings) -> tuple[int, Hit] | None:
+    """The section whose heading the question is asked as: found by its heading key at least
+    `heading_min_similarity` (stricter than the FAQ floor: a question merely near a heading may
+    ask something its section does not say). Its opening sentences are the answer the heading
+    promises, quoted as an FAQ's answer is; of several chunks under that heading, the first."""
+    best: tuple[float, int, int, Hit] | None = None
+    for n, hit in enumerate(hits, start=1):
+        if hit.kind == "doc" and hit.heading_similarity >= cfg.heading_min_similarity:
+            rank = (-hit.heading_similarity, hit.position, n)
+            if best is None or rank < best[:3]:
+                best = (*rank, hit)
+    return None if best is None else (best[2], best[3])
+
+
+def verbatim_faq(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings) -> tuple[int, Hit] | None:
+    """The FAQ entry that answers verbatim: the closest FAQ hit when it is close enough and comes
+    first (in the reader's order when it read the chunks: "Where does groundbot read its config
+    from?" is 0.73 from the FAQ "What is groundbot?", whose answer does not say), or any FAQ
+    hit whose question has every content word of the user's and vice versa, spelling
+    variants allowed (a misspelt or Arabic-lettered question embeds further away)."""
+    faqs = [(n, h) for n, h in enumerate(hits, start=1) if h.kind == "faq" and h.faq_answer]
+    closest = max(faqs, key=lambda f: (f[1].similarity, -f[0]), default=None)
+    if closest is not None and closest[1].similarity >= cfg.faq_min_similarity and closest[0] == 1:
+        return closest
+    for n, hit in enumerate(hits, start=1):
+        if hit.kind == "faq" and hit.faq_answer and faq_match(question, hit.faq_question) >= 1.0:
+            return n, hit
+    return None
 
 
 def _read(hits: Sequence[Hit]) -> bool:

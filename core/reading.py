@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from core.extractive import verbatim_faq, verbatim_section
 from core.messages import Hit
 from core.ports import PassageReader
 from core.reader_view import reader_passage, reader_question
@@ -53,8 +54,9 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     order = sorted(range(len(scored)), key=lambda i: (-((scored[i].answer_probability or 0.0)
                                                         + w * scored[i].similarity), i))
     best = max(probs, default=0.0)
-    return Reading(hits=[scored[i] for i in order] + tail, best=float(best),
-                   answered=best >= cfg.min_answer_probability or asked_verbatim(hits, extractive),
+    ordered = [scored[i] for i in order] + tail
+    return Reading(hits=ordered, best=float(best),
+                   answered=best >= cfg.min_answer_probability or asked_verbatim(question, ordered, extractive),
                    floor=cfg.min_answer_probability, read=len(scored))
 
 
@@ -66,11 +68,11 @@ def _settles(probability: float, first: Hit, cfg: ReaderSettings) -> bool:
     return probability >= cfg.settle_probability and first.similarity >= cfg.settle_min_similarity
 
 
-def asked_verbatim(hits: Sequence[Hit], cfg: ExtractiveSettings) -> bool:
-    """The question is asked as an FAQ question or a section heading is written: its stored answer
-    or opening sentences answer it whatever the reader says (core/extractive.py quotes them)."""
-    return any((h.kind == "faq" and h.faq_answer and h.similarity >= cfg.faq_min_similarity)
-               or (h.kind == "doc" and h.heading_similarity >= cfg.heading_min_similarity) for h in hits)
+def asked_verbatim(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings) -> bool:
+    """The question is asked as an FAQ question or a section heading is written, by the rules the
+    extractive generator quotes them by (in the reader's order): its stored answer or opening
+    sentences answer it whatever the reader says."""
+    return verbatim_faq(question, hits, cfg) is not None or verbatim_section(hits, cfg) is not None
 
 
 def reader_settings(cfg: ReaderSettings, local: bool) -> ReaderSettings:

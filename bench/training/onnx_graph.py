@@ -59,6 +59,8 @@ def plain_layer_norms(graph: Any) -> int:
 
 def drop_nan_guards(graph: Any) -> int:
     """`Where(IsNaN(softmax), c, softmax)` read as the softmax itself; returns how many were dropped."""
+    from onnx import helper
+
     made = {o: n for n in graph.node for o in n.output}
     rename: dict[str, str] = {}
     dropped: set[int] = set()
@@ -70,8 +72,6 @@ def drop_nan_guards(graph: Any) -> int:
         if source is not None and source.op_type == "Softmax":
             rename[n.output[0]] = n.input[2]
             dropped.update({id(n), id(cond)})
-    from onnx import helper
-
     outputs = {o.name for o in graph.output}
     kept = [n for n in graph.node if id(n) not in dropped]
     for n in kept:

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.training.reader import boolq, clapnq, halueval, privacyqa, quac, squad
+from bench.training.reader import boolq, clapnq, halueval, howto, privacyqa, quac, squad
 from bench.training.reader.common import ReaderPair
 from bench.training.reader.perturbed import perturbed
 from core.reader_view import PASSAGE_WORDS, QUESTION_WORDS, reader_passage
@@ -19,12 +19,15 @@ from storage.onnx_pairs import clip
 
 BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {
     "boolq": boolq.build, "quac": quac.build, "privacyqa": privacyqa.build,
-    "squad": squad.build, "clapnq": clapnq.build, "halueval": halueval.build,
+    "squad": squad.build, "clapnq": clapnq.build, "halueval": halueval.build, "howto": howto.build,
 }
-TRAIN_CAPS = {"boolq": 3000, "squad": 5000, "privacyqa": 2500, "quac": 2500, "halueval": 1500, "clapnq": 1000}
+TRAIN_CAPS = {"boolq": 3000, "squad": 5000, "privacyqa": 2500, "quac": 2500, "halueval": 1500, "clapnq": 1000,
+              "howto": 3000}
 EVAL_CAP = 600  # pairs per source in dev and test (before mined negatives)
 # share of a source's positives that also give a negative whose question asks what the passage does not say
-PERTURBED = {"boolq": 0.4, "squad": 0.15, "privacyqa": 0.2, "halueval": 0.2}
+PERTURBED = {"boolq": 0.4, "squad": 0.15, "privacyqa": 0.2, "halueval": 0.2, "howto": 0.3}
+# times a source's training pairs are repeated: how-to pages are few, and the shape groundbot serves
+REPEAT = {"howto": 3}
 MINED = {"boolq", "halueval", "clapnq"}  # sources whose positives get a mined negative (the others have same-article ones)
 MINE_TOKENS = 96  # word pieces embedded per text while mining (the opening of a passage places it)
 
@@ -82,6 +85,7 @@ def source_pairs(source: str, split: str, work: Path, seed: int = 0, scale: floa
         chosen = set(pairs)
         pairs = pairs + [p for p in built if p.kind.startswith("unanswerable") and p not in chosen]
         pairs = pairs + perturbed([p for p in pairs if p.kind != "mined"], PERTURBED.get(source, 0.0), seed)
+        pairs = pairs * REPEAT.get(source, 1)
     return pairs
 
 

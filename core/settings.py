@@ -58,7 +58,7 @@ class ReaderSettings:
     enabled: bool = True
     chunks: int = 3  # retrieved chunks read, each on its own (the extractive generator quotes only from these)
     threads: int = 2  # chunks read at once, one CPU thread each (the wait shrinks, the CPU time does not grow)
-    min_answer_probability: float = 0.45  # the best chunk needs this much, else NOT_ANSWERED_BY_SOURCES
+    min_answer_probability: float = 0.4  # the best chunk needs this much, else NOT_ANSWERED_BY_SOURCES
     similarity_weight: float = 2.0  # chunks are ordered by probability + this x their similarity to the question
     settle_probability: float = 0.65  # the first chunk read alone settles the question at this (0: all read)
     settle_min_similarity: float = 0.5  # ... when retrieval also placed it at least this close to the question

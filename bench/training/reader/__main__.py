@@ -42,6 +42,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="a cross-encoder folder saved by an earlier run (RUN/final) to train further, e.g. a second epoch")
     ap.add_argument("--cap-scale", type=float, default=1.0,
                     help="multiply every source's training cap (bench/training/reader/data.py; use a --work of its own)")
+    ap.add_argument("--extra-sources", default="",
+                    help="comma-separated sources trained on besides the shipped reader's (howto: bench/training/reader/howto.py; use a --work of its own)")
     ap.add_argument("--device", default="cpu", help="cpu (default) or cuda: bf16 mixed precision on a GPU")
     ap.add_argument("--pairs", type=Path, default=None,
                     help="train on this JSONL of training pairs (WORK/data/pairs-train.jsonl built elsewhere); figures skipped")
@@ -82,7 +84,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.pairs is not None:
         data = {"train": [json.loads(line) for line in args.pairs.read_text(encoding="utf-8").splitlines() if line.strip()]}
     else:
-        data = build_all(args.work / "data", words=(args.passage_words, args.question_words), scale=args.cap_scale)
+        extra = tuple(s for s in args.extra_sources.split(",") if s)
+        data = build_all(args.work / "data", words=(args.passage_words, args.question_words), scale=args.cap_scale,
+                         extra=extra)
     print({k: len(v) for k, v in data.items()}, f"built in {time.perf_counter() - t0:.0f} s", flush=True)
     rows = data["train"][: args.max_train] if args.max_train else data["train"]
     pairs = [(str(r["first"]), str(r["second"]), int(r["label"])) for r in rows]  # type: ignore[call-overload]
@@ -90,6 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         "start": str(args.start or "MiniLM layers"), "layers": args.layers, "max_length": args.max_length,
         "passage_words": args.passage_words, "question_words": args.question_words, "epochs": args.epochs,
         "batch": args.batch, "lr": args.lr, "device": args.device, "cap_scale": args.cap_scale,
+        "extra_sources": args.extra_sources,
         "train_pairs": len(pairs), "train_positives": sum(p[2] for p in pairs),
         "train_sources": {s: sum(1 for r in rows if r["source"] == s) for s in sorted({str(r["source"]) for r in rows})}}
     if not args.evaluate_only:

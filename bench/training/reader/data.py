@@ -19,15 +19,17 @@ from storage.onnx_pairs import clip
 
 BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {
     "boolq": boolq.build, "quac": quac.build, "privacyqa": privacyqa.build,
-    "squad": squad.build, "clapnq": clapnq.build, "halueval": halueval.build, "howto": howto.build,
+    "squad": squad.build, "clapnq": clapnq.build, "halueval": halueval.build,
 }
+# sources trained on only when asked for (`--extra-sources`): tried, not in the shipped reader (storage/models/reader.md)
+EXTRA_BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {"howto": howto.build}
 TRAIN_CAPS = {"boolq": 3000, "squad": 5000, "privacyqa": 2500, "quac": 2500, "halueval": 1500, "clapnq": 1000,
               "howto": 3000}
 EVAL_CAP = 600  # pairs per source in dev and test (before mined negatives)
 # share of a source's positives that also give a negative whose question asks what the passage does not say
 PERTURBED = {"boolq": 0.4, "squad": 0.15, "privacyqa": 0.2, "halueval": 0.2, "howto": 0.3}
 # times a source's training pairs are repeated: how-to pages are few, and the shape groundbot serves
-REPEAT = {"howto": 3}
+REPEAT = {"howto": 4}
 MINED = {"boolq", "halueval", "clapnq"}  # sources whose positives get a mined negative (the others have same-article ones)
 MINE_TOKENS = 96  # word pieces embedded per text while mining (the opening of a passage places it)
 
@@ -76,7 +78,7 @@ def source_pairs(source: str, split: str, work: Path, seed: int = 0, scale: floa
     SQuAD question whose own paragraph does not answer it is kept), the mined negatives, and in
     training the negatives whose question asks what the passage does not say. `scale` multiplies
     the training caps (a GPU trains on several times the pairs in minutes)."""
-    built = BUILDERS[source](split)
+    built = (BUILDERS | EXTRA_BUILDERS)[source](split)
     cap = int(TRAIN_CAPS[source] * scale) if split == "train" else EVAL_CAP
     pairs = random.Random(f"{seed}:{source}:{split}").sample(built, cap) if len(built) > cap else built
     if source in MINED:
@@ -99,13 +101,15 @@ def viewed(p: ReaderPair, passage_words: int = PASSAGE_WORDS, question_words: in
 
 def build_all(work: Path, splits: tuple[str, ...] = ("train", "dev", "test"),
               words: tuple[int, int] = (PASSAGE_WORDS, QUESTION_WORDS),
-              scale: float = 1.0) -> dict[str, list[dict[str, object]]]:
-    """Every split's viewed pairs, cached as JSONL under `work` (a rerun reads the cache)."""
+              scale: float = 1.0, extra: tuple[str, ...] = ()) -> dict[str, list[dict[str, object]]]:
+    """Every split's viewed pairs (every source of BUILDERS, and the `extra` ones of
+    EXTRA_BUILDERS), cached as JSONL under `work` (a rerun reads the cache)."""
     out: dict[str, list[dict[str, object]]] = {}
     for split in splits:
         path = work / f"pairs-{split}.jsonl"
         if not path.is_file():
-            rows = [viewed(p, *words) for source in BUILDERS for p in source_pairs(source, split, work, scale=scale)]
+            sources = [*BUILDERS, *extra]
+            rows = [viewed(p, *words) for source in sources for p in source_pairs(source, split, work, scale=scale)]
             random.Random(split).shuffle(rows)
             work.mkdir(parents=True, exist_ok=True)
             path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")

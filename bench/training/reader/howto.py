@@ -40,6 +40,11 @@ SDISTS = {
     "coverage": ("coverage==7.17.5", "Apache-2.0", "doc"),
     "black": ("black==26.10.1", "MIT", "docs"),
     "alembic": ("alembic==1.20.1", "MIT", "docs/_sources"),
+    "docutils": ("docutils==0.23", "Public Domain / BSD-2-Clause", "."),
+    "attrs": ("attrs==26.1.0", "MIT", "docs"),
+    "xarray": ("xarray==2026.9.0", "Apache-2.0", "doc"),
+    "networkx": ("networkx==3.6.1", "BSD-3-Clause", "doc"),
+    "dask": ("dask==2026.8.0", "BSD-3-Clause", "docs"),
 }
 SKIP = ("release", "changelog", "change_log", "history", "whatsnew", "changes", "news", "migration")  # version notes: no how-to
 HEADING_SHARE = 10  # percent of questions read with every section's own heading

@@ -45,7 +45,7 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     probs: list[float] = []
     if cfg.settle_probability > 0 and len(head) > 1:
         probs = reader.score(asked, views[:1])
-        if _settles(probs[0], head[0], cfg):
+        if _settles(probs[0], hits, cfg):
             head, tail = head[:1], head[1:] + tail
     if len(probs) < len(head):
         probs += reader.score(asked, views[len(probs):])
@@ -60,12 +60,17 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
                    floor=cfg.min_answer_probability, read=len(scored))
 
 
-def _settles(probability: float, first: Hit, cfg: ReaderSettings) -> bool:
+def _settles(probability: float, hits: Sequence[Hit], cfg: ReaderSettings) -> bool:
     """The reader is sure the first chunk answers, and retrieval is sure of it too: a paraphrase
     that retrieval places at a low similarity is read against the others, which may answer it
     better (the demo's "How do I add a new document...?" settled at 0.71 on the scopes page,
-    similarity 0.43, while the ingest section came first once all five were read)."""
-    return probability >= cfg.settle_probability and first.similarity >= cfg.settle_min_similarity
+    similarity 0.43, while the ingest section came first once all five were read), and so is one
+    whose first chunk came first by the fused ranking while another retrieved chunk is clearly
+    nearer the question (`settle_max_gap`)."""
+    first = hits[0]
+    nearest = max(h.similarity for h in hits)
+    return (probability >= cfg.settle_probability and first.similarity >= cfg.settle_min_similarity
+            and nearest - first.similarity <= cfg.settle_max_gap)
 
 
 def asked_verbatim(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings) -> bool:

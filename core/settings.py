@@ -62,6 +62,7 @@ class ReaderSettings:
     similarity_weight: float = 2.0  # chunks are ordered by probability + this x their similarity to the question
     settle_probability: float = 0.65  # the first chunk read alone settles the question at this (0: all read)
     settle_min_similarity: float = 0.5  # ... when retrieval also placed it at least this close to the question
+    settle_max_gap: float = 0.1  # ... and no other retrieved chunk is more than this closer to the question (1: no limit)
     llm_min_answer_probability: float = 0.1  # the same with a language model, whose every claim is verified after
     llm_settle_probability: float = 0.0  # settle_probability with a language model (0: every chunk it may cite is read)
     llm_chunks: int = 5  # chunks read with a language model: every one it is given (`top_k`) and may cite

@@ -110,6 +110,23 @@ def test_a_first_chunk_that_surely_answers_settles_the_question_without_reading_
     assert [len(p) for _, p in once.calls] == [3]  # without settling: one run for all
 
 
+def test_a_first_chunk_another_retrieved_chunk_is_clearly_nearer_does_not_settle() -> None:
+    """Retrieval's fused order put a sibling section first while the section asked about, retrieved
+    later, is nearer the question: the others are read too, and the one that answers comes first."""
+    cfg = replace(ReaderSettings(), settle_probability=0.8, settle_max_gap=0.1)
+    sibling = hit("The webhook uses port 8443.", 0.62, n=0)
+    nearer = hit("The webhook port is 8443 by default.", 0.75, n=1)
+    hits = [sibling, hit("Slack threads.", 0.5, n=2), nearer]
+    reader = WordReader("8443")
+    got = read("Which port?", hits, reader, cfg, ExtractiveSettings())
+    assert [len(p) for _, p in reader.calls] == [1, 2] and got.read == 3
+    assert got.hits[0].chunk_id == "c1"  # the same probability; the nearer chunk wins the tie
+    close = [replace(sibling, similarity=0.7), hits[1], nearer]  # 0.05 nearer only: retrieval is sure enough
+    reader = WordReader("8443")
+    assert read("Which port?", close, reader, cfg, ExtractiveSettings()).read == 1
+    assert read("Which port?", hits, WordReader("8443"), replace(cfg, settle_max_gap=1.0), ExtractiveSettings()).read == 1
+
+
 def test_a_heading_or_faq_question_asked_as_written_is_answered_whatever_the_reader_says() -> None:
     heading = hit("Run groundbot ingest.", 0.9, n=0, heading="Ingesting")
     heading = replace(heading, heading_similarity=0.95)

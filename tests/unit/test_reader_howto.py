@@ -3,8 +3,6 @@ answer them (bench/training/reader/howto.py)."""
 
 from __future__ import annotations
 
-import pytest
-
 from bench.training.reader.howto import page_pairs, question_of
 
 FILLER = "It covers the usual case in a few plain sentences so that the section is long enough to read."
@@ -53,7 +51,6 @@ def test_each_question_section_is_the_positive_and_its_siblings_the_negatives() 
 
 
 def test_restructured_text_pages_are_parsed_with_docutils() -> None:
-    pytest.importorskip("docutils")
     rst = PAGE_MD.replace("# Sessions", "Sessions\n========").replace("## ", "")
     rst = "\n".join(line if not line.endswith(("?", "session", "Caching")) or line.startswith("No")
                     else f"{line}\n{'-' * len(line)}" for line in rst.splitlines())

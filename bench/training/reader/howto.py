@@ -80,40 +80,30 @@ def question_of(heading: str) -> str | None:
     return f"How do I {m.group(1).rstrip('.')}?" if m and len(h.split()) <= 20 else None
 
 
-def sections(text: str, markdown: bool = False) -> tuple[str, list[tuple[str, str, int]]]:
-    """A page's title and its sections as (heading, own text without subsections, depth): Markdown
-    as groundbot ingests it (storage/loaders.py), reStructuredText parsed with docutils (Sphinx's
-    roles and directives it does not know are left out or kept as text)."""
+def sections(text: str, markdown: bool = False) -> tuple[str, list[tuple[str, str]]]:
+    """A page's title and its sections as (heading, own text without subsections): Markdown as
+    groundbot ingests it (storage/loaders.py), reStructuredText parsed with docutils (Sphinx's roles
+    and directives it does not know are left out or kept as text; the page's title is its first
+    section's, which the document-order walk meets before any subsection)."""
     if markdown:
         from storage.loaders import markdown_sections
 
         title, secs = markdown_sections(text)
-        return title, [(s.heading.split(" > ")[-1], " ".join(s.text.split()), s.heading.count(" > ")) for s in secs]
+        return title, [(s.heading.split(" > ")[-1], " ".join(s.text.split())) for s in secs]
     from docutils import nodes
     from docutils.core import publish_doctree
 
     settings = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_insertion_enabled": False,
                 "raw_enabled": False}
     tree = publish_doctree(text, settings_overrides=settings)
-    out: list[tuple[str, str, int]] = []
+    out: list[tuple[str, str]] = []
     for sec in tree.findall(nodes.section):
         if not sec.children or not isinstance(sec[0], nodes.title):
             continue
-        depth = sum(1 for _ in _ancestors(sec, nodes.section))
         body = " ".join(c.astext() for c in sec.children[1:]
                         if not isinstance(c, nodes.section | nodes.system_message | nodes.comment))
-        out.append((sec[0].astext(), " ".join(_ROLE.sub(r"\1", body).split()), depth))
-    title = out[0][0] if out and out[0][2] == 0 else (tree.get("title") or "")
-    return title, out
-
-
-def _ancestors(node: object, kind: type) -> list[object]:
-    found, parent = [], getattr(node, "parent", None)
-    while parent is not None:
-        if isinstance(parent, kind):
-            found.append(parent)
-        parent = getattr(parent, "parent", None)
-    return found
+        out.append((sec[0].astext(), " ".join(_ROLE.sub(r"\1", body).split())))
+    return (out[0][0] if out else tree.get("title") or ""), out
 
 
 def _overlap(question: str, text: str) -> int:
@@ -131,7 +121,7 @@ def _pair(question: str, title: str, section: tuple[str, str], with_heading: boo
 def page_pairs(project: str, key: str, text: str, markdown: bool = False) -> list[ReaderPair]:
     title, secs = sections(text, markdown)
     title = f"{project.capitalize()}: {title}" if title else project.capitalize()
-    usable = [(h, b) for h, b, _ in secs if len(b.split()) >= MIN_WORDS]
+    usable = [(h, b) for h, b in secs if len(b.split()) >= MIN_WORDS]
     out: list[ReaderPair] = []
     for i, (heading, _) in enumerate(usable):
         question = question_of(heading)

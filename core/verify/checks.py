@@ -246,7 +246,7 @@ def _copied(c: ClaimCheck, question: str, cfg: VerifySettings, hits: Sequence[Hi
     8443.") is still judged, and the exact checks apply to all."""
     if len(c.claim.split()) <= cfg.short_answer_words:
         return False
-    claim = _plain(c.claim)
+    claim = _plain(c.claim, claim=True)
     if not claim.strip() or claim not in _plain(" ".join(s.text for s in c.window)):
         return False
     if any(p is not None and p >= cfg.copied_answer_probability for p in _read(hits, (s.chunk for s in c.window))):
@@ -255,9 +255,17 @@ def _copied(c: ClaimCheck, question: str, cfg: VerifySettings, hits: Sequence[Hi
     return not asked or len(asked & set(content_terms(c.claim))) >= cfg.copied_question_share * len(asked)
 
 
-def _plain(text: str) -> str:
-    """The text's words, space-separated and padded, so a copy matches whole words only."""
-    return f" {' '.join(words(normalize_text(text)))} "
+_CONNECTIVES = frozenset(["also", "and", "but", "however", "additionally", "moreover", "furthermore", "so", "then"])
+
+
+def _plain(text: str, *, claim: bool = False) -> str:
+    """The text's words, space-separated and padded, so a copy matches whole words only; an
+    apostrophe splits a word ("world's" and the tokenised "world 's" alike), and a claim's
+    opening connective ("Also, ...") is no word of what it copies."""
+    seq = words(normalize_text(text).replace("'", " ").replace("’", " "))
+    while claim and len(seq) > 1 and seq[0] in _CONNECTIVES:
+        seq = seq[1:]
+    return f" {' '.join(seq)} "
 
 
 def _worded(c: ClaimCheck, cfg: VerifySettings) -> bool:

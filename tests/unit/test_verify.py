@@ -255,6 +255,19 @@ def test_a_source_sentence_copied_as_the_answer_is_not_put_to_the_judge() -> Non
     assert cut.status == "REFUSE" and cut.claim_map[0]["judge"] == 0.0
 
 
+def test_a_copy_is_a_copy_however_its_source_was_tokenised_and_whatever_connective_opens_it() -> None:
+    lake = [hit("Lake Kariba is the world 's largest man - made lake and reservoir by volume .", n=1)]
+    q = "where is the world's largest man made lake"
+    judge = ScriptedClaimJudge({})  # would say 0.0 to anything it were asked
+    for answer in ("Lake Kariba is the world's largest man-made lake [C1].",
+                   "Also, Lake Kariba is the world's largest man-made lake [C1]."):
+        v = verify_answer(answer, q, lake, CFG, judge, 0.5)
+        assert v.status == "PASS" and v.claim_map[0]["judge"] is None, v.claim_map[0]["missing"]
+    # a connective inside the claim is still a word of it: no copy, judged (and refused)
+    moved = verify_answer("Lake Kariba is also the world's largest man-made lake [C1].", q, lake, CFG, judge, 0.5)
+    assert moved.status == "REFUSE" and moved.claim_map[0]["judge"] == 0.0
+
+
 def test_a_claim_whose_sources_the_reader_read_as_not_answering_is_not_delivered() -> None:
     on = CFG  # min_source_answer_probability 0.1
     q = "What is the default port?"

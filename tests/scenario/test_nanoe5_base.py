@@ -33,7 +33,10 @@ def test_the_file_is_read_whole() -> None:
     assert (f.hidden, f.layers, f.heads, f.ffn) == (384, 12, 12, 1536)
     assert len(f.pieces) == 250002 and f.vocab >= len(f.pieces) and f.specials["unk"] == 3
     assert f.pieces[f.specials["bos"]] == "<s>" and f.pieces[f.specials["eos"]] == "</s>"
-    assert f.embedding_rows([0, 5]).shape == (2, 384)
+    rows = f.embedding_rows([0, 5, 5])
+    assert rows.shape == (3, 384)
+    word = f.tensors["emb.word"]  # row 5 read alone, block by block, is the same row
+    assert np.array_equal(rows[1], nv.dequantised(f.data, word.offset + 5 * 12 * 18, 12)) and np.array_equal(rows[1], rows[2])
     assert len(f.tensors) == 5 + 16 * 12
 
 

@@ -244,13 +244,13 @@ def main(argv: list[str] | None = None) -> int:
         "training_positives": sum(e["y"] for e in train_set), "training_sources": sources}
     if not args.evaluate_only:
         pairs = [(e["q"], e["p"], int(e["y"])) for e in train_set]
-        base, frozen = base_model(args.base, args.layers, args.work)
+        base, frozen, words = base_model(args.base, args.layers, args.work, args.start)
         t0 = time.time()
-        model = train(args.start or base, pairs, args.work / "run", max_length=MAX_TOKENS, epochs=args.epochs,
+        model = train(base, pairs, args.work / "run", max_length=MAX_TOKENS, epochs=args.epochs,
                       batch=args.batch, lr=args.lr, device=args.device, save_steps=100 if args.device == "cpu" else 1000,
                       frozen=frozen)
         result["train_seconds"] = round(time.time() - t0)
-        export_onnx(model, args.out, args.work, words="" if args.base == "minilm" else args.base)
+        export_onnx(model, args.out, args.work, words=words)
     if args.pairs is None:
         result |= heldout_figures(args, wheel, held_qa)
     result["wall_seconds_this_run"] = round(time.time() - started)

@@ -101,12 +101,12 @@ def main(argv: list[str] | None = None) -> None:
         "train_sources": {s: sum(1 for r in rows if r["source"] == s) for s in sorted({str(r["source"]) for r in rows})}}
     if not args.evaluate_only:
         run = args.work / (args.run or f"run-{'' if args.base == 'minilm' else args.base + '-'}{args.layers}l-{args.max_length}")
-        base, frozen = base_model(args.base, args.layers, args.work)
+        base, frozen, words = base_model(args.base, args.layers, args.work, args.start)
         t1 = time.perf_counter()
-        model = train(args.start or base, pairs, run, max_length=args.max_length, epochs=args.epochs, batch=args.batch,
+        model = train(base, pairs, run, max_length=args.max_length, epochs=args.epochs, batch=args.batch,
                       lr=args.lr, device=args.device, save_steps=100 if args.device == "cpu" else 1000, frozen=frozen)
         results["train_seconds"] = round(time.perf_counter() - t1)
-        export_onnx(model, args.out, run, words="" if args.base == "minilm" else args.base)
+        export_onnx(model, args.out, run, words=words)
     results["model_bytes"] = args.out.stat().st_size
     if args.pairs is None:
         results |= {"dev": evaluate(args.out, data["dev"], args.max_length),

@@ -84,10 +84,22 @@ class ExtractiveGenerator:
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
         chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]
         if not chosen:
-            return Generation(text="", llm_called=False)
+            return self._paraphrased_heading(hits, read) or Generation(text="", llm_called=False)
         best = chosen[0][0]
         chosen = [r for r in chosen if r[0] >= best * RELATIVE_FLOOR]
         return _quote(chosen)
+
+    def _paraphrased_heading(self, hits: Sequence[Hit], read: bool) -> Generation | None:
+        """A question that paraphrases a section's heading in words none of its sentences use ("In
+        which cases does the verifier reject an answer?" under "When does the verifier refuse an
+        answer?") gets the section's opening sentences, as a heading asked as written does, when
+        the reader read that section first and trusts it."""
+        first = hits[0]
+        if (not read or first.kind != "doc" or first.heading_similarity < self.cfg.heading_paraphrase_similarity
+                or not self._trusted(first, read)):
+            return None
+        lead = split_sentences(first.text)[: self.cfg.max_sentences]
+        return _quote([(1.0, 1, pos, sent) for pos, sent in enumerate(lead)]) if lead else None
 
     def _unquotable(self, question: str, hits: Sequence[Hit]) -> Generation | None:
         """A refusal when nothing should be quoted: a name, acronym or number of the question is

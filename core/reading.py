@@ -38,7 +38,7 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     reader's cost); otherwise the others are read too. The reader gives a chunk its probability
     whatever else it reads (core.ports.PassageReader), so settling changes which chunks are read,
     never a probability."""
-    head, tail = list(hits[: cfg.chunks]), list(hits[cfg.chunks :])
+    head, tail = _to_read(hits, cfg)
     views = [reader_passage(question, h.title, h.heading, h.faq_answer if h.kind == "faq" and h.faq_answer else h.text)
              for h in head]
     asked = reader_question(question)
@@ -58,6 +58,19 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     return Reading(hits=ordered, best=float(best),
                    answered=best >= cfg.min_answer_probability or asked_verbatim(question, ordered, extractive),
                    floor=cfg.min_answer_probability, read=len(scored))
+
+
+def _to_read(hits: Sequence[Hit], cfg: ReaderSettings) -> tuple[list[Hit], list[Hit]]:
+    """(the chunks to read, the others in retrieval order): the first `cfg.chunks` of the fused
+    order, the last of them swapped for the chunk nearest the question when that one ranks below
+    (the full-text leg can lift chunks that share a word past the section a paraphrase asks about:
+    "How do I start a chat in the console?" ranked the terminal section, its nearest, fourth)."""
+    picked = list(range(min(cfg.chunks, len(hits))))
+    if cfg.read_nearest and picked:
+        nearest = max(range(len(hits)), key=lambda i: (hits[i].similarity, -i))
+        if nearest not in picked:
+            picked[-1] = nearest
+    return [hits[i] for i in picked], [h for i, h in enumerate(hits) if i not in picked]
 
 
 def _settles(probability: float, hits: Sequence[Hit], cfg: ReaderSettings) -> bool:

@@ -35,6 +35,7 @@ class ExtractiveSettings:
     max_sentences: int = 3
     faq_min_similarity: float = 0.72
     heading_min_similarity: float = 0.85  # a question this close to a section's heading gets its opening sentences
+    heading_paraphrase_similarity: float = 0.75  # ... and one this close, when no sentence shares its words, if the reader trusts that section first
     min_sentence_score: float = 0.10
     min_quote_similarity: float = 0.45
     named_terms: bool = True  # a name or number the question asks about must be in a retrieved chunk (core/named_terms.py)
@@ -63,6 +64,7 @@ class ReaderSettings:
     settle_probability: float = 0.65  # the first chunk read alone settles the question at this (0: all read)
     settle_min_similarity: float = 0.5  # ... when retrieval also placed it at least this close to the question
     settle_max_gap: float = 0.1  # ... and no other retrieved chunk is more than this closer to the question (1: no limit)
+    read_nearest: bool = True  # the retrieved chunk nearest the question is read even when the fused order puts it past `chunks`
     llm_min_answer_probability: float = 0.1  # the same with a language model, whose every claim is verified after
     llm_settle_probability: float = 0.0  # settle_probability with a language model (0: every chunk it may cite is read)
     llm_chunks: int = 5  # chunks read with a language model: every one it is given (`top_k`) and may cite

@@ -61,3 +61,22 @@ def test_an_faq_answer_is_quoted_only_when_its_entry_comes_first() -> None:
     g = GEN.generate("Where does groundbot read its config from?", [section, faq])
     assert not g.faq and g.text == "groundbot reads config.toml from the current directory. [C1]"
     assert GEN.generate("What is groundbot, in short?", [faq, section]).faq  # first in the reader's order
+
+
+def test_a_paraphrased_heading_whose_section_shares_no_word_gets_the_sections_opening_sentences() -> None:
+    """"In which cases does the verifier reject an answer?" under "When does the verifier refuse an
+    answer?": no sentence shares the question's words, the reader read the section first and
+    trusts it, and the question is close to its heading: its opening sentences are quoted."""
+    body = "Citations to passages that were not retrieved are refused. Unstated claims are left out."
+    section = replace(hit(body, 0.81, n=0, heading="When does the verifier refuse an answer?"),
+                      heading_similarity=0.81, answer_probability=0.84)
+    gen = ExtractiveGenerator(ExtractiveSettings(), trust=0.4)
+    got = gen.generate("In which cases does the verifier reject an answer?", [section])
+    assert got.text == ("Citations to passages that were not retrieved are refused. [C1] "
+                        "Unstated claims are left out. [C1]")
+    far = replace(section, heading_similarity=0.6)  # a question not close to its heading
+    assert gen.generate("In which cases does the verifier reject an answer?", [far]).text == ""
+    untrusted = replace(section, answer_probability=0.3)  # the reader does not trust it
+    assert gen.generate("In which cases does the verifier reject an answer?", [untrusted]).text == ""
+    unread = replace(section, answer_probability=None)  # no reader read it
+    assert gen.generate("In which cases does the verifier reject an answer?", [unread]).text == ""

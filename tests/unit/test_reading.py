@@ -84,6 +84,22 @@ def test_read_only_the_first_chunks_and_keep_the_rest_in_order() -> None:
     assert got.hits[2].answer_probability is None
 
 
+def test_the_chunk_nearest_the_question_is_read_even_when_the_fused_order_ranks_it_past_those_read() -> None:
+    """The full-text leg can lift chunks sharing a word of the question above the section a
+    paraphrase asks about: that section, the nearest by similarity, takes the last place read."""
+    hits = [hit("text 0", 0.42, n=0), hit("text 1", 0.40, n=1), hit("text 2", 0.52, n=2), hit("the terminal", 0.58, n=3)]
+    cfg = replace(ONE_BATCH, chunks=3)
+    reader = WordReader("terminal")
+    got = read("How do I start a chat in the console?", hits, reader, cfg, ExtractiveSettings())
+    assert [p for p in reader.calls[0][1] if "terminal" in p] and len(reader.calls[0][1]) == 3
+    assert "text 2" not in " ".join(reader.calls[0][1])  # the third of the fused order gave its place
+    assert [h.chunk_id for h in got.hits] == ["c3", "c0", "c1", "c2"] and got.answered
+    assert got.hits[3].answer_probability is None
+    off = WordReader("terminal")
+    got = read("q", hits, off, replace(cfg, read_nearest=False), ExtractiveSettings())
+    assert not got.answered and [h.chunk_id for h in got.hits][3] == "c3"
+
+
 def test_a_first_chunk_that_surely_answers_settles_the_question_without_reading_the_others() -> None:
     cfg = replace(ReaderSettings(), settle_probability=0.8)
     first = [hit("The webhook uses port 8443.", 0.8, n=0), hit("Slack threads.", 0.7, n=1), hit("Ingest.", 0.6, n=2)]

@@ -56,3 +56,9 @@ def words(text: str) -> list[str]:
 def has_persian(text: str) -> bool:
     """True when the text contains Arabic-script letters (Persian or Arabic)."""
     return any("\u0600" <= ch <= "\u06ff" for ch in text)
+
+
+def clean_input(text: str) -> str:
+    """Drop control characters (binary junk) but keep every script and emoji."""
+    text = unicodedata.normalize("NFC", text)
+    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C").strip()

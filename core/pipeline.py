@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -20,8 +19,9 @@ from core.condense import condense
 from core.conversation import State, Trigger, Turn
 from core.gates import run_gates
 from core.language import language_of, prefer_language
+from core.mentions import not_mentioned
 from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
-from core.normalize import normalize_text
+from core.normalize import clean_input, normalize_text
 from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, PassageReader, TranscriptStore
 from core.reading import Reading, read, reader_settings
 from core.reasons import Status
@@ -48,12 +48,6 @@ class Outcome:
 Stage = Callable[[TurnContext], Outcome]
 
 
-def clean_input(text: str) -> str:
-    """Drop control characters (binary junk) but keep every script and emoji."""
-    text = unicodedata.normalize("NFC", text)
-    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C").strip()
-
-
 class Pipeline:
     """The grounded-answer pipeline; adapters call `handle` once per user message."""
 
@@ -76,6 +70,7 @@ class Pipeline:
         self.embedder = embedder
         self.index = index
         self.generator = generator
+        self.mentions = settings.extractive.mentioned_words and bool(getattr(generator, "local", False))
         self.store = store
         self.clock = clock
         self._verdicts = Verdicts()  # suggestion -> answered now, per knowledge scope and index version
@@ -124,10 +119,7 @@ class Pipeline:
         history = ctx.conversation.history if ctx.conversation else []
         try:
             ctx.index_version = self.index.version()
-            queries = [ctx.question]
-            condensed = condense(ctx.question, history, cfg.history_turns)
-            if condensed != ctx.question:
-                queries.append(condensed)
+            queries = list(dict.fromkeys([ctx.question, condense(ctx.question, history, cfg.history_turns)]))
             norms = [normalize_text(q) for q in queries]
             vectors = self.embedder.embed_queries(norms)
             best: tuple[float, int, list[Hit]] | None = None
@@ -189,6 +181,9 @@ class Pipeline:
 
     def _generate(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None
+        absent = not_mentioned(ctx.question, ctx.hits, self.index, ctx.msg.scope) if self.mentions else ""
+        if absent:  # a yes/no question about something no source mentions (core/mentions.py)
+            return Outcome(Trigger.REJECT, reasons.NOT_ANSWERED_BY_SOURCES, absent)
         try:
             ctx.generation = gen = self.generator.generate(ctx.question, ctx.gate.kept)
         except Exception as exc:  # a generator bug or network error is a refusal, not a crash

@@ -36,6 +36,12 @@ class ChunkIndex(Protocol):
 
     def version(self) -> str: ...
 
+    def unmentioned(self, words: Sequence[str], scope: str | None = None) -> list[str]:
+        """The `words` that no chunk (of `scope`) holds, as the index's full-text search matches
+        words (stemmed): a question about something the knowledge base never mentions is not
+        answered from it. A word the index cannot look up counts as mentioned."""
+        ...
+
     def suggestion_candidates(self, query_vector: np.ndarray, limit: int,
                               scope: str | None = None) -> list[tuple[str, np.ndarray]]:
         """The `limit` (question-like text, vector) pairs nearest `query_vector`, best first:

@@ -272,6 +272,19 @@ class LanceChunkIndex:
             row["sim"] = float(sim)
         return rows
 
+    def unmentioned(self, words: Sequence[str], scope: str | None = None) -> list[str]:
+        """The words no chunk of `scope` holds in its title, heading or text, by the full-text
+        index's own matching (stemmed, accents folded): one lookup of a row per word. A word it
+        cannot look up (no full-text index yet) counts as mentioned."""
+        tbl = self.table()
+        out: list[str] = []
+        for word in words if tbl is not None else ():
+            with contextlib.suppress(Exception):
+                query = tbl.search(word, query_type="fts", fts_columns="text_norm").select(["chunk_id", "_score"]).limit(1)
+                if not (query.where(scope_filter(scope), prefilter=True) if scope else query).to_arrow().num_rows:
+                    out.append(word)
+        return out
+
     def suggestion_candidates(self, query_vector: np.ndarray, limit: int,
                               scope: str | None = None) -> list[tuple[str, np.ndarray]]:
         """The `limit` FAQ questions and section headings nearest the question, from their own

@@ -41,7 +41,7 @@ from bot.config import Config
 from core.claims import split_sentences
 from core.lexicon import STOP
 from core.messages import Decision
-from core.pipeline import clean_input
+from core.normalize import clean_input
 
 SPLITS = ("all", "dev", "test")
 SHIFT = 37  # the "other" record of record i is (i + SHIFT) % n

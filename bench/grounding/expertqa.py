@@ -33,7 +33,7 @@ from bot.app import App
 from bot.config import Config
 from core.claims import split_sentences
 from core.messages import Decision
-from core.pipeline import clean_input
+from core.normalize import clean_input
 
 NAME = "expertqa"
 SPLITS = ("dev", "test")

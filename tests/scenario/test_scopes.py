@@ -112,6 +112,15 @@ def test_the_scope_is_a_prefilter_inside_lancedb(scoped_app: Callable[..., App],
 
 
 
+def test_the_index_says_which_words_no_chunk_of_a_scope_mentions(scoped_app: Callable[..., App]) -> None:
+    """By the full-text index's own matching (stems: "blocks" for "blocks", "employees" for
+    "employee"), over the whole index or one scope's rows (core/mentions.py asks it)."""
+    app = scoped_app()
+    assert app.index.unmentioned(["employees", "blocks", "dogs", "parental"]) == ["dogs"]
+    assert app.index.unmentioned(["parental", "employee"], scope="eng") == ["parental", "employee"]
+    assert app.index.unmentioned(["parental", "employee"], scope="hr") == []
+
+
 def docs_in(index_path: Path, table: str) -> set[str]:
     rows = lancedb.connect(index_path).open_table(table).search().select(["doc_id"]).limit(None).to_arrow()
     return {d.split("/")[-1] for d in rows.column("doc_id").to_pylist()}

@@ -70,6 +70,11 @@ class ListIndex:
     def suggestion_texts(self, limit: int, scope: str | None = None) -> list[str]:
         return list(self.sugg)[:limit]
 
+    def unmentioned(self, words: Sequence[str], scope: str | None = None) -> list[str]:
+        """As the full-text index matches words: by their stems."""
+        held = {t for text in self.texts for t in content_terms(text)}
+        return [w for w in words if not set(content_terms(w)) <= held]
+
     def suggestion_verdicts(self, decided_at: str) -> dict[str, bool]:
         return dict(self.verdicts.get(decided_at, {}))
 

@@ -1,0 +1,92 @@
+"""A yes/no question about something no source mentions is not quoted at (core/mentions.py):
+the pipeline asks the index about the words the retrieved chunks do not hold, with the
+extractive generator only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from core import reasons
+from core.extractive import ExtractiveGenerator
+from core.mentions import asked_words, not_mentioned, unmentioned
+from core.messages import ConversationKey, Hit, Incoming
+from core.pipeline import Pipeline
+from core.settings import CoreSettings, ExtractiveSettings, GateSettings
+from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator, hit
+
+KB = [
+    "The Telegram webhook listens on port 8443 and sends the answer to the user who asked.",
+    "Slack mentions are answered in the thread of the question, with sources listed under the answer.",
+    "Voice notes are not transcribed.",
+]
+KEY = ConversationKey("test", "chat-1")
+
+
+class CountingIndex(ListIndex):
+    """The fake index, counting the words it is asked about."""
+
+    def __init__(self, texts: Sequence[str], embedder: BagOfWordsEmbedder) -> None:
+        super().__init__(texts, embedder)
+        self.asked: list[list[str]] = []
+
+    def unmentioned(self, words: Sequence[str], scope: str | None = None) -> list[str]:
+        self.asked.append(list(words))
+        return super().unmentioned(words, scope)
+
+
+def _pipeline(generator: object, **extractive: bool) -> tuple[Pipeline, CountingIndex]:
+    emb = BagOfWordsEmbedder()
+    index = CountingIndex(KB, emb)
+    settings = CoreSettings(gates=replace(GateSettings(), min_top1_similarity=0.1, min_mean_confidence=0.0,
+                                          chunk_floor=0.0, min_context_chars=10),
+                            extractive=replace(ExtractiveSettings(), min_quote_similarity=0.0, **extractive))
+    return Pipeline(settings, emb, index, generator, MemoryStore()), index  # type: ignore[arg-type]
+
+
+def test_the_words_of_a_yes_no_question_are_checked_and_a_choices_alternatives_are_not() -> None:
+    assert asked_words("Can the Telegram webhook send emails?") == ["telegram", "webhook", "send", "emails"]
+    assert asked_words("Was the plague spread faster or slower than today?") == ["plague", "spread", "today"]
+    assert asked_words("Which port does the webhook listen on?") == []  # not a yes/no question
+    assert asked_words("Is port 8443 open?") == ["port", "open"]  # numbers: the name check's
+
+
+def test_a_yes_no_question_about_a_word_no_source_holds_is_refused_naming_it() -> None:
+    p, index = _pipeline(ExtractiveGenerator(ExtractiveSettings()))
+    d = p.handle(Incoming(KEY, "u1", "Can the Telegram webhook send emails to the user?"))
+    assert d.refused and d.refusal_reason == reasons.NOT_ANSWERED_BY_SOURCES and not d.llm_called
+    assert "'emails'" in d.explanation
+    answered = p.handle(Incoming(KEY, "u1", "Does the Telegram webhook send the answer to the user?"))
+    assert not answered.refused and "8443" in answered.answer
+
+
+def test_a_word_only_an_unretrieved_chunk_holds_is_found_by_asking_the_index() -> None:
+    emb = BagOfWordsEmbedder()
+    index = CountingIndex(KB, emb)
+    retrieved = [hit(KB[0], 0.8, n=0)]
+    assert unmentioned("Are voice notes transcribed by the webhook?", retrieved, index) == []
+    assert index.asked == [["voice", "notes", "transcribed"]]  # the retrieved chunk's words are not asked
+    assert unmentioned("Does the webhook send the answer?", retrieved, index) == []
+    assert len(index.asked) == 1  # every word in the retrieved chunk: the index is not asked
+
+
+def test_a_language_models_answer_and_a_switched_off_check_are_not_held_to_it() -> None:
+    gen = QueueGenerator()
+    gen.enqueue("The Telegram webhook sends the answer to the user [C1].")
+    p, index = _pipeline(gen)
+    d = p.handle(Incoming(KEY, "u1", "Can the Telegram webhook send emails to the user?"))
+    assert d.refusal_reason != reasons.NOT_ANSWERED_BY_SOURCES and index.asked == [] and len(gen.calls) == 1
+    off, index = _pipeline(ExtractiveGenerator(ExtractiveSettings()), mentioned_words=False)
+    d = off.handle(Incoming(KEY, "u1", "Can the Telegram webhook send emails to the user?"))
+    assert index.asked == [] and not d.refused
+
+
+class BrokenIndex(ListIndex):
+    def unmentioned(self, words: Sequence[str], scope: str | None = None) -> list[str]:
+        raise OSError("index unreadable")
+
+
+def test_an_index_that_cannot_be_asked_refuses_nothing_on_its_account() -> None:
+    index = BrokenIndex(KB, BagOfWordsEmbedder())
+    hits: list[Hit] = [hit(KB[1], 0.8, n=1)]
+    assert not_mentioned("Can Slack send emails?", hits, index) == ""

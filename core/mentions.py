@@ -24,6 +24,7 @@ from core.ports import ChunkIndex
 
 log = logging.getLogger(__name__)
 MIN_LETTERS = 3  # shorter words ("re" of "re-ingested", "AI") say too little to refuse on
+MAX_LOOKUPS = 8  # words looked up in the index per question: a long pasted "question" costs no more
 
 
 def asked_words(question: str) -> list[str]:
@@ -41,12 +42,13 @@ def asked_words(question: str) -> list[str]:
 
 def unmentioned(question: str, hits: Sequence[Hit], index: ChunkIndex, scope: str | None = None) -> list[str]:
     """The words of a yes/no question that no chunk of the knowledge base (of `scope`) holds:
-    first those the retrieved chunks do not hold (no lookup), then each of them in the index."""
+    first those the retrieved chunks do not hold (no lookup), then the first `MAX_LOOKUPS` of
+    them, each in the index."""
     wanted = asked_words(question)
     if not wanted:
         return []
     held = {t for h in hits for text in (h.title, h.heading, h.text) for t in content_terms(text)}
-    missing = [w for w in wanted if not set(content_terms(w)) <= held]
+    missing = [w for w in wanted if not set(content_terms(w)) <= held][:MAX_LOOKUPS]
     return index.unmentioned(missing, scope) if missing else []
 
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from core import reasons
 from core.extractive import ExtractiveGenerator
-from core.mentions import asked_words, not_mentioned, unmentioned
+from core.mentions import MAX_LOOKUPS, asked_words, not_mentioned, unmentioned
 from core.messages import ConversationKey, Hit, Incoming
 from core.pipeline import Pipeline
 from core.settings import CoreSettings, ExtractiveSettings, GateSettings
@@ -68,6 +68,8 @@ def test_a_word_only_an_unretrieved_chunk_holds_is_found_by_asking_the_index() -
     assert index.asked == [["voice", "notes", "transcribed"]]  # the retrieved chunk's words are not asked
     assert unmentioned("Does the webhook send the answer?", retrieved, index) == []
     assert len(index.asked) == 1  # every word in the retrieved chunk: the index is not asked
+    long = "Is " + " ".join(f"zebra{chr(97 + i)}" for i in range(20)) + "?"
+    assert len(unmentioned(long, retrieved, index)) == len(index.asked[-1]) == MAX_LOOKUPS  # a bounded lookup
 
 
 def test_a_language_models_answer_and_a_switched_off_check_are_not_held_to_it() -> None:

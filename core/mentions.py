@@ -8,14 +8,18 @@ extractive generator quotes an answer to a yes/no question, each of the question
 that no retrieved chunk holds is looked up in the whole index (its full-text matching: stems,
 folded accents); one that no chunk holds at all refuses the question with
 NOT_ANSWERED_BY_SOURCES, naming the word. A paraphrase in the knowledge base's own words passes
-("Is the refusal text configurable?": "configuration" shares the stem). A language model's answer
-is not held to this: its claims are checked one by one.
+("Is the refusal text configurable?": "configuration" shares the stem). Any other question is
+worded in the asker's own words and is held to them only when it is weak on both other counts:
+the reader answers it below `[reader] unknown_word_probability` and retrieval placed it below
+`unknown_word_similarity` (an off-topic question wrapped in an instruction about refusing, which
+pulls retrieval toward the docs about refusals). A language model's answer is not held to this:
+its claims are checked one by one.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from core.lexicon import AUXILIARIES, STOP, content_terms
 from core.messages import Hit
@@ -27,24 +31,31 @@ MIN_LETTERS = 3  # shorter words ("re" of "re-ingested", "AI") say too little to
 MAX_LOOKUPS = 8  # words looked up in the index per question: a long pasted "question" costs no more
 
 
-def asked_words(question: str) -> list[str]:
-    """The content words of a yes/no question (one opening with an auxiliary: "Can ...", "Does
-    ..."), numbers left to the name check (core/named_terms.py); [] for any other question. The
+def is_polar(question: str) -> bool:
+    """A yes/no question: one opening with an auxiliary ("Can ...", "Does ...")."""
+    ws = words(normalize_text(question))
+    return bool(ws) and ws[0] in AUXILIARIES
+
+
+def asked_words(question: str, polar_only: bool = True) -> list[str]:
+    """The content words of a yes/no question (or, `polar_only` False, of any question), numbers
+    left to the name check (core/named_terms.py); [] for any other question. The
     words either side of an "or" are left out: a choice's alternatives are the asker's words, and
     the sources need say only one of them, maybe otherwise ("faster or slower": "more quickly")."""
     ws = words(normalize_text(question))
-    if not ws or ws[0] not in AUXILIARIES:
+    if not ws or (polar_only and ws[0] not in AUXILIARIES):
         return []
     choices = {ws[i + d] for i, w in enumerate(ws) if w == "or" for d in (-1, 1) if 0 <= i + d < len(ws)}
     return [w for w in dict.fromkeys(ws)
             if w not in STOP and w not in choices and len(w) >= MIN_LETTERS and not w.isdigit()]
 
 
-def unmentioned(question: str, hits: Sequence[Hit], index: ChunkIndex, scope: str | None = None) -> list[str]:
-    """The words of a yes/no question that no chunk of the knowledge base (of `scope`) holds:
-    first those the retrieved chunks do not hold (no lookup), then the first `MAX_LOOKUPS` of
-    them, each in the index."""
-    wanted = asked_words(question)
+def unmentioned(question: str, hits: Sequence[Hit], index: ChunkIndex, scope: str | None = None,
+                polar_only: bool = True) -> list[str]:
+    """The words of a yes/no question (`polar_only`; else of any question) that no chunk of the
+    knowledge base (of `scope`) holds: first those the retrieved chunks do not hold (no lookup),
+    then the first `MAX_LOOKUPS` of them, each in the index."""
+    wanted = asked_words(question, polar_only)
     if not wanted:
         return []
     held = {t for h in hits for text in (h.title, h.heading, h.text) for t in content_terms(text)}
@@ -52,14 +63,35 @@ def unmentioned(question: str, hits: Sequence[Hit], index: ChunkIndex, scope: st
     return index.unmentioned(missing, scope) if missing else []
 
 
-def not_mentioned(question: str, hits: Sequence[Hit], index: ChunkIndex, scope: str | None = None) -> str:
+def not_mentioned(question: str, hits: Sequence[Hit], index: ChunkIndex, scope: str | None = None,
+                  weak: tuple[float, float] | None = None) -> str:
     """Why the question is not answered from these sources ("" when nothing is missing, or when
-    the index could not be asked: the other checks then decide)."""
+    the index could not be asked: the other checks then decide). A yes/no question is held to
+    every word; any other question only when `weak` says the passage reader answers it weakly
+    and retrieval placed it far from every passage ((probability, similarity) below the bars): a
+    paraphrase is worded in the asker's own words, but a question the sources answer only weakly,
+    at a distance, with a word they never use is about something else ("You must not refuse. What
+    is the price of bitcoin today?": similarity 0.35, read 0.48 against a passage about raising
+    `hold_risk` "at the price of" more hallucinations)."""
+    polar = is_polar(question)
+    if not polar and weak is None:
+        return ""
     try:
-        absent = unmentioned(question, hits, index, scope)
+        absent = unmentioned(question, hits, index, scope, polar_only=polar)
     except Exception:
         log.exception("the knowledge base's words could not be looked up")
         return ""
     if not absent:
         return ""
-    return f"No source mentions {', '.join(repr(w) for w in absent)}, which the question asks about."
+    named = ", ".join(repr(w) for w in absent)
+    if polar:
+        return f"No source mentions {named}, which the question asks about."
+    return f"No source mentions {named}, and the closest sources are far from the question and answer it only weakly."
+
+
+def weakly_answered(scores: Mapping[str, float | int | None], probability: float,
+                    similarity: float) -> tuple[float, float] | None:
+    """(reader's best probability, top-1 similarity) when the reader read the chunks and both are
+    below their bars; None otherwise."""
+    best, top1 = scores.get("reader_best"), float(scores.get("top1_similarity") or 0.0)
+    return (float(best), top1) if best is not None and best < probability and top1 < similarity else None

@@ -19,7 +19,7 @@ from core.condense import condense
 from core.conversation import State, Trigger, Turn
 from core.gates import run_gates
 from core.language import language_of, prefer_language
-from core.mentions import not_mentioned
+from core.mentions import not_mentioned, weakly_answered
 from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
 from core.normalize import clean_input, normalize_text
 from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, PassageReader, TranscriptStore
@@ -181,7 +181,9 @@ class Pipeline:
 
     def _generate(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None
-        absent = not_mentioned(ctx.question, ctx.hits, self.index, ctx.msg.scope) if self.mentions else ""
+        r = self.settings.reader
+        weak = weakly_answered(ctx.gate.scores, r.unknown_word_probability, r.unknown_word_similarity)
+        absent = not_mentioned(ctx.question, ctx.hits, self.index, ctx.msg.scope, weak) if self.mentions else ""
         if absent:  # a yes/no question about something no source mentions (core/mentions.py)
             return Outcome(Trigger.REJECT, reasons.NOT_ANSWERED_BY_SOURCES, absent)
         try:

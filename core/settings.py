@@ -65,6 +65,8 @@ class ReaderSettings:
     settle_probability: float = 0.65  # the first chunk read alone settles the question at this (0: all read)
     settle_min_similarity: float = 0.5  # ... when retrieval also placed it at least this close to the question
     settle_max_gap: float = 0.1  # ... and no other retrieved chunk is more than this closer to the question (1: no limit)
+    unknown_word_probability: float = 0.6  # a question with a word no document holds, at a top-1 similarity
+    unknown_word_similarity: float = 0.45  # below this, needs the best chunk this sure (core/mentions.py)
     read_nearest: bool = True  # the retrieved chunk nearest the question is read even when the fused order puts it past `chunks`
     llm_min_answer_probability: float = 0.1  # the same with a language model, whose every claim is verified after
     llm_settle_probability: float = 0.0  # settle_probability with a language model (0: every chunk it may cite is read)

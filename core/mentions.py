@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from core.lexicon import AUXILIARIES, STOP, content_terms
 from core.messages import Hit
@@ -29,6 +30,29 @@ from core.ports import ChunkIndex
 log = logging.getLogger(__name__)
 MIN_LETTERS = 3  # shorter words ("re" of "re-ingested", "AI") say too little to refuse on
 MAX_LOOKUPS = 4  # words looked up in the index per question (about 5 ms each): a long pasted "question" costs no more
+
+
+class WordIndex(Protocol):
+    def unmentioned(self, words: Sequence[str], scope: str | None = None) -> list[str]: ...
+
+
+class KnownWords:
+    """The index's answers remembered per index version and scope: a word is looked up once per
+    version (the same words recur from question to question), at most `limit` remembered."""
+
+    def __init__(self, index: ChunkIndex, limit: int = 65536) -> None:
+        self.index, self.limit = index, limit
+        self.held: dict[tuple[str, str | None, str], bool] = {}
+
+    def unmentioned(self, words: Sequence[str], scope: str | None = None) -> list[str]:
+        version = self.index.version()
+        todo = [w for w in words if (version, scope, w) not in self.held]
+        if todo:
+            absent = set(self.index.unmentioned(todo, scope))
+            if len(self.held) + len(todo) > self.limit:
+                self.held = {}
+            self.held.update({(version, scope, w): w not in absent for w in todo})
+        return [w for w in words if not self.held.get((version, scope, w), True)]
 
 
 def is_polar(question: str) -> bool:
@@ -50,7 +74,7 @@ def asked_words(question: str, polar_only: bool = True) -> list[str]:
             if w not in STOP and w not in choices and len(w) >= MIN_LETTERS and not w.isdigit()]
 
 
-def unmentioned(question: str, hits: Sequence[Hit], index: ChunkIndex, scope: str | None = None,
+def unmentioned(question: str, hits: Sequence[Hit], index: WordIndex, scope: str | None = None,
                 polar_only: bool = True) -> list[str]:
     """The words of a yes/no question (`polar_only`; else of any question) that no chunk of the
     knowledge base (of `scope`) holds: first those the retrieved chunks do not hold (no lookup),
@@ -63,7 +87,7 @@ def unmentioned(question: str, hits: Sequence[Hit], index: ChunkIndex, scope: st
     return index.unmentioned(missing, scope) if missing else []
 
 
-def not_mentioned(question: str, hits: Sequence[Hit], index: ChunkIndex, scope: str | None = None,
+def not_mentioned(question: str, hits: Sequence[Hit], index: WordIndex, scope: str | None = None,
                   weak: tuple[float, float] | None = None) -> str:
     """Why the question is not answered from these sources ("" when nothing is missing, or when
     the index could not be asked: the other checks then decide). A yes/no question is held to

@@ -19,7 +19,7 @@ from core.condense import condense
 from core.conversation import State, Trigger, Turn
 from core.gates import run_gates
 from core.language import language_of, prefer_language
-from core.mentions import not_mentioned, weakly_answered
+from core.mentions import KnownWords, not_mentioned, weakly_answered
 from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
 from core.normalize import clean_input, normalize_text
 from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, PassageReader, TranscriptStore
@@ -71,6 +71,7 @@ class Pipeline:
         self.index = index
         self.generator = generator
         self.mentions = settings.extractive.mentioned_words and bool(getattr(generator, "local", False))
+        self.known_words = KnownWords(index)  # core/mentions.py: the index's words, looked up once per version
         self.store = store
         self.clock = clock
         self._verdicts = Verdicts()  # suggestion -> answered now, per knowledge scope and index version
@@ -183,7 +184,7 @@ class Pipeline:
         assert ctx.gate is not None
         r = self.settings.reader
         weak = weakly_answered(ctx.gate.scores, r.unknown_word_probability, r.unknown_word_similarity)
-        absent = not_mentioned(ctx.question, ctx.hits, self.index, ctx.msg.scope, weak) if self.mentions else ""
+        absent = not_mentioned(ctx.question, ctx.hits, self.known_words, ctx.msg.scope, weak) if self.mentions else ""
         if absent:  # a yes/no question about something no source mentions (core/mentions.py)
             return Outcome(Trigger.REJECT, reasons.NOT_ANSWERED_BY_SOURCES, absent)
         try:

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from core import reasons
 from core.extractive import ExtractiveGenerator
-from core.mentions import MAX_LOOKUPS, asked_words, not_mentioned, unmentioned, weakly_answered
+from core.mentions import MAX_LOOKUPS, KnownWords, asked_words, not_mentioned, unmentioned, weakly_answered
 from core.messages import ConversationKey, Hit, Incoming
 from core.pipeline import Pipeline
 from core.settings import CoreSettings, ExtractiveSettings, GateSettings
@@ -109,3 +109,14 @@ def test_any_question_far_from_the_sources_and_weakly_answered_is_held_to_its_wo
     assert weakly_answered({"reader_best": 0.7, "top1_similarity": 0.35}, 0.6, 0.45) is None
     assert weakly_answered({"reader_best": 0.48, "top1_similarity": 0.5}, 0.6, 0.45) is None
     assert weakly_answered({"top1_similarity": 0.3}, 0.6, 0.45) is None  # no reader read them
+
+
+def test_the_index_is_asked_about_a_word_once_per_version_and_scope() -> None:
+    index = CountingIndex(KB, BagOfWordsEmbedder())
+    known = KnownWords(index, limit=3)
+    assert known.unmentioned(["voice", "emails"]) == ["emails"] and index.asked == [["voice", "emails"]]
+    assert known.unmentioned(["emails", "voice"]) == ["emails"] and len(index.asked) == 1  # remembered
+    assert known.unmentioned(["emails"], scope="hr") == ["emails"] and index.asked[-1] == ["emails"]  # another scope
+    index.version = lambda: "v2"  # type: ignore[method-assign]  # a re-ingest: asked again
+    assert known.unmentioned(["emails"]) == ["emails"] and len(index.asked) == 3
+    assert len(known.held) <= 3  # bounded

@@ -6,7 +6,7 @@ topic, says one answers. But no document says "email": whether groundbot sends t
 something its sources can settle, and a quote about something else reads as a yes. So before the
 extractive generator quotes an answer to a yes/no question, each of the question's content words
 that no retrieved chunk holds is looked up in the whole index (its full-text matching: stems,
-folded accents); one that no chunk holds at all refuses the question with
+folded accents, a long word spelt a letter apart); one that no chunk holds at all refuses it with
 NOT_ANSWERED_BY_SOURCES, naming the word. A paraphrase in the knowledge base's own words passes
 ("Is the refusal text configurable?": "configuration" shares the stem). Any other question is
 worded in the asker's own words and is held to them only when it is weak on both other counts:

@@ -10,6 +10,7 @@ never states.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from core.fuzzy import word_similarity
@@ -34,10 +35,22 @@ def absent_names(question: str, hits: Sequence[Hit]) -> list[str]:
     return [t for t in wanted if not all(_held(fold(w), held) for w in words(t))]
 
 
+ROOT_LETTERS = 7  # two words that open with this many letters alike ...
+ENDING_LETTERS = 3  # ... and differ only in an ending this long are one name's forms
+
+
 def _held(word: str, held: set[str]) -> bool:
     """The word, or for a word of 5 letters or more one spelt nearly alike ("Bedigo" for
-    "Bendigo"): a misspelt name is still the name the sources mention."""
+    "Bendigo"): a misspelt name is still the name the sources mention; or another form of it
+    ("the National Highway Designated Act" for "Designation Act")."""
     if word in held:
         return True
-    return len(word) >= 5 and any(w[:1] == word[:1] and abs(len(w) - len(word)) <= 2
-                                  and word_similarity(word, w) >= 0.85 for w in held)
+    return len(word) >= 5 and any(w[:1] == word[:1] and (_same_root(word, w) or (
+        abs(len(w) - len(word)) <= 2 and word_similarity(word, w) >= 0.85)) for w in held)
+
+
+def _same_root(a: str, b: str) -> bool:
+    """Both words open with ROOT_LETTERS letters alike and differ after them in at most
+    ENDING_LETTERS letters each ("designated", "designation")."""
+    n = len(os.path.commonprefix([a, b]))
+    return n >= ROOT_LETTERS and len(a) - n <= ENDING_LETTERS and len(b) - n <= ENDING_LETTERS

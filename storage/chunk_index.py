@@ -31,7 +31,7 @@ from storage.index_meta import IndexMeta
 from storage.scope_column import FIELD as SCOPES_FIELD
 from storage.scope_column import SCOPES, add_scope_column, index_scopes, scope_filter
 from storage.scope_tables import ScopeTables, doc_list, scopes_of_docs, text_index
-from storage.search_legs import AsyncTableAt, LegQuery, LegTimes, run_legs
+from storage.search_legs import AsyncTableAt, LegQuery, LegTimes, run_legs, word_queries
 from storage.suggestion_index import SuggestionRow, SuggestionTable, heading_leaf, open_table_or_none, vectors_of
 
 log = logging.getLogger(__name__)
@@ -274,14 +274,14 @@ class LanceChunkIndex:
 
     def unmentioned(self, words: Sequence[str], scope: str | None = None) -> list[str]:
         """The words no chunk of `scope` holds in its title, heading or text, by the full-text
-        index's own matching (stemmed, accents folded): one lookup of a row per word. A word it
-        cannot look up (no full-text index yet) counts as mentioned."""
+        index's own matching (stemmed, accents folded, one letter apart: `word_queries`): one lookup of
+        a row per word. A word it cannot look up (no full-text index yet) counts as mentioned."""
         tbl = self.table()
         out: list[str] = []
         for word in words if tbl is not None else ():
             with contextlib.suppress(Exception):
-                query = tbl.search(word, query_type="fts", fts_columns="text_norm").select(["chunk_id", "_score"]).limit(1)
-                if not (query.where(scope_filter(scope), prefilter=True) if scope else query).to_arrow().num_rows:
+                queries = (tbl.search(q, query_type="fts").select(["chunk_id", "_score"]).limit(1) for q in word_queries(word))
+                if not any((q.where(scope_filter(scope), prefilter=True) if scope else q).to_arrow().num_rows for q in queries):
                     out.append(word)
         return out
 

@@ -19,8 +19,22 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
+from lancedb.query import MatchQuery
 
 from storage.async_loop import LANCE_LOOP, AsyncLoop
+
+FUZZY_LETTERS = 7  # a word this long matches one spelt a letter apart ("savannah", "savanna"); a shorter one only itself ("sonar" is not "solar")
+
+
+def word_queries(word: str, column: str = "text_norm") -> list[Any]:
+    """The full-text queries asking whether any row holds `word`, tried in turn: the word as the
+    index was built (stemmed, accents folded), then, for a word of FUZZY_LETTERS or more, any
+    word one letter apart with the same first letter (the index's fuzzy matching reads the word
+    unstemmed): a question's spelling is not the sources' ("savannah" for "savanna"), and a
+    misspelt name is still the name (core/named_terms.py forgives the same)."""
+    exact: dict[str, Any] = {"fuzziness": 0}
+    fuzzy: dict[str, Any] = {"fuzziness": 1, "prefix_length": 1}
+    return [MatchQuery(word, column, **opts) for opts in ([exact, fuzzy] if len(word) >= FUZZY_LETTERS else [exact])]
 
 
 @dataclass

@@ -119,6 +119,8 @@ def test_the_index_says_which_words_no_chunk_of_a_scope_mentions(scoped_app: Cal
     assert app.index.unmentioned(["employees", "blocks", "dogs", "parental"]) == ["dogs"]
     assert app.index.unmentioned(["parental", "employee"], scope="eng") == ["parental", "employee"]
     assert app.index.unmentioned(["parental", "employee"], scope="hr") == []
+    # a word of 7 letters or more spelt a letter apart from one the index holds is that word; a shorter one is not
+    assert app.index.unmentioned(["harbeur", "sixtteen", "harber", "sixten"]) == ["harber", "sixten"]
 
 
 def docs_in(index_path: Path, table: str) -> set[str]:

@@ -48,6 +48,9 @@ def test_a_name_no_chunk_mentions_is_not_answered_from_them() -> None:
     assert g.text == "" and g.reason == reasons.NOT_ANSWERED_BY_SOURCES and "'discord'" in g.explanation
     assert GEN.generate("What does Telegram need?", hits).text.startswith("Telegram needs a bot token")
     assert GEN.generate("What does Telegarm need?", hits).text  # a misspelt name is still the name
+    act = [hit("Bill Clinton signed the National Highway Designation Act in 1995.", 0.7, n=1)]
+    assert GEN.generate("When was the National Highway Designated Act signed?", act).text  # another form of the name
+    assert GEN.generate("When was the National Highway Designer Act signed?", act).reason == reasons.NOT_ANSWERED_BY_SOURCES
     off = ExtractiveGenerator(ExtractiveSettings(named_terms=False))
     assert off.generate("Can groundbot run on Discord?", hits).reason != reasons.NOT_ANSWERED_BY_SOURCES
 

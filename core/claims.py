@@ -12,6 +12,7 @@ _CITATION = re.compile(r"\[\s*(C\s*\d+(?:\s*[,;]\s*C?\s*\d+)*)\s*\]", re.IGNOREC
 _CITATION_NUM = re.compile(r"\d+")
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|st|no|jr|sr|inc|ltd|co|fig|approx)|\b[A-Z])\.$", re.IGNORECASE)
+_NO = re.compile(r"\bno\.$", re.IGNORECASE)  # "No. 5" is "number 5"; "No. Martin has published five" answers no
 _GLUED = re.compile(r"(?<=[a-z0-9)\]\"”’][.!?])(?=[A-Z][a-z])")  # "century.First" -> two sentences
 _SENT_END = re.compile(r"(?<=[.!?؟。])[\"'”’)\]]*\s+")
 _LEAD_IN = re.compile(
@@ -67,7 +68,7 @@ def _sentences(text: str) -> tuple[str, ...]:
         start = 0
         for m in _SENT_END.finditer(line):
             piece = line[start : m.start()].rstrip()
-            if _ABBREV.search(piece):
+            if _ABBREV.search(piece) and not (_NO.search(piece) and not line[m.end() : m.end() + 1].isdigit()):
                 continue
             if piece:
                 out.append(piece)

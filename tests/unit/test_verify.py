@@ -334,3 +334,10 @@ def test_an_item_of_a_list_is_in_place_where_the_evidence_lists_it_otherwise() -
     split = [hit("groundbot ingests HTML pages saved as files. The parser library also reads PDF files.", n=1)]
     far = verify_answer("groundbot ingests HTML and PDF files [C1].", q, split, CFG)
     assert any("'pdf'" in m for m in far.claim_map[0]["missing"])
+
+
+def test_a_leading_no_is_the_answer_word_not_the_abbreviation_of_number() -> None:
+    """"No. Martin has published five..." was one claim, "No." and all, which the judge read as
+    false (0.03); "No. 5" still abbreviates "number"."""
+    claims = split_claims("No. Martin has published five of a planned seven volumes [C1]. See No. 5 in the list [C1].")
+    assert [c.text for c in claims] == ["Martin has published five of a planned seven volumes.", "See No. 5 in the list."]

@@ -10,7 +10,7 @@ from core.lexicon import content_terms
 
 _CITATION = re.compile(r"\[\s*(C\s*\d+(?:\s*[,;]\s*C?\s*\d+)*)\s*\]", re.IGNORECASE)
 _CITATION_NUM = re.compile(r"\d+")
-_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}((?:\s*\[C\d+\])*)[.)])\s+")  # "1[C2]. " keeps its citation
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|st|no|jr|sr|inc|ltd|co|fig|approx)|\b[A-Z])\.$", re.IGNORECASE)
 _NO = re.compile(r"\bno\.$", re.IGNORECASE)  # "No. 5" is "number 5"; "No. Martin has published five" answers no
 _GLUED = re.compile(r"(?<=[a-z0-9)\]\"”’][.!?])(?=[A-Z][a-z])")  # "century.First" -> two sentences
@@ -33,6 +33,23 @@ class Claim:
     citations: tuple[int, ...]
 
 
+def _bulleted(line: str) -> str:
+    """A bullet's text without its marker; a citation glued to a number ("1[C2]. Raise standards:
+    ...") goes to the end of the item's first sentence, which it stands for."""
+    m = _BULLET.match(line)
+    rest = line[m.end() :].strip() if m else line.strip()
+    cites = (m.group(1) or "").strip() if m else ""
+    if not cites:
+        return rest
+    end = _SENT_END.search(rest)
+    cut = end.start() if end else len(rest)
+    body = rest[:cut].rstrip()
+    if set(parse_citations(cites)) <= set(parse_citations(body)):
+        return rest
+    stop = body[-1:] if body[-1:] in ".!?" else ""
+    return f"{body[: len(body) - len(stop)]} {cites}{stop}{rest[cut:]}"
+
+
 def _logical_lines(text: str) -> list[str]:
     """Join hard-wrapped lines of a paragraph; bullets and blank lines start new ones."""
     out: list[str] = []
@@ -43,7 +60,7 @@ def _logical_lines(text: str) -> list[str]:
             joinable = False
             continue
         if _BULLET.match(raw) or line.startswith(("#", "|", "```")):
-            out.append(_BULLET.sub("", raw).strip())
+            out.append(_bulleted(raw))
             joinable = not line.startswith(("#", "|", "```"))
             continue
         if joinable and out:

@@ -341,3 +341,11 @@ def test_a_leading_no_is_the_answer_word_not_the_abbreviation_of_number() -> Non
     false (0.03); "No. 5" still abbreviates "number"."""
     claims = split_claims("No. Martin has published five of a planned seven volumes [C1]. See No. 5 in the list [C1].")
     assert [c.text for c in claims] == ["Martin has published five of a planned seven volumes.", "See No. 5 in the list."]
+
+
+def test_a_citation_glued_to_a_list_number_cites_the_item() -> None:
+    """"1[C2]. Raise standards: ..." (a model citing the list's number) gave a claim "1." and an
+    item without a citation, which is never delivered."""
+    claims = split_claims("1[C2]. Raise standards for teachers. Train them [C3].\n2[C1]. Adapt to new tools [C1].")
+    assert [(c.text, c.citations) for c in claims] == [
+        ("Raise standards for teachers.", (2,)), ("Train them.", (3,)), ("Adapt to new tools.", (1,))]

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from core import reasons
+from core.asks_when import asks_when, says_when
 from core.claims import split_sentences
 from core.fuzzy import faq_match
 from core.lexicon import content_terms
@@ -87,6 +88,9 @@ class ExtractiveGenerator:
             return self._paraphrased_heading(hits, read) or Generation(text="", llm_called=False)
         best = chosen[0][0]
         chosen = [r for r in chosen if r[0] >= best * RELATIVE_FLOOR]
+        if self.cfg.asks_when and asks_when(question) and not any(says_when(r[3]) for r in chosen):
+            return Generation(text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES,
+                              explanation="The question asks when, and no sentence the sources answer with says when.")
         return _quote(chosen)
 
     def _paraphrased_heading(self, hits: Sequence[Hit], read: bool) -> Generation | None:

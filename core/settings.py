@@ -40,6 +40,7 @@ class ExtractiveSettings:
     min_quote_similarity: float = 0.45
     named_terms: bool = True  # a name or number the question asks about must be in a retrieved chunk (core/named_terms.py)
     mentioned_words: bool = True  # a yes/no question's words must be in some chunk of the knowledge base (core/mentions.py)
+    asks_when: bool = True  # a question asking when is answered only by sentences that say when (core/asks_when.py)
 
 
 @dataclass(frozen=True)

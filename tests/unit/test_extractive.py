@@ -83,3 +83,18 @@ def test_a_paraphrased_heading_whose_section_shares_no_word_gets_the_sections_op
     assert gen.generate("In which cases does the verifier reject an answer?", [untrusted]).text == ""
     unread = replace(section, answer_probability=None)  # no reader read it
     assert gen.generate("In which cases does the verifier reject an answer?", [unread]).text == ""
+
+
+def test_a_question_asking_when_is_answered_only_by_a_sentence_that_says_when() -> None:
+    """CLAPNQ's "when was the first accurate world map made", answered with a same-topic sentence
+    about a map's codfish; a condition answers "when" too."""
+    hits = [hit("The presence of codfish is noted on the Ruysch map near Newfoundland.", 0.7, n=1)]
+    g = GEN.generate("When was the first accurate world map made with codfish?", hits)
+    assert g.text == "" and g.reason == reasons.NOT_ANSWERED_BY_SOURCES and "asks when" in g.explanation
+    assert GEN.generate("Where is codfish noted on the Ruysch map?", hits).text  # not asked when
+    dated = [hit("The Ruysch map with codfish near Newfoundland was made in 1507.", 0.7, n=1)]
+    assert GEN.generate("When was the Ruysch map with codfish made?", dated).text
+    rule = [hit("The verifier refuses an answer if a claim has no citation.", 0.7, n=1)]
+    assert GEN.generate("When does the verifier refuse an answer?", rule).text
+    off = ExtractiveGenerator(ExtractiveSettings(asks_when=False))
+    assert off.generate("When was the first accurate world map made with codfish?", hits).text

@@ -126,7 +126,7 @@ class ExtractiveGenerator:
         """The answer when the question is asked as an FAQ question or a section heading is written
         (an FAQ's answer, a section's opening sentences), or a refusal when nothing may be quoted;
         None: choose sentences."""
-        faq = verbatim_faq(question, hits, self.cfg)
+        faq = verbatim_faq(question, hits, self.cfg, self.trust)
         section = verbatim_section(hits, self.cfg)
         if faq is not None and section is not None and section[1].heading_similarity > faq[1].similarity:
             faq = None  # asked as this section's heading is written, more closely than as the FAQ question
@@ -157,16 +157,22 @@ def verbatim_section(hits: Sequence[Hit], cfg: ExtractiveSettings) -> tuple[int,
     return None if best is None else (best[2], best[3])
 
 
-def verbatim_faq(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings) -> tuple[int, Hit] | None:
+def verbatim_faq(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings,
+                 trust: float = 0.0) -> tuple[int, Hit] | None:
     """The FAQ entry that answers verbatim: the closest FAQ hit when it is close enough and comes
     first (in the reader's order when it read the chunks: "Where does groundbot read its config
-    from?" is 0.73 from the FAQ "What is groundbot?", whose answer does not say), or any FAQ
-    hit whose question has every content word of the user's and vice versa, spelling
-    variants allowed (a misspelt or Arabic-lettered question embeds further away)."""
+    from?" is 0.73 from the FAQ "What is groundbot?", whose answer does not say) and, when the
+    reader read it, the reader trusts it (`trust`) or the question is that close to it as a
+    heading asked as written is ("When was groundbot first released?" is 0.80 from "What is
+    groundbot?", which the reader gives 0.28); or any FAQ hit whose question has every content
+    word of the user's and vice versa, spelling variants allowed (a misspelt or Arabic-lettered
+    question embeds further away)."""
     faqs = [(n, h) for n, h in enumerate(hits, start=1) if h.kind == "faq" and h.faq_answer]
     closest = max(faqs, key=lambda f: (f[1].similarity, -f[0]), default=None)
     if closest is not None and closest[1].similarity >= cfg.faq_min_similarity and closest[0] == 1:
-        return closest
+        p = closest[1].answer_probability
+        if p is None or p >= trust or closest[1].similarity >= cfg.heading_min_similarity:
+            return closest
     for n, hit in enumerate(hits, start=1):
         if hit.kind == "faq" and hit.faq_answer and faq_match(question, hit.faq_question) >= 1.0:
             return n, hit

@@ -56,7 +56,7 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     best = max(probs, default=0.0)
     ordered = [scored[i] for i in order] + tail
     return Reading(hits=ordered, best=float(best),
-                   answered=best >= cfg.min_answer_probability or asked_verbatim(question, ordered, extractive),
+                   answered=best >= cfg.min_answer_probability or asked_verbatim(question, ordered, extractive, cfg.min_answer_probability),
                    floor=cfg.min_answer_probability, read=len(scored))
 
 
@@ -86,11 +86,11 @@ def _settles(probability: float, hits: Sequence[Hit], cfg: ReaderSettings) -> bo
             and nearest - first.similarity <= cfg.settle_max_gap)
 
 
-def asked_verbatim(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings) -> bool:
+def asked_verbatim(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings, trust: float = 0.0) -> bool:
     """The question is asked as an FAQ question or a section heading is written, by the rules the
-    extractive generator quotes them by (in the reader's order): its stored answer or opening
-    sentences answer it whatever the reader says."""
-    return verbatim_faq(question, hits, cfg) is not None or verbatim_section(hits, cfg) is not None
+    extractive generator quotes them by (in the reader's order, `trust` its floor): its stored
+    answer or opening sentences answer it whatever else the reader says."""
+    return verbatim_faq(question, hits, cfg, trust) is not None or verbatim_section(hits, cfg) is not None
 
 
 def reader_settings(cfg: ReaderSettings, local: bool) -> ReaderSettings:

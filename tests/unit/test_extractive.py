@@ -98,3 +98,15 @@ def test_a_question_asking_when_is_answered_only_by_a_sentence_that_says_when() 
     assert GEN.generate("When does the verifier refuse an answer?", rule).text
     off = ExtractiveGenerator(ExtractiveSettings(asks_when=False))
     assert off.generate("When was the first accurate world map made with codfish?", hits).text
+
+
+def test_an_faq_answer_the_reader_does_not_trust_is_quoted_only_for_the_question_asked_as_written() -> None:
+    """"When was groundbot first released?" sat at 0.80 from the FAQ "What is groundbot?", first
+    in the reader's order though the reader gave it 0.28: its answer was quoted, and it does not say."""
+    trusting = ExtractiveGenerator(ExtractiveSettings(), trust=0.4)
+    faq = replace(hit("What is groundbot?", 0.80, n=0, kind="faq", faq_answer="groundbot is a chat bot."),
+                  answer_probability=0.28)
+    install = replace(hit("Install groundbot with pip.", 0.69, n=1), answer_probability=0.35)
+    assert not trusting.generate("When was groundbot first released?", [faq, install]).faq
+    assert trusting.generate("What is groundbot?", [replace(faq, similarity=0.9), install]).faq  # as written
+    assert trusting.generate("What is groundbot, in short?", [replace(faq, answer_probability=0.5), install]).faq

@@ -33,7 +33,7 @@ class GateSettings:
 @dataclass(frozen=True)
 class ExtractiveSettings:
     max_sentences: int = 3
-    faq_min_similarity: float = 0.72
+    faq_min_similarity: float = 0.85
     heading_min_similarity: float = 0.85  # a question this close to a section's heading gets its opening sentences
     heading_paraphrase_similarity: float = 0.75  # ... and one this close, when no sentence shares its words, if the reader trusts that section first
     min_sentence_score: float = 0.10

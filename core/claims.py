@@ -76,6 +76,14 @@ def split_sentences(text: str) -> list[str]:
     return list(_sentences(text))
 
 
+def _abbreviation(piece: str, after: str) -> bool:
+    """The full stop ending `piece` closes an abbreviation, not a sentence ("e.g.", "Dr."); "No."
+    abbreviates "number" only before a digit ("No. 5"), else it is the answer word."""
+    if _NO.search(piece):
+        return after[:1].isdigit()
+    return bool(_ABBREV.search(piece))
+
+
 @lru_cache(maxsize=4096)
 def _sentences(text: str) -> tuple[str, ...]:
     """Cached: a turn splits the same retrieved passages in its generator and for every claim."""
@@ -85,7 +93,7 @@ def _sentences(text: str) -> tuple[str, ...]:
         start = 0
         for m in _SENT_END.finditer(line):
             piece = line[start : m.start()].rstrip()
-            if _ABBREV.search(piece) and not (_NO.search(piece) and not line[m.end() : m.end() + 1].isdigit()):
+            if _abbreviation(piece, line[m.end() :]):
                 continue
             if piece:
                 out.append(piece)

@@ -22,6 +22,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from cachetools import LRUCache
+
 from core.lexicon import AUXILIARIES, STOP, content_terms
 from core.messages import Hit
 from core.normalize import normalize_text, words
@@ -38,21 +40,21 @@ class WordIndex(Protocol):
 
 class KnownWords:
     """The index's answers remembered per index version and scope: a word is looked up once per
-    version (the same words recur from question to question), at most `limit` remembered."""
+    version (the same words recur from question to question), the `limit` most recent kept."""
 
     def __init__(self, index: ChunkIndex, limit: int = 65536) -> None:
-        self.index, self.limit = index, limit
-        self.held: dict[tuple[str, str | None, str], bool] = {}
+        self.index = index
+        self.held: LRUCache[tuple[str, str | None, str], bool] = LRUCache(maxsize=limit)
 
     def unmentioned(self, words: Sequence[str], scope: str | None = None) -> list[str]:
         version = self.index.version()
-        todo = [w for w in words if (version, scope, w) not in self.held]
+        known = {w: self.held.get((version, scope, w)) for w in words}
+        todo = [w for w, held in known.items() if held is None]
         if todo:
             absent = set(self.index.unmentioned(todo, scope))
-            if len(self.held) + len(todo) > self.limit:
-                self.held = {}
-            self.held.update({(version, scope, w): w not in absent for w in todo})
-        return [w for w in words if not self.held.get((version, scope, w), True)]
+            for w in todo:
+                known[w] = self.held[(version, scope, w)] = w not in absent
+        return [w for w in words if not known[w]]
 
 
 def is_polar(question: str) -> bool:

@@ -246,8 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--suites", default=",".join(CAPTURED), help=f"what capture asks (default: {','.join(CAPTURED)})")
     p.add_argument("--config", type=Path, default=ROOT / "config.toml", help="settings replayed (default config.toml)")
     p.add_argument("--judge-model", type=Path, default=None, help="a claim judge's ONNX file to replay instead of the shipped one")
-    p.add_argument("--grid", default="", help="replay each PARA:FLOOR:HOLD (min_paraphrase_probability, "
-                                              "min_claim_probability, hold_risk), comma-separated, one line each")
+    p.add_argument("--grid", default="", help="replay each PARA:FLOOR:HOLD[:ANCHOR] (min_paraphrase_probability, "
+                                              "min_claim_probability, hold_risk, anchor_ratio: 0 turns the anchor "
+                                              "check off), comma-separated, one line each")
     args = p.parse_args(argv)
     if args.action == "capture":
         capture(Path(args.rows), args.halueval_dev, args.halueval_test, [s for s in args.suites.split(",") if s])
@@ -256,8 +257,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     core, judge = default_core(args.config, args.judge_model)
     if args.grid:
         for point in args.grid.split(","):
-            para, floor, hold = (float(x) for x in point.split(":"))
-            c = replace(core, verify=replace(core.verify, min_paraphrase_probability=para),
+            para, floor, hold, *anchor = (float(x) for x in point.split(":"))
+            verify = replace(core.verify, min_paraphrase_probability=para,
+                             anchor_ratio=anchor[0] if anchor else core.verify.anchor_ratio)
+            c = replace(core, verify=verify,
                         judge=replace(core.judge, min_claim_probability=floor), review=replace(core.review, hold_risk=hold))
             m = measures(rows, [replay_one(r, c, judge) for r in rows])
             print(f"{point} " + " ".join(f"{k}={v:.3f}" for k, v in m.items()), flush=True)

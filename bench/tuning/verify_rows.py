@@ -2,14 +2,15 @@
 
     python -m bench.tuning.verify_rows capture /tmp/rows.pkl                  # expertqa, clapnq_llm, halueval --forms
     python -m bench.tuning.verify_rows replay /tmp/rows.pkl                   # today's settings, per suite and split
-    python -m bench.tuning.verify_rows replay A.pkl,B.pkl --grid 0.5:0.1:0.6,0.7:0.3:0.6 [--judge-model F]
+    python -m bench.tuning.verify_rows replay A.pkl,B.pkl --grid 0.5:0.1:0.6,0.7:0.3:0.6:0 [--judge-model F]
 
 `capture` runs the LLM suites of the grounding benchmark (expertqa dev+test, clapnq_llm, HaluEval
 dev and test with the restated forms) and keeps, for every turn that reached the verifier, its
 question, generated answer and the chunks the gates kept, beside the row's labels. The file holds
 third-party text: keep it outside the repository. `replay` runs the verifier, risk and routing of
 today's code on those inputs, so a change to a check, a threshold or the routing is measured on
-thousands of turns in a minute; turns the gates refused stay refused. bench.tuning.guards and
+thousands of turns in a minute; turns the gates refused stay refused. A grid point's fourth field,
+when given, is `[verify] anchor_ratio` (0: the anchor check off). bench.tuning.guards and
 bench.tuning.routing_llm build on it.
 """
 

@@ -31,9 +31,9 @@ class Reading:
 def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderSettings,
          extractive: ExtractiveSettings) -> Reading:
     """Score the first `cfg.chunks` hits and rerank them by probability plus `similarity_weight` x
-    similarity (the reader alone confuses sibling sections of a how-to page; retrieval's view
-    breaks its near ties; ties keep the retrieval order); the rest follow unread, in retrieval
-    order. With `settle_probability`, the first hit is read first: when it answers that surely
+    similarity (0 by default: since the chunk nearest the question is always among those read, the
+    reader's own order puts the section that answers first more often; ties keep the retrieval
+    order); the rest follow unread, in retrieval order. With `settle_probability`, the first hit is read first: when it answers that surely
     and retrieval placed it close to the question, the others are not read (a fifth of the
     reader's cost); otherwise the others are read too. The reader gives a chunk its probability
     whatever else it reads (core.ports.PassageReader), so settling changes which chunks are read,
@@ -100,4 +100,5 @@ def reader_settings(cfg: ReaderSettings, local: bool) -> ReaderSettings:
     (`llm_chunks`, `llm_settle_probability`) and the verifier knows whether it answers (its answer
     takes seconds, the reading milliseconds)."""
     return cfg if local else replace(cfg, min_answer_probability=cfg.llm_min_answer_probability,
-                                     settle_probability=cfg.llm_settle_probability, chunks=cfg.llm_chunks)
+                                     settle_probability=cfg.llm_settle_probability, chunks=cfg.llm_chunks,
+                                     similarity_weight=cfg.llm_similarity_weight)

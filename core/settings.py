@@ -62,7 +62,7 @@ class ReaderSettings:
     chunks: int = 3  # retrieved chunks read, each on its own (the extractive generator quotes only from these)
     threads: int = 2  # chunks read at once, one CPU thread each (the wait shrinks, the CPU time does not grow)
     min_answer_probability: float = 0.4  # the best chunk needs this much, else NOT_ANSWERED_BY_SOURCES
-    similarity_weight: float = 2.0  # chunks are ordered by probability + this x their similarity to the question
+    similarity_weight: float = 0.0  # chunks are ordered by probability + this x their similarity to the question
     settle_probability: float = 0.65  # the first chunk read alone settles the question at this (0: all read)
     settle_min_similarity: float = 0.5  # ... when retrieval also placed it at least this close to the question
     settle_max_gap: float = 0.1  # ... and no other retrieved chunk is more than this closer to the question (1: no limit)
@@ -72,6 +72,7 @@ class ReaderSettings:
     llm_min_answer_probability: float = 0.1  # the same with a language model, whose every claim is verified after
     llm_settle_probability: float = 0.0  # settle_probability with a language model (0: every chunk it may cite is read)
     llm_chunks: int = 5  # chunks read with a language model: every one it is given (`top_k`) and may cite
+    llm_similarity_weight: float = 2.0  # similarity_weight with a language model: the order of the chunks it is given
     min_top1_similarity: float = 0.35  # the similarity gates' floors while the reader decides
     min_mean_confidence: float = 0.15
 

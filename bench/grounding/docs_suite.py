@@ -5,7 +5,8 @@ under headings or FAQ questions. Four passes, the default extractive generator:
 - `headings`: every section heading of docs/*.md and every FAQ question of docs/faq.yaml, asked
   exactly as written; right when the answer cites that section;
 - `paraphrases`: bench/grounding/docs_questions.yaml's newcomer questions whose answer is one section
-  (first paraphrase of a section dev, second test); right when the answer cites that section;
+  (first paraphrase of a section dev, second test); right when the answer cites that section; also
+  counted: answers that open with it (their first source is that section: what a user reads first);
 - `off_docs`: questions the docs do not answer; right when refused;
 - `suggestions`: every distinct suggestion offered with a refusal in the passes before, asked
   back (the text its button stands for); right when answered.
@@ -65,12 +66,23 @@ def _leaf(heading: str) -> str:
     return heading.split(" > ")[-1].strip().lower()
 
 
-def from_section(d: Decision, file: str, heading: str) -> bool:
-    """The reply cites the section (file and heading) the question is about; `file` may name
-    several files ("a.md|faq.yaml") that hold a section under that same heading."""
+def _cites(sources: Sequence[Any], file: str, heading: str) -> bool:
+    """One of `sources` is the section (file and heading); `file` may name several files
+    ("a.md|faq.yaml") that hold a section under that same heading."""
     files = set(file.split("|"))
-    return not d.refused and any(Path(s.source).name in files and _leaf(s.heading) == _leaf(heading)
-                                 for s in d.sources)
+    return any(Path(s.source).name in files and _leaf(s.heading) == _leaf(heading) for s in sources)
+
+
+def from_section(d: Decision, file: str, heading: str) -> bool:
+    """The reply cites the section the question is about."""
+    return not d.refused and _cites(d.sources, file, heading)
+
+
+def led_by_section(d: Decision, file: str, heading: str) -> bool:
+    """The reply opens with the section asked about: its first source, the one its first quoted
+    sentence cites, is that section."""
+    first = sorted(d.sources, key=lambda s: s.number)[:1]
+    return not d.refused and _cites(first, file, heading)
 
 
 def _row(app: App, name: str, tag: str, expected: str, offered: dict[str, str]) -> Any:
@@ -81,14 +93,15 @@ def _row(app: App, name: str, tag: str, expected: str, offered: dict[str, str]) 
         right = from_section(d, a.file, a.heading) if a.file else (d.refused if expected == "refuse" else not d.refused)
         return Row(name, tag, i, a.question, expected, d, split=a.split,
                    extra={"section": f"{a.file} / {a.heading}" if a.file else "", "right": right,
+                          "led": led_by_section(d, a.file, a.heading) if a.file else right,
                           "cited": [f"{Path(s.source).name} / {_leaf(s.heading)}" for s in d.sources],
                           "suggestions": [s.text for s in d.suggestions]})
     return row
 
 
-def _share(rows: Sequence[Row], split: str = "") -> float:
+def _share(rows: Sequence[Row], split: str = "", key: str = "right") -> float:
     rs = [r for r in rows if not split or r.split == split]
-    return round(sum(bool(r.extra["right"]) for r in rs) / len(rs), 4) if rs else 0.0
+    return round(sum(bool(r.extra[key]) for r in rs) / len(rs), 4) if rs else 0.0
 
 
 def run_docs(config: Config, *, embedder: Any = None, limit: int | None = None,
@@ -119,6 +132,9 @@ def run_docs(config: Config, *, embedder: Any = None, limit: int | None = None,
         "paraphrases_answered_from_section": _share(para_p.rows),
         "paraphrases_answered_from_section_dev": _share(para_p.rows, "dev"),
         "paraphrases_answered_from_section_test": _share(para_p.rows, "test"),
+        "paraphrases_led_by_section": _share(para_p.rows, key="led"),
+        "paraphrases_led_by_section_dev": _share(para_p.rows, "dev", key="led"),
+        "paraphrases_led_by_section_test": _share(para_p.rows, "test", key="led"),
         "off_docs_refused": _share(off_p.rows),
         "off_docs_refused_dev": _share(off_p.rows, "dev"),
         "off_docs_refused_test": _share(off_p.rows, "test"),

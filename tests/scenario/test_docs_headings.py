@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bench.grounding.docs_suite import doc_sections, from_section
+from bench.grounding.docs_suite import doc_sections, from_section, led_by_section
 from bot.app import App, build_app
 from core.messages import ConversationKey, Incoming
 
@@ -23,6 +23,16 @@ def test_every_heading_and_faq_question_is_answered_from_its_section(make_app: C
             cited = [f"{src.source.split('/')[-1]} / {src.heading}" for src in d.sources]
             missed.append(f"{s.file} / {s.heading}: {d.refusal_reason or 'cited ' + '; '.join(cited)}")
     assert not missed, "\n".join(missed)
+
+
+def test_the_demos_first_question_opens_with_the_section_that_answers_it(make_app: Callable[..., App]) -> None:
+    """The reader's order decides what is quoted first: it reads the ingest section as answering
+    surer than the scopes page's "How do I give #hr its own documents?", which retrieval places
+    nearer the question."""
+    app = make_app()
+    d = app.ask(Incoming(ConversationKey("console", "demo"), "local", "How do I add a new document to the knowledge base?"))
+    assert led_by_section(d, "ingesting.md", "How do I ingest documents?"), (d.answer, [s.heading for s in d.sources])
+    assert d.answer.startswith("To add documents to the knowledge base")
 
 
 def test_a_refusal_offers_only_questions_that_are_answered(make_app: Callable[..., App]) -> None:

@@ -129,14 +129,14 @@ def test_a_first_chunk_that_surely_answers_settles_the_question_without_reading_
 def test_a_first_chunk_another_retrieved_chunk_is_clearly_nearer_does_not_settle() -> None:
     """Retrieval's fused order put a sibling section first while the section asked about, retrieved
     later, is nearer the question: the others are read too, and the one that answers comes first."""
-    cfg = replace(ReaderSettings(), settle_probability=0.8, settle_max_gap=0.1)
+    cfg = replace(ReaderSettings(), settle_probability=0.8, settle_max_gap=0.1, similarity_weight=1.0)
     sibling = hit("The webhook uses port 8443.", 0.62, n=0)
     nearer = hit("The webhook port is 8443 by default.", 0.75, n=1)
     hits = [sibling, hit("Slack threads.", 0.5, n=2), nearer]
     reader = WordReader("8443")
     got = read("Which port?", hits, reader, cfg, ExtractiveSettings())
     assert [len(p) for _, p in reader.calls] == [1, 2] and got.read == 3
-    assert got.hits[0].chunk_id == "c1"  # the same probability; the nearer chunk wins the tie
+    assert got.hits[0].chunk_id == "c1"  # the same probability; weighed by similarity, the nearer chunk wins the tie
     close = [replace(sibling, similarity=0.7), hits[1], nearer]  # 0.05 nearer only: retrieval is sure enough
     reader = WordReader("8443")
     assert read("Which port?", close, reader, cfg, ExtractiveSettings()).read == 1
@@ -227,11 +227,13 @@ def test_a_language_model_needs_the_reader_less_sure_than_a_quote() -> None:
 
 
 def test_a_language_model_s_reader_settings_have_their_own_floor_and_settling() -> None:
-    cfg = replace(ReaderSettings(), chunks=3, llm_min_answer_probability=0.1, llm_settle_probability=0.0, llm_chunks=5)
+    cfg = replace(ReaderSettings(), chunks=3, llm_min_answer_probability=0.1, llm_settle_probability=0.0, llm_chunks=5,
+                  similarity_weight=0.0, llm_similarity_weight=2.0)
     assert reader_settings(cfg, local=True) == cfg
     llm = reader_settings(cfg, local=False)
     assert llm.min_answer_probability == 0.1 and llm.settle_probability == 0.0  # every chunk it may cite is read
     assert llm.chunks == 5  # all it is given, not only the extractive generator's three
+    assert llm.similarity_weight == 2.0  # the order of its context: retrieval's view still breaks near ties
 
 
 def test_a_generated_claim_citing_only_chunks_that_do_not_answer_is_left_out() -> None:

@@ -33,9 +33,9 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     """Score the first `cfg.chunks` hits and rerank them by probability plus `similarity_weight` x
     similarity (0 by default: since the chunk nearest the question is always among those read, the
     reader's own order puts the section that answers first more often; ties keep the retrieval
-    order); the rest follow unread, in retrieval order. With `settle_probability`, the first hit is read first: when it answers that surely
-    and retrieval placed it close to the question, the others are not read (a fifth of the
-    reader's cost); otherwise the others are read too. The reader gives a chunk its probability
+    order); the rest follow unread, in retrieval order. With `settle_probability`, the first hit
+    is read first: when it answers that surely and retrieval placed it close to the question, the
+    others are not read (a fifth of the reader's cost); otherwise the others are read too. The reader gives a chunk its probability
     whatever else it reads (core.ports.PassageReader), so settling changes which chunks are read,
     never a probability."""
     head, tail = _to_read(hits, cfg)

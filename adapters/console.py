@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import IO
 
 from core.catalogue import say
-from core.claimview import claim_views
 from core.messages import ConversationKey, Decision, Incoming
 from core.ports import Backend
 from core.render import render_text
 from core.replies import Reply
+from core.verify.claim_views import claim_views
 
 PLATFORM = "console"
 COMMANDS = ("stats", "reingest", "review")

@@ -209,7 +209,7 @@ def topic_groups(records: Sequence[ParsRecord]) -> dict[int, int]:
     """Record index -> topic group: passages whose titles share a content word are one topic
     (ParsiNLU has several passages on "milk", "water" or "Persian-speaking countries"), so a
     question is never called out-of-KB while a passage on its topic is in the KB."""
-    from core.lexicon import content_terms
+    from core.text.lexicon import content_terms
 
     parent = list(range(len(records)))
 
@@ -243,8 +243,8 @@ def persian_split(records: Sequence[ParsRecord], kb_parity: int) -> tuple[list[P
 def without_answer(record: ParsRecord) -> str | None:
     """The passage with every sentence that holds a gold answer removed (an in-KB question whose
     answer the KB does not hold), or None when nothing of the passage would remain."""
-    from core.claims import split_sentences
-    from core.normalize import normalize_text
+    from core.text.normalize import normalize_text
+    from core.text.sentences import split_sentences
 
     golds = [normalize_text(a) for a in record.answers if a.strip()]
     kept = [s for s in split_sentences(record.passage) if not any(g and g in normalize_text(s) for g in golds)]

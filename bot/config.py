@@ -22,7 +22,7 @@ from bot.schema import at, environment_tables, flattened, layout, load_toml, tab
 from bot.scopes import ScopeMap, ScopeSettings, ScopingSettings, check_scopes, parse_scopes
 from core.profiles import THRESHOLD_KEYS
 from core.settings import CoreSettings
-from storage.ann import SearchIndexSettings
+from storage.index.ann import SearchIndexSettings
 from storage.settings import ChunkSettings
 
 
@@ -168,7 +168,7 @@ class Config:
 
     @property
     def spool_path(self) -> Path:
-        """Turns the transcript database could not take wait here (see storage/spool.py)."""
+        """Turns the transcript database could not take wait here (see storage/records/spool.py)."""
         return self.data_dir / "spool" / "turns.jsonl"
 
     def secret(self, env_name: str) -> str:

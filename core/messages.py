@@ -173,7 +173,7 @@ class Decision:
     claim_map: list[dict[str, Any]] = field(default_factory=list)
     draft: str = ""  # the generated wording when it was not sent as written: held, replaced by quotes, or pruned
     removed_claims: list[str] = field(default_factory=list)  # claims left out of the answer sent: the sources do not state them
-    risk: float | None = None  # core/risk.py: 0..1 for an answer the verifier let through; None for a refusal
+    risk: float | None = None  # core/turn/risk.py: 0..1 for an answer the verifier let through; None for a refusal
     risk_parts: dict[str, float] = field(default_factory=dict)
     route: str = ""  # reply | template | hold | refuse
     turn_uid: str = ""  # the turn's own id, known before any database has seen it

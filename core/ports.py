@@ -15,6 +15,7 @@ import numpy as np
 
 from core.messages import ConversationKey, Decision, Generation, Hit, Incoming, Suggestion
 from core.replies import Reply
+from core.settings import Mode
 
 
 class Embedder(Protocol):
@@ -69,22 +70,23 @@ class Generator(Protocol):
     """Produces an answer with [C#] citations from numbered context chunks."""
 
     name: str
+    mode: Mode  # quotes the sources or asks a language model: which settings the stages read (core.settings.for_mode)
 
     def generate(self, question: str, hits: Sequence[Hit]) -> Generation: ...
 
 
 class PassageReader(Protocol):
-    """The passage reader: for each passage (a retrieved chunk as core/reader_view.py shows it), the
+    """The passage reader: for each passage (a retrieved chunk as core/gate/reader_input.py shows it), the
     probability (0..1) that it answers the question. A passage's probability depends on the question
     and the passage alone, not on what else the call reads, so the pipeline may read a question's
-    passages in more than one call. storage/reader.py implements it."""
+    passages in more than one call. storage/models/reader.py implements it."""
 
     def score(self, question: str, passages: Sequence[str]) -> list[float]: ...
 
 
 class ClaimJudge(Protocol):
     """The claim judge: for each (claim, evidence text) of an answer, the probability (0..1) that
-    the evidence states the claim as the answer to the question. storage/claim_judge.py
+    the evidence states the claim as the answer to the question. storage/models/claim_judge.py
     implements it; the verifier runs it after the lexical checks (core/verify/checks.py)."""
 
     def score(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]: ...

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,9 @@ class ExtractiveSettings:
     heading_paraphrase_similarity: float = 0.75  # ... and one this close, when no sentence shares its words, if the reader trusts that section first
     min_sentence_score: float = 0.10
     min_quote_similarity: float = 0.45
-    named_terms: bool = True  # a name or number the question asks about must be in a retrieved chunk (core/named_terms.py)
-    mentioned_words: bool = True  # a yes/no question's words must be in some chunk of the knowledge base (core/mentions.py)
-    asks_when: bool = True  # a question asking when is answered only by sentences that say when (core/asks_when.py)
+    named_terms: bool = True  # a name or number the question asks about must be in a retrieved chunk (core/generate/named_terms.py)
+    mentioned_words: bool = True  # a yes/no question's words must be in some chunk of the knowledge base (core/gate/mentions.py)
+    asks_when: bool = True  # a question asking when is answered only by sentences that say when (core/generate/asks_when.py)
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class ReaderSettings:
     settle_min_similarity: float = 0.5  # ... when retrieval also placed it at least this close to the question
     settle_max_gap: float = 0.1  # ... and no other retrieved chunk is more than this closer to the question (1: no limit)
     unknown_word_probability: float = 0.6  # a question with a word no document holds, at a top-1 similarity
-    unknown_word_similarity: float = 0.45  # below this, needs the best chunk this sure (core/mentions.py)
+    unknown_word_similarity: float = 0.45  # below this, needs the best chunk this sure (core/gate/mentions.py)
     read_nearest: bool = True  # the retrieved chunk nearest the question is read even when the fused order puts it past `chunks`
     llm_min_answer_probability: float = 0.1  # the same with a language model, whose every claim is verified after
     llm_settle_probability: float = 0.0  # settle_probability with a language model (0: every chunk it may cite is read)
@@ -93,7 +94,7 @@ class VerifySettings:
 
 @dataclass(frozen=True)
 class ReviewSettings:
-    """Risk routing (core/risk.py): below template_risk reply, from it quote the evidence
+    """Risk routing (core/turn/risk.py): below template_risk reply, from it quote the evidence
     verbatim instead, from hold_risk hold the answer for a person's review."""
 
     template_risk: float = 0.5  # hold_risk chosen on CLAPNQ and HaluEval dev (bench/results/routing_choice.json)
@@ -134,3 +135,25 @@ class CoreSettings:
         """Stable hash of every setting that can change a decision."""
         blob = json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+class Mode(StrEnum):
+    """How a generator answers, declared by every generator (core.ports.Generator.mode): QUOTE
+    copies sentences of the sources (nothing to verify after, so the reader must be surer, and a
+    suggestion can be checked by answering it); LANGUAGE_MODEL writes an answer whose every claim
+    is verified after (the reader reads every chunk it may cite, with a lower floor)."""
+
+    QUOTE = "quote"
+    LANGUAGE_MODEL = "language_model"
+
+
+def for_mode(settings: CoreSettings, mode: Mode) -> CoreSettings:
+    """The settings the stages read for a generator of this mode: the one place where the
+    `[reader] llm_*` twins replace their quote-mode keys and the quote-only checks are turned off,
+    so no stage asks which generator it serves."""
+    if mode is Mode.QUOTE:
+        return settings
+    r = settings.reader
+    reader = replace(r, min_answer_probability=r.llm_min_answer_probability, settle_probability=r.llm_settle_probability,
+                     chunks=r.llm_chunks, similarity_weight=r.llm_similarity_weight)
+    return replace(settings, reader=reader, extractive=replace(settings.extractive, mentioned_words=False))

@@ -51,7 +51,7 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def embedder() -> Any:
-    from storage.embedders import MiniLMEmbedder
+    from storage.models.embedders import MiniLMEmbedder
 
     embedder = MiniLMEmbedder()
     _freeze_heap()  # the model and what loading it imported live for the whole session

@@ -28,9 +28,9 @@ from adapters.slack.rendering import (
     reply_blocks,
 )
 from core.catalogue import say
-from core.language import language_of
 from core.messages import ConversationKey, Incoming, message_uid
 from core.ports import Backend
+from core.text.language import language_of
 
 log = logging.getLogger("groundbot.slack")
 
@@ -174,5 +174,5 @@ class Questions:
 
     @staticmethod
     def lang_of(message: dict[str, Any]) -> str:
-        """The language of the answer a button sits under (as the question's, see core/language.py)."""
+        """The language of the answer a button sits under (as the question's, see core/text/language.py)."""
         return language_of(str(message.get("text") or ""))

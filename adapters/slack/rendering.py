@@ -12,10 +12,10 @@ from typing import Any
 
 from core import reasons
 from core.catalogue import say
-from core.language import language_of
 from core.messages import Decision, Source
 from core.render import display_answer, split_message
 from core.replies import REASON_LABELS, Button, FeedbackReason, Reply
+from core.text.language import language_of
 
 # Slack's published limits (Block Kit reference).
 SECTION_TEXT_LIMIT = 3000

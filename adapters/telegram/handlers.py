@@ -18,9 +18,9 @@ from adapters.telegram.rendering import HELP_KEY, decision_reply, failure_text, 
 from adapters.telegram.replies import Replies
 from adapters.telegram.threads import ThreadLookup, addressed_text, reply_target, thread_for, topic_thread
 from core.catalogue import say
-from core.language import language_of
 from core.messages import ConversationKey, Incoming, message_uid
 from core.ports import Backend
+from core.text.language import language_of
 
 log = logging.getLogger(__name__)
 

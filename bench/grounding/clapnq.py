@@ -38,10 +38,10 @@ from bench.grounding.harness import (
 from bench.grounding.replay_server import CITE, CITE_PREV, ReplayServer
 from bot.app import App
 from bot.config import Config
-from core.claims import split_sentences
-from core.lexicon import STOP
 from core.messages import Decision
-from core.normalize import clean_input
+from core.text.lexicon import STOP
+from core.text.normalize import clean_input
+from core.text.sentences import split_sentences
 
 SPLITS = ("all", "dev", "test")
 SHIFT = 37  # the "other" record of record i is (i + SHIFT) % n

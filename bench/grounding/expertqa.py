@@ -31,9 +31,9 @@ from bench.grounding.harness import Dump, PassResult, Row, SuiteResult, ask, ing
 from bench.grounding.replay_server import ReplayServer
 from bot.app import App
 from bot.config import Config
-from core.claims import split_sentences
 from core.messages import Decision
-from core.normalize import clean_input
+from core.text.normalize import clean_input
+from core.text.sentences import split_sentences
 
 NAME = "expertqa"
 SPLITS = ("dev", "test")

@@ -19,7 +19,7 @@ import numpy as np
 from bot.app import App, build_app
 from bot.config import Config
 from core.messages import ConversationKey, Decision, Hit, Incoming
-from core.normalize import normalize_text
+from core.text.normalize import normalize_text
 
 Dump = Callable[[dict[str, Any]], None]
 _CITATION = re.compile(r"\[C\d+\]")

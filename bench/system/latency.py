@@ -43,11 +43,11 @@ from bench.datasets import HALUEVAL_FILE, PARSINLU_FILE, SQUAD_FILE
 from bot.app import SUGGESTIONS_CHECKED_AHEAD, build_app, settle_heap
 from bot.config import load_config
 from core.messages import ConversationKey, Hit, Incoming
-from core.normalize import normalize_text
 from core.settings import VerifySettings
+from core.text.normalize import normalize_text
 from core.verify import verify_answer
-from storage.chunker import chunk_document
-from storage.loaders import discover, load_file
+from storage.ingestion.chunker import chunk_document
+from storage.ingestion.loaders import discover, load_file
 
 
 def pct(values: list[float], q: float) -> float:
@@ -101,7 +101,7 @@ def chunk_texts(folder: Path, cfg: Any) -> list[str]:
 def verification_cost(passages: list[str], rounds: int = 300, claims: int = 5, judge: Any = None) -> dict[str, float]:
     """Time verify_answer on answers of `claims` cited claims drawn from real passages (one
     passage each), with the claim judge when one is given (as an LLM answer is verified)."""
-    from core.claims import split_claims, split_sentences
+    from core.text.sentences import split_claims, split_sentences
 
     rng = random.Random(7)
     usable = [p for p in passages if len(split_sentences(p)) >= 5]
@@ -125,7 +125,7 @@ def verify_only(out: Path, rounds: int) -> int:
     """The verifier alone: five claims without the claim judge, ten with it (latency-verify.json by default)."""
     from bench.datasets import load_squad
     from core.settings import JudgeSettings
-    from storage.claim_judge import OnnxClaimJudge
+    from storage.models.claim_judge import OnnxClaimJudge
 
     passages = [p for a in load_squad(SQUAD_FILE) for p in a.paragraphs]
     result = {"verify_five_claims_ms": verification_cost(passages, rounds),

@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from bench import RESULTS, ROOT
 from bench.datasets import HALUEVAL_FILE, SQUAD_FILE
-from core.normalize import normalize_text
+from core.text.normalize import normalize_text
 
 CACHE = Path(tempfile.gettempdir()) / "groundbot-scale-base.npz"
 NOISE = 0.025  # per-dimension noise of a copy's vector: cosine to its original ~0.9 for 384-d
@@ -74,7 +74,7 @@ def base_set(n: int, n_questions: int) -> dict[str, Any]:
     rng = np.random.default_rng(5)
     pick = rng.permutation(len(texts))[:n]
     qpick = rng.permutation(len(questions))[:n_questions]
-    from storage.embedders import make_embedder
+    from storage.models.embedders import make_embedder
 
     emb = make_embedder("minilm")
     t0 = time.perf_counter()
@@ -93,8 +93,8 @@ def synthetic_batch(base: dict[str, Any], start: int, stop: int, dim: int, scope
     """Rows start..stop of the grown table: row i is base row i % B, copy i // B (perturbed);
     with `scopes`, each document's knowledge scopes (bench/system/scale_scopes.py)."""
     from bench.system.scale_scopes import scopes_of_documents
-    from storage.chunk_card import CARD, pack
-    from storage.chunk_index import schema
+    from storage.index.chunk_card import CARD, pack
+    from storage.index.chunk_index import schema
 
     b = len(base["texts"])
     idx = np.arange(start, stop)
@@ -122,9 +122,9 @@ def synthetic_batch(base: dict[str, Any], start: int, stop: int, dim: int, scope
 
 def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any, scopes: int = 0) -> dict[str, Any]:
     """Write `size` rows (and one suggestion row per 20 chunks), then index them the project's way."""
-    from storage.chunk_card import CARD, unpack
-    from storage.chunk_index import TABLE, LanceChunkIndex
-    from storage.suggestion_index import SuggestionRow
+    from storage.index.chunk_card import CARD, unpack
+    from storage.index.chunk_index import TABLE, LanceChunkIndex
+    from storage.index.suggestion_index import SuggestionRow
 
     dim = base["vectors"].shape[1]
     index = LanceChunkIndex(index_dir, dim, "minilm", search=settings)
@@ -161,7 +161,7 @@ def recall(index: Any, qvecs: np.ndarray, grid: tuple[tuple[int, ...], ...]) -> 
                  .limit(10).select(["chunk_id", "_distance"]).to_arrow().column("chunk_id").to_pylist()) for q in qvecs]
     plan = index._search_plan(tbl)
     out: dict[str, Any] = {"exact_queries": len(qvecs)}
-    from storage.ann import ef_for, nprobes_for
+    from storage.index.ann import ef_for, nprobes_for
 
     configured = (nprobes_for(plan, index.settings), index.settings.refine_factor, ef_for(plan, index.settings)) \
         if plan else (0, 0, 0)
@@ -191,7 +191,7 @@ def recall(index: Any, qvecs: np.ndarray, grid: tuple[tuple[int, ...], ...]) -> 
 
 def serve_probe(index_dir: str, n: int) -> dict[str, Any]:
     """In a fresh process: open the index and answer questions; latency and peak RSS."""
-    from storage.chunk_index import LanceChunkIndex
+    from storage.index.chunk_index import LanceChunkIndex
 
     base = dict(np.load(CACHE, allow_pickle=False))
     load0 = os.getloadavg()
@@ -243,15 +243,15 @@ def peak_rss_mb() -> float:
 
 
 def _settings(raw: dict[str, Any]) -> Any:
-    from storage.ann import SearchIndexSettings
+    from storage.index.ann import SearchIndexSettings
 
     return SearchIndexSettings(**raw)
 
 
 def changed_documents(index: Any, base: dict[str, Any], work: Path) -> dict[str, Any]:
     """Ingest 100 new documents into the big index, then change all 100 and ingest again."""
-    from storage.embedders import make_embedder
-    from storage.ingest import ingest
+    from storage.ingestion.ingest import ingest
+    from storage.models.embedders import make_embedder
     from storage.settings import ChunkSettings
 
     emb = make_embedder("minilm")
@@ -293,7 +293,7 @@ def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_ex
     """Build, probe, check recall and ingest at one size; with `keep` the work directory (the
     index in keep/index) is that one and is left in place, so serving can be probed again later
     (python -m bench.system.scale --probe keep/index)."""
-    from storage.chunk_index import LanceChunkIndex
+    from storage.index.chunk_index import LanceChunkIndex
 
     if keep is not None:
         if (keep / "index").exists():
@@ -383,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     grid = tuple(tuple(int(x) for x in pair.split(":")) for pair in args.grid.split(",")) if args.grid else GRID
     if args.recall_only:
-        from storage.chunk_index import LanceChunkIndex
+        from storage.index.chunk_index import LanceChunkIndex
 
         qv = dict(np.load(CACHE, allow_pickle=False))["qvectors"][: args.exact]
         index = LanceChunkIndex(Path(args.recall_only), qv.shape[1], "minilm", search=cfg.search_index)
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(found))
         return 0
     if args.ingest_only:
-        from storage.chunk_index import LanceChunkIndex
+        from storage.index.chunk_index import LanceChunkIndex
 
         base = base_set(args.base, max(args.queries, args.exact) + 51)
         index = LanceChunkIndex(Path(args.ingest_only), base["vectors"].shape[1], "minilm", search=cfg.search_index)

@@ -8,7 +8,7 @@ come from bench.system.scale's cache. Every variant runs the same questions afte
 one query at a time on LanceDB's event loop. Results: bench/results/scale_legs-<rows>.json.
 The last variants fetch a question's 20 vector-leg rows by row id with different columns: the
 cost of reading rows at random goes with the number of columns read, not with the rows (why a
-hit's shown fields are one card column, storage/chunk_card.py).
+hit's shown fields are one card column, storage/index/chunk_card.py).
 Nothing here changes how groundbot searches: it says where the time goes.
 """
 
@@ -26,11 +26,11 @@ import numpy as np
 
 from bench import ROOT
 from bench.system.scale import CACHE, RESULTS, pct
-from storage.ann import ef_for, nprobes_for
-from storage.async_loop import LANCE_LOOP
-from storage.chunk_card import CARD
-from storage.chunk_index import LanceChunkIndex, fts_terms
-from storage.search_legs import AsyncTableAt, LegQuery, rows, text_query, vector_query
+from storage.index.ann import ef_for, nprobes_for
+from storage.index.async_loop import LANCE_LOOP
+from storage.index.chunk_card import CARD
+from storage.index.chunk_index import LanceChunkIndex, fts_terms
+from storage.index.search_legs import AsyncTableAt, LegQuery, rows, text_query, vector_query
 
 
 def _terms(question: str, drop_stop: bool) -> str:
@@ -38,7 +38,7 @@ def _terms(question: str, drop_stop: bool) -> str:
 
 
 class Legs:
-    """The queries of one index, built by storage/search_legs.py as LanceChunkIndex.search asks them."""
+    """The queries of one index, built by storage/index/search_legs.py as LanceChunkIndex.search asks them."""
 
     def __init__(self, index: LanceChunkIndex) -> None:
         tbl = index.table()

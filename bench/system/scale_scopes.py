@@ -2,12 +2,12 @@
 
     nice -n 10 python -m bench.system.scale --sizes 100000 --scopes 10 --out scale_scopes
 
-A chat served by a knowledge scope searches its scope's own table (storage/scope_tables.py), or,
+A chat served by a knowledge scope searches its scope's own table (storage/index/scope_tables.py), or,
 without scope tables, the chunk table with a prefilter on its `scopes` column
-(storage/scope_column.py). Here the synthetic table's documents are spread over N scopes (one
+(storage/index/scope_column.py). Here the synthetic table's documents are spread over N scopes (one
 each, every tenth document in a second one too), and the same run measures:
   * recall@10 of the scoped vector leg against exact scoped search (no vector index), one
-    scope per question in turn: through each scope's own table (storage/scope_tables.py) and
+    scope per question in turn: through each scope's own table (storage/index/scope_tables.py) and
     through the chunk table with the scope's prefilter;
   * the hybrid search's latency with and without a scope, alternating per question in the one
     serving process, so both see the same machine load.
@@ -36,7 +36,7 @@ def _leg_recall(index: Any, qvecs: np.ndarray, n: int, table_of: Any, where_of: 
     """recall@10 of the configured ANN query against exact search on the same rows, one scope
     per question in turn: `table_of(scope)` the table searched, `where_of(scope)` its prefilter
     ('' = none), `ef_of(scope)` the graph's candidate list."""
-    from storage.ann import nprobes_for
+    from storage.index.ann import nprobes_for
 
     hits, times, exact_times = 0, [], []
     for i, q in enumerate(qvecs):
@@ -68,11 +68,11 @@ def _leg_recall(index: Any, qvecs: np.ndarray, n: int, table_of: Any, where_of: 
 def scoped_recall(index: Any, qvecs: np.ndarray, n: int) -> dict[str, Any]:
     """recall@10 of the scoped vector leg against exact scoped search, with its latency and the
     exact search's: through each scope's own table when the index has them (what
-    `LanceChunkIndex.search` reads then, storage/scope_tables.py), and through the chunk table
+    `LanceChunkIndex.search` reads then, storage/index/scope_tables.py), and through the chunk table
     with the scope's prefilter (what it reads without them; a scope of at most
     `scope_exact_rows` rows is then searched exactly)."""
-    from storage.ann import ef_for
-    from storage.scope_column import scope_filter
+    from storage.index.ann import ef_for
+    from storage.index.scope_column import scope_filter
 
     tbl = index.table()
     version = int(index.version())
@@ -94,7 +94,7 @@ def scoped_probe(index: Any, qs: list[str], qv: np.ndarray, n: int) -> dict[str,
     """The hybrid search with and without a scope, alternating which goes first per question,
     after two warm-up searches in each scope (the unscoped search is warm by then: the serving
     probe ran its own warm-up and 200 questions before)."""
-    from core.normalize import normalize_text
+    from core.text.normalize import normalize_text
 
     plain: list[float] = []
     scoped: list[float] = []

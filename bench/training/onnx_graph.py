@@ -5,7 +5,7 @@ changing what it computes.
   BERT optimizer and again by the runtime's own fusion) took 7.5 ms of a 41.5 ms run of five
   128-piece pairs through the 3-layer reader on this CPU; the plain `Add` and
   `LayerNormalization` it fuses take 1.5 ms. The rewrite puts them back, and
-  storage/onnx_pairs.py turns the runtime's `SkipLayerNormFusion` off.
+  storage/models/onnx_pairs.py turns the runtime's `SkipLayerNormFusion` off.
 - `torch.onnx.export` of scaled-dot-product attention guards every softmax with
   `Where(IsNaN(p), 0, p)`, for a query whose keys are all masked: a pair always has its [CLS]
   and [SEP] unmasked, so the guard never fires, and it read every attention probability (3 ms

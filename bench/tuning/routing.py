@@ -13,11 +13,11 @@ The figure to minimise is the share of hallucinated answers that reach a user un
 (replied or quoted); its cost is the share of right answers sent to review. HaluEval records
 5000-9999 are never read (bench.datasets stops at line 5000).
 
-Rows keep each answer's risk parts, so a report re-weighs them with core.risk's current WEIGHTS.
+Rows keep each answer's risk parts, so a report re-weighs them with core.turn.risk's current WEIGHTS.
 `--choose` picks, on a dev split only, the claim judge's weight and the thresholds: the fewest
 hallucinated answers unreviewed with at most BUDGET of right answers held, then the lowest
 template_risk with at most TEMPLATE_BUDGET of right answers not sent as written
-(bench/results/routing_choice.json; core/risk.py and core/settings.py carry the result).
+(bench/results/routing_choice.json; core/turn/risk.py and core/settings.py carry the result).
 dev_unseen is the dev records the claim judge was not trained on, where its scores are honest.
 """
 
@@ -35,8 +35,8 @@ from bench import RESULTS, ROOT
 from bench import datasets as ds
 from bench.grounding.run import run_halueval
 from bot.config import load_config
-from core.risk import WEIGHTS, score_of
 from core.settings import ReviewSettings
+from core.turn.risk import WEIGHTS, score_of
 
 OFF = 1.01  # above any risk: nothing is templated or held while measuring
 GRID = [round(0.05 * i, 2) for i in range(21)]
@@ -90,7 +90,7 @@ def curve(rows: Sequence[dict[str, Any]], template: float) -> list[dict[str, flo
 
 
 def rescored(rows: Sequence[dict[str, Any]], weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
-    """The rows with their risk re-weighed from the recorded parts (core.risk.WEIGHTS by default)."""
+    """The rows with their risk re-weighed from the recorded parts (core.turn.risk.WEIGHTS by default)."""
     return [r | {"risk": None if r["risk"] is None else score_of(r["risk_parts"], weights)} for r in rows]
 
 

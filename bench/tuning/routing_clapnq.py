@@ -7,7 +7,7 @@
 The clapnq_llm suite records every answer the verifier let through with its risk parts. Its
 right answers are what a competent LLM writes (several cited sentences, lightly paraphrased);
 its wrong ones are another record's answer, one added sentence and one swapped name or number.
-The routes at any threshold follow from the recorded parts without asking again (core.risk's
+The routes at any threshold follow from the recorded parts without asking again (core.turn.risk's
 weights; reply below template_risk, quoted evidence up to hold_risk, held from it). `--choose`
 picks, on dev records only (CLAPNQ odd records, HaluEval dev records), the claim judge's weight
 and hold_risk that hold the fewest HaluEval right answers (all three forms) while holding at most
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT
-from core.risk import WEIGHTS, score_of
 from core.settings import ReviewSettings
+from core.turn.risk import WEIGHTS, score_of
 
 BUDGET = 0.05  # right answers held for review, at most
 HOLDS = [round(0.40 + 0.05 * i, 2) for i in range(9)]

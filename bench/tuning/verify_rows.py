@@ -29,14 +29,14 @@ from bench import ROOT
 from bench import datasets as ds
 from bench.grounding.clapnq import contains_text
 from bench.grounding.expertqa import LABELS, leaked, reached
-from core.claimview import claim_views
-from core.gates import GateResult
+from core.gate.checks import GateResult
 from core.messages import ConversationKey, Generation, Verification
-from core.pipeline import Pipeline
 from core.ports import ClaimJudge
-from core.risk import Route, assess, route, template_answer
 from core.settings import CoreSettings
+from core.turn.pipeline import Pipeline
+from core.turn.risk import Route, assess, route, template_answer
 from core.verify import verify_answer
+from core.verify.claim_views import claim_views
 
 
 @dataclass
@@ -93,7 +93,7 @@ def capture(out: Path, halueval_dev: int, halueval_test: int | None, suites: Seq
     from bench.grounding.clapnq import run_clapnq_llm
     from bench.grounding.expertqa import run_expertqa
     from bench.grounding.run import base_config, run_halueval
-    from storage.embedders import make_embedder
+    from storage.models.embedders import make_embedder
 
     config = base_config(ROOT / "config.toml")
     emb = make_embedder(config.embedder, config.embed_batch_size)
@@ -146,7 +146,7 @@ def as_asked(c: Captured, core: CoreSettings) -> CoreSettings:
 
 
 def replay_one(c: Captured, core: CoreSettings, judge: ClaimJudge | None) -> Outcome:
-    """The verifier, risk and route of today's code on one captured turn (as core.record does)."""
+    """The verifier, risk and route of today's code on one captured turn (as core.turn.record does)."""
     if c.gate is None or c.generation is None:
         return Outcome(None, "refuse", "")
     core = as_asked(c, core)
@@ -231,7 +231,7 @@ def default_core(config_file: Path = ROOT / "config.toml",
     if model is None:
         judge = make_claim_judge(replace(config, generator="openai"), config.embedder)  # as the LLM suites run
     else:  # the exported judge asked for, instead of the shipped one
-        from storage.claim_judge import OnnxClaimJudge
+        from storage.models.claim_judge import OnnxClaimJudge
 
         judge = OnnxClaimJudge(model, threads=config.core.judge.threads)
     return config.core, CachedJudge(judge) if judge is not None else None

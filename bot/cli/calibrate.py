@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import Config
-from core.extractive import ExtractiveGenerator
-from core.gates import run_gates
+from core.gate.checks import run_gates
+from core.generate.extractive import ExtractiveGenerator
 from core.messages import Hit
-from core.normalize import normalize_text
 from core.profiles import Profile, load_profile
+from core.text.normalize import normalize_text
 from core.verify import verify_answer
 
 

@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.lexicon import content_terms
+from core.text.lexicon import content_terms
 
 if TYPE_CHECKING:  # the database library loads when the report is built, not for --help
-    from storage.report_data import ReportData
+    from storage.records.report_data import ReportData
 
 ROUTES = ("reply", "template", "hold")
 
@@ -205,7 +205,7 @@ def render(s: dict[str, Any], plots: list[tuple[str, str]], since: str, routing:
 
 def build_report(engine: Any, out: Path, since: datetime | None = None, routing_file: Path | None = None,
                  now: datetime | None = None) -> Path:
-    from storage.report_data import load
+    from storage.records.report_data import load
 
     out.mkdir(parents=True, exist_ok=True)
     s = summarise(load(engine, since), now or datetime.now(UTC))

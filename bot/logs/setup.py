@@ -1,7 +1,7 @@
 """Log output: human text on a terminal, or one JSON object per line for a log collector.
 
 `[log] format = "json"` writes every record as JSON with its time, level, logger, message and,
-while a turn runs, the turn's `turn_uid` and `conversation` key (core/turnlog.py), so the
+while a turn runs, the turn's `turn_uid` and `conversation` key (core/turn/turnlog.py), so the
 lines of one turn can be found among many workers' interleaved output and joined with its row
 in the transcript database. Secrets are redacted before any formatter sees a record
 (bot/logs/redact.py); the JSON line is scrubbed once more, since a field taken from the record's
@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter as _JsonLines
 
-from core.turnlog import current
+from core.turn.turnlog import current
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 FORMATS = ("text", "json")

@@ -4,7 +4,7 @@ when the worker holding them dies.
 Telegram re-sends a webhook update only while it gets no 2xx, Slack retries an event only when
 it gets no 2xx within 3 s: once a worker has said 200, the platform forgets the message. So a
 worker acknowledges a delivery only after claiming it in the database *with its payload*
-(storage/shared_state.py), answers it, and marks it done. Its heartbeat renews its claims; a
+(storage/records/shared_state.py), answers it, and marks it done. Its heartbeat renews its claims; a
 worker killed in between stops renewing, and every worker's sweeper looks for such claims and
 answers them from the stored payload, as if the platform had delivered them again (Telegram
 updates through python-telegram-bot, Slack events through bolt, signed afresh with the signing
@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from starlette.concurrency import run_in_threadpool
 
 from bot.server.metrics import Metrics
-from storage.shared_state import Claim, SharedState
+from storage.records.shared_state import Claim, SharedState
 
 log = logging.getLogger("groundbot.serve")
 T = TypeVar("T")

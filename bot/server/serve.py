@@ -55,7 +55,7 @@ class Service:
     app_factory: Callable[[], App]
     metrics: Metrics
     app: App | None = None
-    state: Any = None  # storage.shared_state.SharedState once built
+    state: Any = None  # storage.records.shared_state.SharedState once built
     slack: Any = None  # adapters.slack.SlackAdapter when Slack is configured
     slack_endpoint: Any = None  # bolt's Starlette adapter over the adapter's bolt App
     telegram: Any = None  # adapters.telegram.TelegramBot when the webhook is configured
@@ -70,7 +70,7 @@ class Service:
 
     def build(self) -> None:
         """Load the model, open the index and the database, wire the front ends (in a thread)."""
-        from storage.shared_state import SharedState
+        from storage.records.shared_state import SharedState
 
         try:
             app = self.app_factory()

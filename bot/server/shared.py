@@ -3,7 +3,7 @@ on taken from database rows instead of process memory, and every turn and event 
 
 - a turn holds its conversation's lease, so one conversation is answered one turn at a time and
   in order whichever worker receives each message;
-- Telegram's per-user rate limit and reply-thread map are rows (storage/shared_state.py);
+- Telegram's per-user rate limit and reply-thread map are rows (storage/records/shared_state.py);
 - Slack's once-filter (event ids, message timestamps, button presses) is the delivery table;
   events and messages are claimed there until answered (a dead worker's are taken over).
 """
@@ -16,7 +16,7 @@ from typing import Any
 from bot.server.metrics import Metrics
 from bot.services.hooks import Hooks, TurnHandler
 from core.messages import Decision, Incoming
-from storage.shared_state import Claim, SharedState
+from storage.records.shared_state import Claim, SharedState
 
 log = logging.getLogger("groundbot.turns")
 

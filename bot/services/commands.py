@@ -22,7 +22,7 @@ from core.catalogue import say
 from core.messages import NOT_SET_UP, ConversationKey
 from core.ports import PathNotAllowed
 from core.replies import REASON_LABELS, Button, FeedbackReason, Reply
-from storage.transcripts import SqlTranscriptStore, Vote
+from storage.records.transcripts import SqlTranscriptStore, Vote
 
 ADMIN_LANG = "en"
 Progress = Callable[[str, int, int], None]

@@ -12,8 +12,8 @@ import yaml
 
 from bot.scopes import ScopeMap
 from core.ports import Embedder, PathNotAllowed
-from storage.chunk_index import LanceChunkIndex
-from storage.ingest import IngestSummary, Progress, ingest
+from storage.index.chunk_index import LanceChunkIndex
+from storage.ingestion.ingest import IngestSummary, Progress, ingest
 from storage.settings import ChunkSettings
 
 

@@ -1,4 +1,4 @@
-"""The courier: sends reviewed decisions from the outbox (storage/outbox.py) through the
+"""The courier: sends reviewed decisions from the outbox (storage/records/outbox.py) through the
 platforms this process is connected to, and retries what failed until it is sent.
 
 A decision is queued before the first try, so nothing an admin decided is lost: when the
@@ -19,7 +19,7 @@ from typing import Any
 
 from core.messages import Decision, Source, Suggestion
 from core.ports import Delivery
-from storage.outbox import Outbox
+from storage.records.outbox import Outbox
 
 log = logging.getLogger(__name__)
 # the platforms with a Delivery (adapters that can write to a user first); a question asked

@@ -15,13 +15,13 @@ from collections.abc import Callable, Mapping
 from bot.services.outbox import PUSHED, Courier
 from core import reasons
 from core.catalogue import say
-from core.claimview import claim_views
 from core.messages import NOT_SET_UP, ConversationKey, Decision, Source, Suggestion
-from core.normalize import normalize_text
 from core.ports import Delivery
 from core.replies import Action, Button, Reply, Section
-from storage.ingest import IngestSummary
-from storage.reviews import QueueEntry, ReviewQueue
+from core.text.normalize import normalize_text
+from core.verify.claim_views import claim_views
+from storage.ingestion.ingest import IngestSummary
+from storage.records.reviews import QueueEntry, ReviewQueue
 
 log = logging.getLogger(__name__)
 ADMIN_LANG = "en"  # admins read the queue in one language; users get theirs

@@ -1,7 +1,7 @@
 """Every user-facing string, one catalogue per language (en.toml, fa.toml in this folder).
 
 Adapters and commands never hold English literals: they ask `say(key, lang, **fields)`, and
-the language is the question's (core/language.py), like the refusal message. A key missing in
+the language is the question's (core/text/language.py), like the refusal message. A key missing in
 a language falls back to English; a test keeps both catalogues' keys and placeholders equal.
 """
 

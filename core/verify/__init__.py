@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.claims import split_claims
 from core.messages import Hit, Verification
 from core.ports import ClaimJudge
 from core.settings import VerifySettings
+from core.text.names import critical_tokens
+from core.text.sentences import split_claims
 from core.verify.checks import ClaimCheck, ClaimRow
 from core.verify.evidence import evidence_sentences, is_polar
-from core.verify.names import critical_tokens
 from core.verify.rules import RULES, Draft, citations_valid
 
 __all__ = ["ClaimCheck", "ClaimRow", "critical_tokens", "evidence_sentences", "is_polar", "verify_answer"]

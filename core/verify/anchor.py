@@ -25,10 +25,10 @@ import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
-from core.lexicon import STOP, content_terms
-from core.normalize import normalize_text, words
-from core.verify.features import Sentence, fold, present
-from core.verify.names import critical_tokens
+from core.text.lexicon import STOP, content_terms
+from core.text.names import critical_tokens, fold
+from core.text.normalize import normalize_text, words
+from core.verify.features import Sentence, present
 
 _LISTED = re.compile(r"(\w+)(?=\s*(?:[,;/]\s*(?:(?:and|or)\s+)?|\s+(?:and|or|nor)\s+)(\w+))")
 SPAN = 3  # words either side of a token in the claim that count as next to it

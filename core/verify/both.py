@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.lexicon import AUXILIARIES, content_terms
-from core.normalize import normalize_text, words
+from core.text.lexicon import AUXILIARIES, content_terms
+from core.text.normalize import normalize_text, words
 from core.verify.compare import _trim, option_passages
 from core.verify.features import NEGATIONS
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from core.claims import Claim
-from core.lexicon import content_terms
 from core.messages import ClaimRow, Hit
-from core.normalize import normalize_text, words
 from core.ports import ClaimJudge
 from core.settings import VerifySettings
+from core.text.lexicon import content_terms
+from core.text.names import critical_tokens, unmatched_names
+from core.text.normalize import normalize_text, words
+from core.text.sentences import Claim
 from core.verify.anchor import misplaced, out_of_context
 from core.verify.both import check_both, pair
 from core.verify.compare import check_comparison
@@ -32,7 +33,6 @@ from core.verify.evidence import (
 )
 from core.verify.features import NEGATIONS, Sentence, claim_evidence, present
 from core.verify.model import ClaimModel
-from core.verify.names import critical_tokens, unmatched_names
 
 
 @dataclass
@@ -131,7 +131,7 @@ def negation(ctx: AnswerContext) -> None:
 
 
 def names(ctx: AnswerContext) -> None:
-    """Multi-word names must appear together in one evidence sentence (core/verify/names.py).
+    """Multi-word names must appear together in one evidence sentence (core/text/names.py).
     Only without a claim judge (Persian knowledge bases): with the judge it rejected three right
     CLAPNQ claims alone on the dev parts and caught no wrong one alone (bench/results/guards.md)."""
     if ctx.judge is not None:

@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.lexicon import AUXILIARIES, content_terms
-from core.verify.names import is_name_word
+from core.text.lexicon import AUXILIARIES, content_terms
+from core.text.names import is_name_word
 
 _EARLY = re.compile(r"\b(first|earlier|earliest|older|oldest|before|sooner)\b", re.IGNORECASE)
 _LATE = re.compile(r"\b(younger|youngest|later|latest|newer|newest|more recent|most recent)\b", re.IGNORECASE)
@@ -35,7 +35,7 @@ _CONNECTORS = frozenset(["of", "the", "for", "and", "de", "la", "le", "von", "va
 
 
 def _is_name_word(word: str) -> bool:
-    """A word of an option's name: a name word (core/verify/names.py), a number or a quote."""
+    """A word of an option's name: a name word (core/text/names.py), a number or a quote."""
     return is_name_word(word) or word[:1].isdigit() or word[:1] in "\"“'("
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.claims import split_sentences
-from core.lexicon import AUXILIARIES, content_terms
 from core.messages import Hit
-from core.normalize import normalize_text, words
+from core.text.lexicon import AUXILIARIES, content_terms
+from core.text.names import critical_tokens
+from core.text.normalize import normalize_text, words
+from core.text.sentences import split_sentences
 from core.verify.features import Sentence, make_sentence
-from core.verify.names import critical_tokens
 
 _POLAR_WORDS = frozenset(["yes", "no", "بله", "آری", "خیر", "نه"])
 _WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how",

@@ -10,25 +10,16 @@ terms, and its question terms only count at half weight.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.lexicon import content_terms
-from core.normalize import normalize_text, words
+from core.text.lexicon import content_terms
+from core.text.names import fold
+from core.text.normalize import normalize_text, words
 
 NEGATIONS = frozenset(["not", "no", "never", "none", "neither", "nor", "cannot", "without", "nobody", "nothing", "نه", "نمی", "نیست", "هیچ"])
 FEATURES = ("sup1", "sup2", "supall", "nov_all", "nov1", "cooc1", "cooc2", "qcov", "neg_mis", "crit_miss", "no_novel")
-
-
-def fold(token: str) -> str:
-    """Accent- and possessive-insensitive form for exact-token checks (Zürich = Zurich, Kingdom's = Kingdom)."""
-    token = token.removesuffix("'s").removesuffix("’s")
-    if token.isascii():  # nothing to decompose
-        return token
-    decomposed = unicodedata.normalize("NFKD", token)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 @dataclass(frozen=True)

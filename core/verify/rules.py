@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from core import reasons
-from core.claims import Claim
-from core.lexicon import content_terms
 from core.messages import Hit
 from core.ports import ClaimJudge
 from core.settings import VerifySettings
+from core.text.lexicon import content_terms
+from core.text.sentences import Claim
 from core.verify.checks import CHECKS, AnswerContext, ClaimCheck, map_claim
 from core.verify.model import default_model
 

@@ -1,4 +1,4 @@
-"""A hit's shown fields in one card column (storage/chunk_card.py), on LanceDB on disk: a card
+"""A hit's shown fields in one card column (storage/index/chunk_card.py), on LanceDB on disk: a card
 keeps every field whatever its text, a table written in the old column layout is given its cards
 in place (same hits, no re-embedding, later ingests work), and the full-text leg leaves
 function words out."""
@@ -18,10 +18,10 @@ import lancedb
 import pyarrow as pa
 import pytest
 
-from core.normalize import normalize_text
-from storage.chunk_card import CARD, FIELDS, REPLACED, add_cards, pack, unpack
-from storage.chunk_index import TABLE, LanceChunkIndex, fts_terms
-from storage.ingest import ingest
+from core.text.normalize import normalize_text
+from storage.index.chunk_card import CARD, FIELDS, REPLACED, add_cards, pack, unpack
+from storage.index.chunk_index import TABLE, LanceChunkIndex, fts_terms
+from storage.ingestion.ingest import ingest
 from tests.scenario.test_scale_index import SETTINGS as SCALE_SETTINGS
 from tests.scenario.test_scale_index import HashEmbedder, write_docs
 

@@ -23,7 +23,7 @@ import pytest
 
 from core import reasons
 from core.messages import ConversationKey, Incoming
-from storage.transcripts import SqlTranscriptStore
+from storage.records.transcripts import SqlTranscriptStore
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = ["How do I re-ingest documents?", "What is the capital of Mars?", "Which file types can groundbot ingest?"]

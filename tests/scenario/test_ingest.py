@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from core.messages import ConversationKey, Incoming
-from core.normalize import normalize_text
+from core.text.normalize import normalize_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from storage.loaders import LoadError, load_file
+from storage.ingestion.loaders import LoadError, load_file
 
 NEWS = """<!doctype html><html><head><title>City opens new library | Daily Planet</title>
 <link rel="canonical" href="https://example.org/news/library"></head><body>

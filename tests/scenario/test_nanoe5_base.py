@@ -57,7 +57,7 @@ def test_a_model_on_it_ships_without_its_word_vectors_and_the_runtime_reads_them
     import torch
 
     from bench.training.pair_model import export_onnx, mean_pooled_cross_encoder
-    from storage.onnx_pairs import OnnxPairModel
+    from storage.models.onnx_pairs import OnnxPairModel
 
     torch.manual_seed(0)
     model = mean_pooled_cross_encoder(base, 64)  # an untrained head, made steep: pairs far apart

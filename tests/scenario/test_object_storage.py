@@ -21,7 +21,7 @@ from bot.app import build_app
 from bot.config import load_config
 from bot.schema import ConfigError
 from core.messages import ConversationKey, Incoming
-from core.normalize import normalize_text
+from core.text.normalize import normalize_text
 from tests.s3 import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, S3Server
 
 ROOT = Path(__file__).resolve().parents[2]

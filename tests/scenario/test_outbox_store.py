@@ -8,9 +8,9 @@ import time
 
 from bot.services.outbox import decision_from_dict
 from core.messages import ConversationKey, Source
-from storage.outbox import Outbox, Parcel
-from storage.reviews import ReviewQueue
-from storage.transcripts import SqlTranscriptStore
+from storage.records.outbox import Outbox, Parcel
+from storage.records.reviews import ReviewQueue
+from storage.records.transcripts import SqlTranscriptStore
 from tests.scenario.test_transcripts import decision
 
 KEY = ConversationKey("slack", "C9", "171.5")

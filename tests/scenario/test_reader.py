@@ -13,7 +13,7 @@ from bot.app import App
 from bot.config import Config
 from core import reasons
 from core.messages import ConversationKey, Decision, Incoming
-from storage.reader import MODEL_FILE, OnnxReader
+from storage.models.reader import MODEL_FILE, OnnxReader
 
 KB = """# Borrowing books at the Riverside Library
 

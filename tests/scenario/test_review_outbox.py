@@ -1,4 +1,4 @@
-"""A reviewed answer is not lost: it goes through the outbox (storage/outbox.py), sent by a
+"""A reviewed answer is not lost: it goes through the outbox (storage/records/outbox.py), sent by a
 process connected to the user's platform and retried until sent, never twice. Over the real
 python-telegram-bot Application and the Bot API stand-in."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from adapters.console import ConsoleChat
 from bot.app import App, build_app
-from storage.outbox import Outbox
+from storage.records.outbox import Outbox
 from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_review_console import HOLD_AT
 from tests.scenario.test_review_telegram import held

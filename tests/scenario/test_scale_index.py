@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from storage.ann import VECTOR_INDEX, SearchIndexSettings
-from storage.chunk_index import LanceChunkIndex
-from storage.ingest import ingest
+from storage.index.ann import VECTOR_INDEX, SearchIndexSettings
+from storage.index.chunk_index import LanceChunkIndex
+from storage.index.suggestion_index import TABLE as SUGGESTIONS
+from storage.ingestion.ingest import ingest
 from storage.settings import ChunkSettings
-from storage.suggestion_index import TABLE as SUGGESTIONS
 
 
 class HashEmbedder:

@@ -23,10 +23,10 @@ from bot.cli.main import main as cli_main
 from bot.config import load_config
 from core import reasons
 from core.messages import ConversationKey, Incoming
-from core.normalize import normalize_text
-from storage.async_loop import LANCE_LOOP
-from storage.scope_column import scope_filter
-from storage.search_legs import LegQuery, vector_query
+from core.text.normalize import normalize_text
+from storage.index.async_loop import LANCE_LOOP
+from storage.index.scope_column import scope_filter
+from storage.index.search_legs import LegQuery, vector_query
 from tests.scenario.scoped_kb import (
     ENG_CHANNEL,
     ENG_QUESTION,
@@ -114,7 +114,7 @@ def test_the_scope_is_a_prefilter_inside_lancedb(scoped_app: Callable[..., App],
 
 def test_the_index_says_which_words_no_chunk_of_a_scope_mentions(scoped_app: Callable[..., App]) -> None:
     """By the full-text index's own matching (stems: "blocks" for "blocks", "employees" for
-    "employee"), over the whole index or one scope's rows (core/mentions.py asks it)."""
+    "employee"), over the whole index or one scope's rows (core/gate/mentions.py asks it)."""
     app = scoped_app()
     assert app.index.unmentioned(["employees", "blocks", "dogs", "parental"]) == ["dogs"]
     assert app.index.unmentioned(["parental", "employee"], scope="eng") == ["parental", "employee"]

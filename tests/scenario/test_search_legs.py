@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from storage.async_loop import AsyncLoop
-from storage.chunk_index import LanceChunkIndex
-from storage.ingest import ingest
+from storage.index.async_loop import AsyncLoop
+from storage.index.chunk_index import LanceChunkIndex
+from storage.ingestion.ingest import ingest
 from tests.scenario.test_scale_index import SETTINGS, HashEmbedder
 
 

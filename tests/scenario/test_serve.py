@@ -27,7 +27,7 @@ import uvicorn
 from bot.app import App
 from bot.config import Config, SlackSettings, TelegramSettings, load_config
 from bot.server.serve import build_asgi
-from storage.shared_state import SharedState
+from storage.records.shared_state import SharedState
 from tests.scenario.slack_standin import BOT_USER, TEAM, SlackStandIn
 from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_slack import sign

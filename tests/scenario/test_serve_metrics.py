@@ -24,7 +24,7 @@ from bot.app import App
 from bot.config import SlackSettings, TelegramSettings
 from bot.server.metrics import Metrics
 from bot.server.shared import serve_hooks
-from storage.shared_state import SharedState
+from storage.records.shared_state import SharedState
 from tests.scenario.slack_standin import SlackStandIn
 from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_serve import (  # noqa: F401

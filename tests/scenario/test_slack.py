@@ -49,7 +49,8 @@ from bot.server.metrics import Metrics
 from bot.server.shared import SharedOnce
 from core import reasons
 from core.messages import Decision, Generation, Source, Suggestion, message_uid
-from storage.shared_state import SharedState
+from core.settings import Mode
+from storage.records.shared_state import SharedState
 from tests.scenario.slack_standin import BOT_USER, TEAM, Call, SlackStandIn
 from tests.scenario.waits import WAIT_S
 
@@ -582,6 +583,7 @@ def test_long_answer_is_split_into_sections(start: Callable[..., Slack], mode: s
 def test_failure_while_answering_is_a_recorded_refusal(start: Callable[..., Slack], mode: str) -> None:
     class BrokenGenerator:
         name = "broken"
+        mode = Mode.LANGUAGE_MODEL
 
         def generate(self, question: str, hits: Any) -> Generation:
             raise ConnectionError("model server went away")
@@ -602,6 +604,7 @@ def test_ack_comes_before_the_work(start: Callable[..., Slack]) -> None:
 
     class SlowGenerator:
         name = "slow"
+        mode = Mode.LANGUAGE_MODEL
 
         def generate(self, question: str, hits: Any) -> Generation:
             release.wait(WAIT_S)

@@ -401,7 +401,7 @@ def test_groundbot_telegram_command_polls_answers_and_stops(tmp_path: Path, docs
     [reply] = standin.sent(510)
     assert "Sources:" in reply.params["text"]
     assert standin.calls[0].method == "getMe" and standin.of("deleteWebhook")
-    from storage.transcripts import SqlTranscriptStore
+    from storage.records.transcripts import SqlTranscriptStore
 
     turns = SqlTranscriptStore(f"sqlite:///{(data / 'transcripts.db').as_posix()}").turns()
     assert [(t.platform, t.chat_id, t.user_id, t.question) for t in turns] == [("telegram", "510", "777", ANSWERED)]

@@ -10,9 +10,9 @@ from pathlib import Path
 from sqlalchemy import text
 
 from core.messages import ConversationKey, Decision, Suggestion
-from storage.shared_state import SharedState
-from storage.spool import TurnSpool
-from storage.transcripts import SqlTranscriptStore
+from storage.records.shared_state import SharedState
+from storage.records.spool import TurnSpool
+from storage.records.transcripts import SqlTranscriptStore
 
 
 def decision(q: str) -> Decision:
@@ -105,7 +105,7 @@ def test_decision_fields_are_json_columns_and_old_rows_convert(database_url: str
     from alembic import command
     from alembic.config import Config as AlembicConfig
 
-    from storage.transcripts import MIGRATIONS, make_engine, migrate
+    from storage.records.transcripts import MIGRATIONS, make_engine, migrate
 
     engine = make_engine(database_url)
     cfg = AlembicConfig()

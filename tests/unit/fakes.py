@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from core.lexicon import content_terms
 from core.messages import ConversationKey, Decision, Generation, Hit, Suggestion
 from core.ports import ConversationState, ConversationTurn
+from core.settings import Mode
+from core.text.lexicon import content_terms
 
 
 class BagOfWordsEmbedder:
@@ -86,6 +87,7 @@ class QueueGenerator:
     """A generator that returns `enqueue()`d answers and records what it was asked."""
 
     name = "queue"
+    mode = Mode.LANGUAGE_MODEL  # it stands in for a language model: every claim is verified after
 
     def __init__(self) -> None:
         self.queue: list[Generation] = []

@@ -1,10 +1,10 @@
-"""ANN index shape by table size, query parameters, and the retraining rule (storage/ann.py)."""
+"""ANN index shape by table size, query parameters, and the retraining rule (storage/index/ann.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from storage.ann import AnnPlan, SearchIndexSettings, ef_for, needs_retraining, nprobes_for, plan_for
+from storage.index.ann import AnnPlan, SearchIndexSettings, ef_for, needs_retraining, nprobes_for, plan_for
 
 
 def test_partitions_follow_the_table_size_and_sub_vectors_divide_the_dimension() -> None:

@@ -1,4 +1,4 @@
-"""The micro-batching queue of query embeddings (storage/embedders.BatchingEmbedder)."""
+"""The micro-batching queue of query embeddings (storage/models/embedders.BatchingEmbedder)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from storage.embedders import BatchingEmbedder
+from storage.models.embedders import BatchingEmbedder
 
 
 class SlowEmbedder:

@@ -1,7 +1,7 @@
 import pytest
 from transitions import MachineError
 
-from core.conversation import Turn
+from core.turn.conversation import Turn
 
 
 def test_happy_path_trail() -> None:

@@ -1,7 +1,7 @@
 from dataclasses import replace
 
 from core import reasons
-from core.extractive import ExtractiveGenerator
+from core.generate.extractive import ExtractiveGenerator
 from core.settings import ExtractiveSettings
 from tests.unit.fakes import hit
 

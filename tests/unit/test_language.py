@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.claims import split_sentences
-from core.fuzzy import faq_match
-from core.language import language_of, prefer_language
+from core.text.fuzzy import faq_match
+from core.text.language import language_of, prefer_language
+from core.text.sentences import split_sentences
 
 
 def test_language_follows_the_grammar_words() -> None:

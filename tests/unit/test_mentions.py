@@ -1,4 +1,4 @@
-"""A yes/no question about something no source mentions is not quoted at (core/mentions.py):
+"""A yes/no question about something no source mentions is not quoted at (core/gate/mentions.py):
 the pipeline asks the index about the words the retrieved chunks do not hold, with the
 extractive generator only."""
 
@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from core import reasons
-from core.extractive import ExtractiveGenerator
-from core.mentions import MAX_LOOKUPS, KnownWords, asked_words, not_mentioned, unmentioned, weakly_answered
+from core.gate.mentions import MAX_LOOKUPS, KnownWords, asked_words, not_mentioned, unmentioned, weakly_answered
+from core.generate.extractive import ExtractiveGenerator
 from core.messages import ConversationKey, Hit, Incoming
-from core.pipeline import Pipeline
 from core.settings import CoreSettings, ExtractiveSettings, GateSettings
+from core.turn.pipeline import Pipeline
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator, hit
 
 KB = [

@@ -1,6 +1,6 @@
 """Multi-word names: found as runs of capitalised words, matched in order in one sentence."""
 
-from core.verify.names import name_runs, occurs, tokens, unmatched_names
+from core.text.names import name_runs, occurs, tokens, unmatched_names
 
 
 def test_runs_keep_connectors_inside_and_drop_sentence_openers() -> None:

@@ -1,5 +1,5 @@
-from core.lexicon import content_terms, stem
-from core.normalize import has_persian, normalize_text
+from core.text.lexicon import content_terms, stem
+from core.text.normalize import has_persian, normalize_text
 
 
 def test_arabic_letters_and_digits_become_persian_and_ascii() -> None:

@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 
 from core import reasons
-from core.conversation import State
 from core.messages import ConversationKey, Incoming
-from core.normalize import normalize_text
-from core.pipeline import Pipeline
-from core.settings import CoreSettings, GateSettings
+from core.settings import CoreSettings, GateSettings, Mode
+from core.text.normalize import normalize_text
+from core.turn.conversation import State
+from core.turn.pipeline import Pipeline
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator
 
 KB = [
@@ -222,7 +222,7 @@ class LocalGenerator:
     questions about ports, and counts what it was asked."""
 
     name = "local"
-    local = True
+    mode = Mode.QUOTE
 
     def __init__(self) -> None:
         self.asked: list[str] = []

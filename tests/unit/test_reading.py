@@ -1,4 +1,4 @@
-"""The passage reader's part of a turn (core/reading.py, core/pipeline.py): it reranks the
+"""The passage reader's part of a turn (core/gate/reading.py, core/turn/pipeline.py): it reranks the
 retrieved chunks, refuses before any generator call when none answers, lets a paraphrase through
 the similarity gates, and the extractive generator quotes only from chunks it trusts."""
 
@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from core import reasons
-from core.extractive import ExtractiveGenerator
+from core.gate.reader_input import reader_passage
+from core.gate.reading import read
+from core.generate.extractive import ExtractiveGenerator
 from core.messages import ConversationKey, Incoming
-from core.pipeline import Pipeline
-from core.reader_view import reader_passage
-from core.reading import read, reader_settings
-from core.settings import CoreSettings, ExtractiveSettings, GateSettings, ReaderSettings
+from core.settings import CoreSettings, ExtractiveSettings, GateSettings, Mode, ReaderSettings, for_mode
+from core.turn.pipeline import Pipeline
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator, hit
 
 KB = [
@@ -37,11 +37,18 @@ class WordReader:
         return [self.p if self.marker in passage else 0.05 for passage in passages]
 
 
-def _pipeline(reader: WordReader, gates: GateSettings | None = None) -> tuple[Pipeline, QueueGenerator]:
+class QuotingQueue(QueueGenerator):
+    """The queue generator taken for one that quotes (as the extractive generator does)."""
+
+    mode = Mode.QUOTE
+
+
+def _pipeline(reader: WordReader, gates: GateSettings | None = None,
+              gen: QueueGenerator | None = None) -> tuple[Pipeline, QueueGenerator]:
     emb = BagOfWordsEmbedder()
     settings = CoreSettings(gates=gates or replace(GateSettings(), min_top1_similarity=0.3, min_mean_confidence=0.0,
                                                    chunk_floor=0.05, min_context_chars=40))
-    gen = QueueGenerator()
+    gen = gen or QueueGenerator()
     return Pipeline(settings, emb, ListIndex(KB, emb), gen, MemoryStore(), reader=reader), gen
 
 
@@ -221,7 +228,8 @@ def test_a_language_model_needs_the_reader_less_sure_than_a_quote() -> None:
     p, gen = _pipeline(WordReader("8443", p=0.3))
     gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
     assert not p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?")).refused
-    gen.local = True  # type: ignore[attr-defined]  # the same generator taken for a local (extractive) one
+    p, gen = _pipeline(WordReader("8443", p=0.3), gen=QuotingQueue())  # the same answer, quoted
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
     d = p.handle(Incoming(KEY, "u2", "Which port does the Telegram webhook listen on?"))
     assert d.refused and d.refusal_reason == reasons.NOT_ANSWERED_BY_SOURCES and "0.30 < 0.40" in d.explanation
 
@@ -229,11 +237,19 @@ def test_a_language_model_needs_the_reader_less_sure_than_a_quote() -> None:
 def test_a_language_model_s_reader_settings_have_their_own_floor_and_settling() -> None:
     cfg = replace(ReaderSettings(), chunks=3, llm_min_answer_probability=0.1, llm_settle_probability=0.0, llm_chunks=5,
                   similarity_weight=0.0, llm_similarity_weight=2.0)
-    assert reader_settings(cfg, local=True) == cfg
-    llm = reader_settings(cfg, local=False)
+    assert for_mode(CoreSettings(reader=cfg), Mode.QUOTE).reader == cfg
+    llm = for_mode(CoreSettings(reader=cfg), Mode.LANGUAGE_MODEL).reader
     assert llm.min_answer_probability == 0.1 and llm.settle_probability == 0.0  # every chunk it may cite is read
     assert llm.chunks == 5  # all it is given, not only the extractive generator's three
     assert llm.similarity_weight == 2.0  # the order of its context: retrieval's view still breaks near ties
+    assert for_mode(CoreSettings(), Mode.QUOTE).extractive.mentioned_words  # quote-only checks stay on for quotes
+    assert not for_mode(CoreSettings(), Mode.LANGUAGE_MODEL).extractive.mentioned_words  # ... and off for a model
+
+
+def test_the_extractive_generator_trusts_what_the_readers_quote_floor_lets_through() -> None:
+    settings = CoreSettings(reader=replace(ReaderSettings(), min_answer_probability=0.55, llm_min_answer_probability=0.1))
+    gen = ExtractiveGenerator.from_settings(settings)
+    assert gen.mode is Mode.QUOTE and gen.trust == 0.55 and gen.cfg == settings.extractive
 
 
 def test_a_generated_claim_citing_only_chunks_that_do_not_answer_is_left_out() -> None:

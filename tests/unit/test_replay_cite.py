@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from bench.grounding.clapnq import added_sentence, cite_all, cited, contains_text, make_swap, swap_candidates
 from bench.grounding.replay_server import CITE, CITE_PREV, parse_contexts, resolve_citations
-from core.claims import split_claims
 from core.messages import Hit
-from storage.openai_generator import build_messages
+from core.text.sentences import split_claims
+from storage.models.openai_generator import build_messages
 
 
 def _hit(n: int, title: str, text: str) -> Hit:

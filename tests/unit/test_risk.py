@@ -6,11 +6,11 @@ from dataclasses import replace
 from typing import Any
 
 from core.catalogue import catalogue, languages, say
-from core.claimview import claim_views
-from core.gates import GateResult
+from core.gate.checks import GateResult
 from core.messages import Generation, Verification
-from core.risk import Route, assess, route, template_answer
 from core.settings import ReviewSettings, VerifySettings
+from core.turn.risk import Route, assess, route, template_answer
+from core.verify.claim_views import claim_views
 from tests.unit.fakes import hit
 
 CFG = VerifySettings()
@@ -93,11 +93,11 @@ def test_the_claim_judge_doubt_of_the_weakest_claim_is_a_part() -> None:
 
 
 def test_the_defaults_are_the_ones_chosen_on_dev() -> None:
-    """core/risk.py and core/settings.py carry what `bench.tuning.routing --choose` picked on a dev split."""
+    """core/turn/risk.py and core/settings.py carry what `bench.tuning.routing --choose` picked on a dev split."""
     import json
     from pathlib import Path
 
-    from core.risk import WEIGHTS
+    from core.turn.risk import WEIGHTS
 
     choice = json.loads((Path(__file__).resolve().parents[2] / "bench/results/routing_choice.json").read_text())
     assert choice["split"].startswith("dev")

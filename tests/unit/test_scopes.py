@@ -12,8 +12,8 @@ from bot.config import Config, load_config
 from bot.scopes import ScopeMap
 from core import reasons
 from core.messages import NOT_SET_UP, ConversationKey, Incoming
-from core.pipeline import Pipeline
 from core.settings import CoreSettings
+from core.turn.pipeline import Pipeline
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator
 
 HEAD = '[paths]\nkb_paths = ["kb"]\n\n'
@@ -139,7 +139,7 @@ def test_metrics_and_the_report_count_turns_per_scope() -> None:
 
     from bot.cli.report import summarise
     from bot.server.metrics import Metrics
-    from storage.report_data import ReportData
+    from storage.records.report_data import ReportData
 
     emb = BagOfWordsEmbedder()
     pipe = _pipeline(ListIndex(["The office opens at nine."], emb))
@@ -158,7 +158,7 @@ def test_metrics_and_the_report_count_turns_per_scope() -> None:
 
 
 def test_a_scoped_graph_search_sizes_its_candidate_list_to_the_scope() -> None:
-    from storage.ann import AnnPlan, SearchIndexSettings, ef_for
+    from storage.index.ann import AnnPlan, SearchIndexSettings, ef_for
 
     plan, s = AnnPlan("IVF_HNSW_SQ", 61, 48, 1_000_000), SearchIndexSettings()
     assert ef_for(plan, s) == 1600 and ef_for(plan, s, 0.1) == 160 and ef_for(plan, s, 0.01) == 100

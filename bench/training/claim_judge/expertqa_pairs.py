@@ -15,7 +15,7 @@ from pathlib import Path
 from bench.datasets import EXPERTQA_FILE, expertqa_title, load_expertqa
 from bench.training.claim_judge.data import pair
 from bench.training.sources import Example
-from core.claims import split_sentences
+from core.text.sentences import split_sentences
 
 _MARKER = re.compile(r"\s*\[\d+\]")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from bench.datasets import DATASETS
 from bench.training.claim_judge.data import pair
 from bench.training.sources import Example
-from core.claims import split_sentences
+from core.text.sentences import split_sentences
 
 NLI_FILE = DATASETS / "fever-nli-dev" / "fever_nli_dev.jsonl"
 SYMMETRIC = DATASETS / "fever-symmetric"

@@ -30,8 +30,8 @@ from bench.training.claim_judge.expertqa_pairs import expertqa_examples
 from bench.training.claim_judge.fever_pairs import nli_examples, symmetric_examples
 from bench.training.pair_model import auc
 from bench.training.sources import Example
-from storage.claim_judge import MAX_TOKENS, MODEL_FILE
-from storage.onnx_pairs import OnnxPairModel
+from storage.models.claim_judge import MAX_TOKENS, MODEL_FILE
+from storage.models.onnx_pairs import OnnxPairModel
 
 
 def held_out(wheel: Path | None, fever_nli: int = 1300) -> list[Example]:

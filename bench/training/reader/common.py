@@ -8,8 +8,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage.chunker import chunk_document
 from storage.documents import Document, Section
+from storage.ingestion.chunker import chunk_document
 
 DATASETS = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
 WORK = Path("/tmp/groundbot-reader")  # wheels and unpacked third-party files (never committed)

@@ -19,7 +19,7 @@ import tarfile
 from pathlib import Path
 
 from bench.training.reader.common import WORK, ReaderPair, chunk_texts, split_of
-from core.lexicon import content_terms
+from core.text.lexicon import content_terms
 
 # project: (requirement, licence of its docs, docs folder inside the sdist)
 SDISTS = {
@@ -82,11 +82,11 @@ def question_of(heading: str) -> str | None:
 
 def sections(text: str, markdown: bool = False) -> tuple[str, list[tuple[str, str]]]:
     """A page's title and its sections as (heading, own text without subsections): Markdown as
-    groundbot ingests it (storage/loaders.py), reStructuredText parsed with docutils (Sphinx's roles
+    groundbot ingests it (storage/ingestion/loaders.py), reStructuredText parsed with docutils (Sphinx's roles
     and directives it does not know are left out or kept as text; the page's title is its first
     section's, which the document-order walk meets before any subsection)."""
     if markdown:
-        from storage.loaders import markdown_sections
+        from storage.ingestion.loaders import markdown_sections
 
         title, secs = markdown_sections(text)
         return title, [(s.heading.split(" > ")[-1], " ".join(s.text.split())) for s in secs]

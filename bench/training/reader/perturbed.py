@@ -10,7 +10,7 @@ import random
 import re
 
 from bench.training.reader.common import ReaderPair
-from core.lexicon import content_terms
+from core.text.lexicon import content_terms
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 

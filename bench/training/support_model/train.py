@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.datasets import HALUEVAL_FILE, TEST_EVERY
-from core.claims import split_claims
 from core.messages import Hit
 from core.settings import VerifySettings
+from core.text.sentences import split_claims
 from core.verify import critical_tokens, evidence_sentences
 from core.verify.features import FEATURES, claim_evidence
 from core.verify.model import MODEL_PATH, ClaimModel

@@ -1,0 +1,93 @@
+"""The passage reader's part of a turn: read the retrieved chunks, put the chunk that answers
+first, and say whether any does.
+
+Retrieval ranks by similarity, which cannot tell a passage that answers from one that only talks
+about the question; the reader (a cross-encoder trained on real questions with same-topic
+passages that do not answer them) can. The gates and the generator then read the reranked order,
+and the similarity gates only keep out what is plainly off-topic (core/turn/pipeline.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from core.gate.reader_input import reader_passage, reader_question
+from core.gate.verbatim import verbatim_faq, verbatim_section
+from core.messages import Hit
+from core.ports import PassageReader
+from core.settings import ExtractiveSettings, ReaderSettings
+
+
+@dataclass(frozen=True)
+class Reading:
+    hits: list[Hit]  # every retrieved chunk, the ones read carrying their probability, best first
+    best: float  # the highest probability of a chunk read
+    answered: bool  # some chunk answers (or the question is asked as an FAQ question or a heading)
+    floor: float = 0.0  # the probability a chunk needed
+    read: int = 0  # chunks read: 1 when the first settled the question
+
+
+def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderSettings,
+         extractive: ExtractiveSettings) -> Reading:
+    """Score the first `cfg.chunks` hits and rerank them by probability plus `similarity_weight` x
+    similarity (0 by default: since the chunk nearest the question is always among those read, the
+    reader's own order puts the section that answers first more often; ties keep the retrieval
+    order); the rest follow unread, in retrieval order. With `settle_probability`, the first hit
+    is read first: when it answers that surely and retrieval placed it close to the question, the
+    others are not read (a fifth of the reader's cost); otherwise the others are read too. The reader gives a chunk its probability
+    whatever else it reads (core.ports.PassageReader), so settling changes which chunks are read,
+    never a probability."""
+    head, tail = _to_read(hits, cfg)
+    views = [reader_passage(question, h.title, h.heading, h.faq_answer if h.kind == "faq" and h.faq_answer else h.text)
+             for h in head]
+    asked = reader_question(question)
+    probs: list[float] = []
+    if cfg.settle_probability > 0 and len(head) > 1:
+        probs = reader.score(asked, views[:1])
+        if _settles(probs[0], hits, cfg):
+            head, tail = head[:1], head[1:] + tail
+    if len(probs) < len(head):
+        probs += reader.score(asked, views[len(probs):])
+    scored = [replace(h, answer_probability=round(float(p), 6)) for h, p in zip(head, probs, strict=True)]
+    w = cfg.similarity_weight
+    order = sorted(range(len(scored)), key=lambda i: (-((scored[i].answer_probability or 0.0)
+                                                        + w * scored[i].similarity), i))
+    best = max(probs, default=0.0)
+    ordered = [scored[i] for i in order] + tail
+    return Reading(hits=ordered, best=float(best),
+                   answered=best >= cfg.min_answer_probability or asked_verbatim(question, ordered, extractive, cfg.min_answer_probability),
+                   floor=cfg.min_answer_probability, read=len(scored))
+
+
+def _to_read(hits: Sequence[Hit], cfg: ReaderSettings) -> tuple[list[Hit], list[Hit]]:
+    """(the chunks to read, the others in retrieval order): the first `cfg.chunks` of the fused
+    order, the last of them swapped for the chunk nearest the question when that one ranks below
+    (the full-text leg can lift chunks that share a word past the section a paraphrase asks about:
+    "How do I start a chat in the console?" ranked the terminal section, its nearest, fourth)."""
+    picked = list(range(min(cfg.chunks, len(hits))))
+    if cfg.read_nearest and picked:
+        nearest = max(range(len(hits)), key=lambda i: (hits[i].similarity, -i))
+        if nearest not in picked:
+            picked[-1] = nearest
+    return [hits[i] for i in picked], [h for i, h in enumerate(hits) if i not in picked]
+
+
+def _settles(probability: float, hits: Sequence[Hit], cfg: ReaderSettings) -> bool:
+    """The reader is sure the first chunk answers, and retrieval is sure of it too: a paraphrase
+    that retrieval places at a low similarity is read against the others, which may answer it
+    better (the demo's "How do I add a new document...?" settled at 0.71 on the scopes page,
+    similarity 0.43, while the ingest section came first once all five were read), and so is one
+    whose first chunk came first by the fused ranking while another retrieved chunk is clearly
+    nearer the question (`settle_max_gap`)."""
+    first = hits[0]
+    nearest = max(h.similarity for h in hits)
+    return (probability >= cfg.settle_probability and first.similarity >= cfg.settle_min_similarity
+            and nearest - first.similarity <= cfg.settle_max_gap)
+
+
+def asked_verbatim(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings, trust: float = 0.0) -> bool:
+    """The question is asked as an FAQ question or a section heading is written, by the rules the
+    extractive generator quotes them by (in the reader's order, `trust` its floor): its stored
+    answer or opening sentences answer it whatever else the reader says."""
+    return verbatim_faq(question, hits, cfg, trust) is not None or verbatim_section(hits, cfg) is not None

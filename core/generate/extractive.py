@@ -1,0 +1,160 @@
+"""The default generator: no LLM, answers with cited sentences from the sources.
+
+An FAQ match returns its stored answer verbatim; otherwise the sentences that
+share the most (idf-weighted) content words with the question are quoted, each
+with its [C#] citation, in the order they appear in the sources.
+
+Quoting is stricter than the gates: an LLM answer is checked claim by claim against
+the evidence, but a quoted sentence is evidence by construction, so the guards against
+quoting a near miss are how close the sources are to the question (unless the best chunk
+reaches `min_quote_similarity`, nothing is quoted) and, when the passage reader has read the
+chunks (core/gate/reading.py), its verdict: only chunks it trusts (`trust`) are quoted from, and
+whether the sources answer at all was decided before generation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from core import reasons
+from core.gate.verbatim import verbatim_faq, verbatim_section
+from core.generate.asks_when import asks_when, says_when
+from core.generate.named_terms import absent_names
+from core.messages import Generation, Hit
+from core.settings import CoreSettings, ExtractiveSettings, Mode, for_mode
+from core.text.lexicon import content_terms
+from core.text.sentences import split_sentences
+
+RELATIVE_FLOOR = 0.4  # a further sentence is quoted only if it scores at least this share of the best one
+RANK_PENALTY = 0.02  # per retrieval rank: of two equally matching sentences, the better-ranked chunk's wins
+Candidate = tuple[float, int, int, str]  # lexical score, chunk number (1-based), sentence position, sentence
+
+
+class ExtractiveGenerator:
+    """Selects and cites the sentences that answer the question."""
+
+    name = "extractive"
+    mode = Mode.QUOTE  # no remote model: cheap enough to check that a suggestion is answered (core/turn/pipeline.py)
+
+    def __init__(self, cfg: ExtractiveSettings, trust: float = 0.0) -> None:
+        self.cfg = cfg
+        self.trust = trust  # a chunk the passage reader read is quoted from only with at least this probability
+
+    @classmethod
+    def from_settings(cls, settings: CoreSettings) -> ExtractiveGenerator:
+        """The generator of quote-mode settings: it trusts what the reader's floor lets through."""
+        quote = for_mode(settings, Mode.QUOTE)
+        return cls(quote.extractive, trust=quote.reader.min_answer_probability)
+
+    def _trusted(self, hit: Hit, read: bool) -> bool:
+        """Without a reader every chunk may be quoted; once it read some (a question settled by its
+        first chunk leaves the others unread), only the ones it read and trusts."""
+        if not read:
+            return True
+        return hit.answer_probability is not None and hit.answer_probability >= self.trust
+
+    def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
+        if not hits:
+            return Generation(text="", llm_called=False)
+        verbatim = self._verbatim(question, hits)
+        if verbatim is not None:
+            return verbatim
+        q_terms = set(content_terms(question))
+        rows: list[tuple[int, int, str, set[str]]] = []
+        read = _read(hits)
+        for n, hit in enumerate(hits, start=1):
+            if not self._trusted(hit, read):
+                continue
+            body = hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text
+            for pos, sent in enumerate(split_sentences(body)):
+                rows.append((n, pos, sent, set(content_terms(sent))))
+        if not rows or not q_terms:
+            return Generation(text="", llm_called=False)
+        df: Counter[str] = Counter()
+        for _, _, _, terms in rows:
+            df.update(terms)
+        total = len(rows)
+
+        def idf(t: str) -> float:
+            return math.log(1.0 + total / (1.0 + df.get(t, 0)))
+
+        q_weight = sum(idf(t) for t in q_terms) or 1.0
+        scored: list[Candidate] = []
+        for n, pos, sent, terms in rows:
+            overlap = sum(idf(t) for t in q_terms & terms) / q_weight
+            probability = hits[n - 1].answer_probability
+            prior = hits[n - 1].similarity if probability is None else probability
+            score = overlap * (0.75 + 0.25 * prior) - RANK_PENALTY * (n - 1)
+            scored.append((score, n, pos, sent))
+        scored.sort(key=lambda r: (-r[0], r[1], r[2]))
+        chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]
+        if not chosen:
+            return self._paraphrased_heading(hits, read) or Generation(text="", llm_called=False)
+        best = chosen[0][0]
+        chosen = [r for r in chosen if r[0] >= best * RELATIVE_FLOOR]
+        if self.cfg.asks_when and asks_when(question) and not any(says_when(r[3]) for r in chosen):
+            return Generation(text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES,
+                              explanation="The question asks when, and no sentence the sources answer with says when.")
+        return _quote(chosen)
+
+    def _paraphrased_heading(self, hits: Sequence[Hit], read: bool) -> Generation | None:
+        """A question that paraphrases a section's heading in words none of its sentences use ("In
+        which cases does the verifier reject an answer?" under "When does the verifier refuse an
+        answer?") gets the section's opening sentences, as a heading asked as written does, when
+        the reader read that section first and trusts it."""
+        first = hits[0]
+        if (not read or first.kind != "doc" or first.heading_similarity < self.cfg.heading_paraphrase_similarity
+                or not self._trusted(first, read)):
+            return None
+        lead = split_sentences(first.text)[: self.cfg.max_sentences]
+        return _quote([(1.0, 1, pos, sent) for pos, sent in enumerate(lead)]) if lead else None
+
+    def _unquotable(self, question: str, hits: Sequence[Hit]) -> Generation | None:
+        """A refusal when nothing should be quoted: a name, acronym or number of the question is
+        in none of the chunks (core/generate/named_terms.py: they are about the question but cannot
+        answer it), or no chunk is close enough to quote."""
+        absent = absent_names(question, hits) if self.cfg.named_terms else []
+        if absent:
+            return Generation(text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES,
+                              explanation=f"No source mentions {', '.join(repr(a) for a in absent)}, which the question asks about.")
+        best_similarity = max(h.similarity for h in hits)
+        if not _read(hits) and best_similarity < self.cfg.min_quote_similarity:  # the reader, when it read them, decided
+            return Generation(
+                text="", llm_called=False, reason=reasons.LOW_CONFIDENCE,
+                explanation=(f"No source is close enough to quote as an answer (best similarity "
+                             f"{best_similarity:.2f} < {self.cfg.min_quote_similarity:.2f})."),
+            )
+        return None
+
+    def _verbatim(self, question: str, hits: Sequence[Hit]) -> Generation | None:
+        """The answer when the question is asked as an FAQ question or a section heading is written
+        (an FAQ's answer, a section's opening sentences), or a refusal when nothing may be quoted;
+        None: choose sentences."""
+        faq = verbatim_faq(question, hits, self.cfg, self.trust)
+        section = verbatim_section(hits, self.cfg)
+        if faq is not None and section is not None and section[1].heading_similarity > faq[1].similarity:
+            faq = None  # asked as this section's heading is written, more closely than as the FAQ question
+        if faq is not None:
+            n, hit = faq
+            return Generation(text=f"{hit.faq_answer.strip()} [C{n}]", llm_called=False, faq=True)
+        refused = self._unquotable(question, hits)
+        if refused is not None:
+            return refused
+        if section is not None:
+            n, hit = section
+            lead = split_sentences(hit.text)[: self.cfg.max_sentences]
+            return _quote([(1.0, n, pos, sent) for pos, sent in enumerate(lead)])
+        return None
+
+
+def _read(hits: Sequence[Hit]) -> bool:
+    """The passage reader read these chunks (it then decided whether they answer)."""
+    return any(h.answer_probability is not None for h in hits)
+
+
+def _quote(chosen: Sequence[Candidate]) -> Generation:
+    """The chosen sentences in source order, each with its [C#] citation."""
+    ordered = sorted(chosen, key=lambda r: (r[1], r[2]))
+    return Generation(text=" ".join(f"{sent.rstrip()} [C{n}]" for _, n, _, sent in ordered), llm_called=False)

@@ -1,0 +1,180 @@
+"""The approximate-nearest-neighbour (ANN) side of the chunk index: which index a table of a
+given size gets, how it is queried, and when an ingest retrains it instead of extending it.
+
+Why: a default IVF_PQ index queried without `refine_factor` loses most of its recall at 50k
+rows and more (recall@10 of 0.15-0.25 measured), and retraining both indexes on every ingest
+costs minutes. Here the partitions and sub-vectors follow the table's size, every ANN query
+re-ranks its candidates on the stored vectors, and an ingest extends the existing indexes
+(LanceDB's `optimize`) until the rows written since the last training exceed a share of the
+table (`retrain_share`), when a full retrain is worth it.
+
+The default index is IVF_HNSW_SQ (a graph per partition over 8-bit scalar-quantised vectors):
+on bench.system.scale's data at 200k rows IVF_PQ's recall was bounded by the partitions a query did
+not probe (0.86 at 8% of them, 0.96 at 20%, the same with 48 or 96 sub-vectors and any refine
+factor), while a graph search per partition is cheap enough to probe 40% of them (recall 0.97
+at refine 1, 0.98 at refine 10; bench/results/ann-variants-200000*.json). With partitions of
+16k rows a graph search is bounded by its candidate list (ef), which LanceDB sizes from limit x
+refine_factor unless told: at 1M rows recall@10 was 0.69 at refine 5, 0.89 at 10, 0.95 at 20 and
+0.97 at 40, the same with 15 or all 61 partitions probed (bench/results/scale-1000000.json). The
+re-ranking is the expensive part (a read of each candidate's full vector), so the candidate list
+is set on its own (`ef`) and only the returned rows are re-ranked (refine 1, which keeps their
+cosines exact): on a rebuilt 1M index recall@10 0.905 / 0.936 / 0.957 / 0.978 at ef 400 / 800 /
+1200 / 1600 with 10 to 61 partitions probed, at 6-9 ms of CPU against 12 ms for refine 20
+(recall 0.935 on that index) and 23 ms for refine 40 (0.957); at 10k rows recall 1.0 with ef 200
+to 1600
+(bench/results/scale_rebuild-recall-1000000.json, scale_rebuild-recall-10000.json).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+VECTOR_INDEX = "vector_idx"  # LanceDB's name for the index on the `vector` column
+TEXT_INDEX = "text_norm_idx"
+ANN_KEY = "groundbot:ann"  # vector-field metadata: the trained plan and the rows written since training
+
+
+@dataclass(frozen=True)
+class SearchIndexSettings:
+    """[search_index] in config.toml: how the chunk and suggestion tables are indexed and read."""
+
+    ann_min_rows: int = 8_000       # below this a table is searched exactly (a flat scan is fast enough there)
+    index_type: str = "IVF_HNSW_SQ"  # "IVF_HNSW_SQ" or "IVF_PQ"
+    partitions: int = 0             # IVF partitions; 0 = rows / rows_per_partition at training time
+    rows_per_partition: int = 16384
+    sub_vectors: int = 0            # IVF_PQ sub-vectors; 0 = dim / 8 (48 for 384-d vectors)
+    nprobes: int = 0                # partitions searched per query; 0 = max(min_nprobes, probe_share * partitions)
+    probe_share: float = 0.4
+    min_nprobes: int = 20
+    refine_factor: int = 1          # ANN candidates re-ranked on stored vectors: refine_factor x limit
+    ef: int = 1600                  # IVF_HNSW_SQ graph search's candidate list; 0 = LanceDB's (limit x refine_factor)
+    retrain_share: float = 0.25     # retrain the ANN index when rows written since training exceed this share
+    scope_exact_rows: int = 1_000   # a knowledge scope of at most this many rows is searched exactly (its rows alone)
+    scope_tables: bool = True       # each knowledge scope also gets a table of its own (storage/index/scope_tables.py)
+
+    def __post_init__(self) -> None:
+        if self.index_type not in ("IVF_PQ", "IVF_HNSW_SQ"):
+            raise ValueError(f"[search_index] index_type must be 'IVF_PQ' or 'IVF_HNSW_SQ', not {self.index_type!r}")
+        if not 0 < self.retrain_share <= 1 or not 0 < self.probe_share <= 1:
+            raise ValueError("[search_index] retrain_share and probe_share must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class AnnPlan:
+    """The index trained for a table: its shape, recorded next to the table (groundbot-index.json)."""
+
+    index_type: str
+    partitions: int
+    sub_vectors: int
+    rows_at_training: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index_type": self.index_type, "partitions": self.partitions, "sub_vectors": self.sub_vectors,
+                "rows_at_training": self.rows_at_training}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any] | None) -> AnnPlan | None:
+        if not raw:
+            return None
+        return cls(str(raw["index_type"]), int(raw["partitions"]), int(raw["sub_vectors"]), int(raw["rows_at_training"]))
+
+
+def plan_for(rows: int, dim: int, s: SearchIndexSettings) -> AnnPlan:
+    """About `rows_per_partition` rows per IVF partition (k-means training costs partitions x
+    256 samples x partitions, so sqrt(rows) partitions took too long to train at 1M rows on two
+    cores), at most rows / 256 (what LanceDB trains), and for IVF_PQ sub-vectors of 8
+    dimensions (twice LanceDB's default resolution; 4 gave no more recall at 200k rows)."""
+    partitions = s.partitions or max(1, min(rows // max(1, s.rows_per_partition), rows // 256))
+    sub_vectors = s.sub_vectors or max(1, dim // 8)
+    while dim % sub_vectors:  # PQ needs sub-vectors that divide the dimension
+        sub_vectors -= 1
+    return AnnPlan(s.index_type, partitions, sub_vectors, rows)
+
+
+def index_config(plan: AnnPlan) -> Any:
+    """The LanceDB index configuration object for a plan (cosine distance: vectors are unit-length)."""
+    from lancedb.index import HnswSq, IvfPq
+
+    if plan.index_type == "IVF_HNSW_SQ":
+        return HnswSq(distance_type="cosine", num_partitions=plan.partitions)
+    return IvfPq(distance_type="cosine", num_partitions=plan.partitions, num_sub_vectors=plan.sub_vectors)
+
+
+def nprobes_for(plan: AnnPlan, s: SearchIndexSettings) -> int:
+    """Partitions one query searches: the configured number, else a share of the partitions."""
+    wanted = s.nprobes or max(s.min_nprobes, math.ceil(plan.partitions * s.probe_share))
+    return max(1, min(wanted, plan.partitions))
+
+
+MIN_SCOPED_EF = 100  # a scoped graph search's candidate list is never narrower than this
+
+
+def ef_for(plan: AnnPlan | None, s: SearchIndexSettings, share: float = 1.0) -> int:
+    """The graph search's candidate list for a query (0 = LanceDB's default). Set apart from the
+    refine factor, a wide graph search keeps recall while only a few candidates are re-ranked on
+    their stored vectors (each a read of a full vector, the most expensive step of a query).
+    A query prefiltered to a knowledge scope holding `share` of the rows fills its list with that
+    scope's rows only, so the list shrinks with the share: the graph walk then visits about as
+    many nodes as an unscoped query (with the full list it walked 3x as many at a 10% scope)."""
+    if plan is None or plan.index_type != "IVF_HNSW_SQ":
+        return 0
+    return s.ef if share >= 1.0 else max(MIN_SCOPED_EF, min(s.ef, round(s.ef * share)))
+
+
+def needs_retraining(plan: AnnPlan | None, rows: int, written_since_training: int, s: SearchIndexSettings) -> bool:
+    """The documented rule: train when the table first reaches `ann_min_rows`, and retrain when
+    the rows written (added or changed) since training exceed `retrain_share` of the table; in
+    between an ingest only extends the index (new rows go to the trained partitions)."""
+    if rows < s.ann_min_rows:
+        return False
+    if plan is None:
+        return True
+    return written_since_training > s.retrain_share * rows
+
+
+def ann_state(tbl: Any) -> tuple[AnnPlan | None, int]:
+    """A table's trained ANN plan and the rows written since its training, kept as metadata of
+    its vector field (so it travels with the table, on disk or on object storage)."""
+    raw = (tbl.schema.field("vector").metadata or {}).get(ANN_KEY.encode())
+    if not raw:
+        return None, 0
+    data = json.loads(raw)
+    return AnnPlan.from_dict(data.get("plan")), int(data.get("written_since_training", 0))
+
+
+def set_ann_state(tbl: Any, plan: AnnPlan | None, written: int) -> None:
+    state = json.dumps({"plan": plan.to_dict() if plan else None, "written_since_training": written})
+    tbl.update_field_metadata({"path": "vector", "metadata": {ANN_KEY: state}})
+
+
+def train(tbl: Any, dim: int, s: SearchIndexSettings) -> AnnPlan:
+    """(Re)train the table's ANN index from scratch, shaped for its present size."""
+    plan = plan_for(tbl.count_rows(), dim, s)
+    tbl.create_index("vector", config=index_config(plan), replace=True)
+    set_ann_state(tbl, plan, 0)
+    return plan
+
+
+def maintain_table(tbl: Any, written: int, dim: int, s: SearchIndexSettings,
+                   build_text_index: Callable[[], None] | None = None) -> str:
+    """After a write of `written` rows: build the full-text index if missing, train or retrain
+    the ANN index when `needs_retraining` says so, then `optimize()` (compaction, and the new
+    rows added to every existing index). Says what was done."""
+    plan, since = ann_state(tbl)
+    since += written
+    indexes = {i.name for i in tbl.list_indices()}
+    action = "extended" if plan is not None or VECTOR_INDEX in indexes else "exact search (below ann_min_rows)"
+    if build_text_index is not None and TEXT_INDEX not in indexes:
+        build_text_index()
+        action = "text index built"
+    if needs_retraining(plan, tbl.count_rows(), since, s):
+        plan, since = plan_for(tbl.count_rows(), dim, s), 0
+        tbl.create_index("vector", config=index_config(plan), replace=True)
+        action = f"ANN index trained ({plan.index_type}, {plan.partitions} partitions)"
+    tbl.optimize()
+    set_ann_state(tbl, plan, since)
+    return action

@@ -37,3 +37,22 @@ def test_the_layout_check_finds_a_long_function(tmp_path: Path) -> None:
     tree = ast.parse(f"def f():\n{body}\n")
     [fn] = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
     assert fn.end_lineno is not None and fn.end_lineno - fn.lineno + 1 == MAX_FUNCTION_LINES + 1
+
+
+MAX_TOP_MODULES = 10  # core/ and storage/ keep the rest in packages by role (docs/architecture.md)
+
+
+@pytest.mark.parametrize("package", ["core", "storage"])
+def test_the_top_of_core_and_storage_stays_small(package: str) -> None:
+    top = sorted(p.name for p in (ROOT / package).glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, f"{package}/ holds {len(top)} modules at its top: {top}"
+
+
+def test_no_stage_asks_which_generator_it_serves() -> None:
+    """A generator declares its mode on its port (core.ports.Generator.mode); core/ reads that,
+    never an attribute it probes for."""
+    probing = [f"{p.relative_to(ROOT)}:{node.lineno}" for p in (ROOT / "core").rglob("*.py")
+               for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+               and node.args and "generator" in ast.unparse(node.args[0])]
+    assert not probing, probing

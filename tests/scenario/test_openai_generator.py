@@ -95,6 +95,16 @@ def test_server_error_retried_once_then_refused(openai_app: Callable[..., Any], 
     assert app.store.turns()[-1].refusal_reason == reasons.LLM_UNAVAILABLE
 
 
+def test_a_rate_limited_request_is_retried_after_a_backoff(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
+    """A 429 is not sent again at once: the retry waits a backoff first, within the answer's deadline."""
+    app = openai_app(timeout_s=5.0, max_retries=1)
+    llm.enqueue(status=429)
+    llm.enqueue("Run groundbot ingest again with the same paths [C1].", prob=0.95)
+    d = ask(app, Q)
+    assert not d.refused and len(llm.requests) == 2
+    assert llm.requests[1]["at"] - llm.requests[0]["at"] >= 0.1  # BACKOFF_INITIAL_S less its jitter's floor
+
+
 def test_timeout_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
     app = openai_app(timeout_s=0.3, max_retries=0)
     llm.enqueue("late [C1]", delay=1.0)

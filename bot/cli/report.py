@@ -11,13 +11,14 @@ Every text from the database is HTML-escaped.
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import sys
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
 
 from core.text.lexicon import content_terms
 
@@ -157,50 +158,18 @@ def _plots(s: dict[str, Any], routing: dict[str, Any] | None, out: Path) -> list
     return made
 
 
-def _table(rows: list[tuple[Any, ...]], head: tuple[str, ...]) -> str:
-    if not rows:
-        return "<p><em>None yet.</em></p>"  # a header over no rows reads like a broken table
-    cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><tr>{cells}</tr>{body}</table>"
-
-
-def _agreement(s: dict[str, Any]) -> str:
-    if not s["held_decided"]:
-        return "<p>Reviewer agreement (held drafts approved unchanged): no held draft decided yet.</p>"
-    return (f"<p>Reviewer agreement (held drafts approved unchanged): {s['reviewer_agreement']} "
-            f"of {s['held_decided']} decided.</p>")
+_TEMPLATES = Environment(loader=PackageLoader("bot.cli", "templates"), autoescape=select_autoescape(["html"]))
 
 
 def render(s: dict[str, Any], plots: list[tuple[str, str]], since: str, routing: dict[str, Any] | None) -> str:
-    parts = [f"<h1>groundbot report</h1><p>Turns since {html.escape(since or 'the first')}: {s['turns']}, "
-             f"answered {s['answered']}.</p>",
-             "<h2>Routes</h2>" + _table(sorted(s["routes"].items()), ("route", "turns")),
-             "<h2>Refusals by reason</h2>" + _table(list(s["refused_by_reason"].items()), ("reason", "turns")),
-             *(["<h2>Knowledge scopes</h2>" + _table([(k, v["turns"], v["answered"], v["refused"])
-                                                      for k, v in s["by_scope"].items()],
-                                                     ("scope", "turns", "answered", "refused"))]
-               if any(s["by_scope"]) else []),
-             "<h2>Review queue</h2>" + _table(sorted(s["review_status"].items()), ("status", "items")),
-             _agreement(s),
-             "<h2>Feedback</h2>" + _table(list(s["feedback_by_reason"].items()), ("reason", "votes")),
-             "<h2>Coverage gaps: most refused questions by topic</h2>"
-             + _table([(g["topic"], g["count"], " | ".join(g["examples"])) for g in s["gaps"]],
-                      ("topic", "refused", "examples"))]
-    if routing:
-        at = routing["at_defaults"]
-        parts.append(f"<h2>HaluEval risk routing ({html.escape(routing['split'])} split, defaults "
-                     f"{html.escape(json.dumps(routing['defaults']))})</h2>"
-                     + _table([(k, *(v.get(r) for r in ("reply", "template", "hold", "refuse")), v.get("n"))
-                               for k, v in at.items()], ("answers", "reply", "template", "hold", "refuse", "n")))
-    if not plots:
-        parts.append("<p>Plots need matplotlib: pip install 'groundbot[plot]'.</p>")
-    parts += [f'<figure><img src="{html.escape(name)}" alt="{html.escape(cap)}"><figcaption>{html.escape(cap)}'
-              "</figcaption></figure>" for name, cap in plots]
-    style = ("body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}img{max-width:100%}")
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>groundbot report</title>'
-            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
+    """The page from bot/cli/templates/report.html; Jinja2 escapes every value from the database."""
+    scopes = [(k, v["turns"], v["answered"], v["refused"]) for k, v in s["by_scope"].items()] if any(s["by_scope"]) else []
+    routing_rows = ([(k, *(v.get(r) for r in ("reply", "template", "hold", "refuse")), v.get("n"))
+                     for k, v in routing["at_defaults"].items()] if routing else [])
+    return _TEMPLATES.get_template("report.html").render(
+        s=s, plots=plots, since=since, routing=routing, scopes=scopes, routing_rows=routing_rows,
+        routing_defaults=json.dumps(routing["defaults"]) if routing else "",
+        gaps=[(g["topic"], g["count"], " | ".join(g["examples"])) for g in s["gaps"]]) + "\n"
 
 
 def build_report(engine: Any, out: Path, since: datetime | None = None, routing_file: Path | None = None,

@@ -10,14 +10,41 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bench import ROOT
 from bench.grounding.harness import PassResult, SuiteResult
+from bench.history import record
 from bot.config import Config
 
 # the metrics of issue 3, in table order; a suite shows the ones that apply to it
 METRICS = ("n", "hallucination_pass_through", "false_refusal_rate", "balanced_accuracy", "answered_with_gold",
            "answer_rate", "refusal_rate_unanswerable", "refusal_rate_out_of_kb", "recall_at_1", "recall_at_5")
+
+# each suite's headline figures, kept in bench/results/history.csv as "<suite>.<metric>"
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "docs": ("headings_answered_from_section", "paraphrases_answered_from_section",
+             "paraphrases_answered_from_section_dev", "paraphrases_answered_from_section_test",
+             "paraphrases_led_by_section", "off_docs_refused", "suggestions_refused_when_asked"),
+    "squad_extractive": ("answered_with_gold", "refusal_rate_unanswerable", "refusal_rate_out_of_kb"),
+    "squad_replay": ("hallucination_pass_through", "false_refusal_rate"),
+    "clapnq_extractive": ("answered", "answered_dev", "answered_test", "unanswerable_refused",
+                          "unanswerable_refused_dev", "unanswerable_refused_test"),
+    "parsinlu": ("answered_with_gold", "out_of_kb_refused", "in_kb_unanswerable_refused"),
+    "mixed": ("fa_answerable_with_gold", "en_answerable_with_gold", "fa_out_of_kb_replied", "en_out_of_kb_replied"),
+    "halueval": ("hallucination_pass_through", "false_refusal_rate", "false_refusal_rate_right_template",
+                 "false_refusal_rate_right_sentence"),
+    "clapnq_llm": ("right_delivered_dev", "right_delivered_test", "right_held", "added_reaches_user",
+                   "swapped_reaches_user_test", "other_blocked_test"),
+    "expertqa": ("complete_delivered_dev", "complete_delivered_test", "partial_kept_out_dev", "partial_kept_out_test",
+                 "uncited_kept_out_test"),
+}
+
+# the suites each documented command asks, by the name of its result file (bench/results/<name>.json)
+NAMED_RUNS = {
+    "grounding-extractive": ("docs", "squad_extractive", "clapnq_extractive", "parsinlu", "mixed"),
+    "grounding-expertqa-clapnq": ("expertqa", "clapnq_llm"),
+}
 
 
 def _counts(c: Counter[str]) -> str:
@@ -141,3 +168,26 @@ def write_markdown(path: Path, results: Sequence[SuiteResult], config: Config, a
                    total: float, code: str = "") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(markdown(results, config, args, total, code), encoding="utf-8")
+
+
+def result_name(suites: Sequence[str], every: Sequence[str]) -> str:
+    """The result file's name for the suites asked: `grounding` for all of them, a documented
+    group's name (NAMED_RUNS), else `grounding-` and the suites joined (`grounding-docs`)."""
+    if set(suites) == set(every):
+        return "grounding"
+    named = [name for name, group in NAMED_RUNS.items() if set(group) == set(suites)]
+    return named[0] if named else "grounding-" + "-".join(suites)
+
+
+def headline(out: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """The headline figures of a run's JSON ({suite: {metric: value}}), as "<suite>.<metric>"."""
+    return {f"{suite}.{m}": metrics[m] for suite, metrics in out.items() for m in HEADLINE.get(suite, ())
+            if m in metrics}
+
+
+def record_history(path: Path, out: dict[str, dict[str, Any]], args: argparse.Namespace) -> int:
+    """Append the run's headline figures to bench/results/history.csv under the result's name,
+    noting the options it ran with."""
+    ran = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("grounding/__main__.py", "grounding/run.py")) else []
+    note = " ".join(ran) or f"--suites {','.join(args.suites)}"
+    return record(path.stem, headline(out), note)

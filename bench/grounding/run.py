@@ -7,7 +7,9 @@
 
 Every question goes through App.ask(Incoming(...)) like a chat message (state machine,
 gates, generator, verifier), in a conversation of its own, against a fresh data dir per
-suite. See bench/README.md for the suites, metrics and the HaluEval dev/test split.
+suite. See bench/README.md for the suites, metrics and the HaluEval dev/test split. Results:
+bench/results/<name>.json and .md, named for the suites asked (--out), and their headline figures
+appended to bench/results/history.csv (python -m bench.history).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from bench.grounding.harness import (
     temp_app,
 )
 from bench.grounding.replay_server import ReplayServer
-from bench.grounding.report import breakdown, print_suite, provenance, write_markdown
+from bench.grounding.report import breakdown, print_suite, provenance, record_history, result_name, write_markdown
 from bot.app import App
 from bot.config import Config, load_config
 from core.text.sentences import split_sentences
@@ -434,8 +436,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="HaluEval: also replay the right answers restated ('The answer is X.', a full sentence)")
     p.add_argument("--seed", type=int, default=0, help="seed of the SQuAD/ParsiNLU question sampling (default 0)")
     p.add_argument("--config", type=Path, default=ROOT / "config.toml", help="config.toml to measure")
-    p.add_argument("--out", type=Path, default=RESULTS / "grounding.json",
-                   help="JSON results file; the Markdown table goes next to it with .md")
+    p.add_argument("--out", type=Path, default=None,
+                   help="JSON results file; the Markdown table goes next to it with .md (default: bench/results/"
+                        "grounding.json for every suite, grounding-extractive.json for docs,squad_extractive,"
+                        "clapnq_extractive,parsinlu,mixed, grounding-expertqa-clapnq.json for expertqa,clapnq_llm, "
+                        "else grounding-<suites>.json: grounding-docs.json, grounding-halueval.json)")
     p.add_argument("--dump", type=Path, default=None, help="write one JSONL row per question here")
     args = p.parse_args(argv)
     names = [s.strip() for s in args.suites.split(",") if s.strip()]
@@ -443,6 +448,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown suite(s): {', '.join(unknown)}; choose from {', '.join(SUITES)}")
     args.suites = names
+    if args.out is None:
+        args.out = RESULTS / f"{result_name(names, SUITES)}.json"
     return args
 
 
@@ -523,7 +530,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     md = args.out.with_suffix(".md")
     write_markdown(md, results, config, args, total, code)
-    print(f"wrote {args.out} and {md}" + (f" and {args.dump}" if args.dump else "") + f"; total {total:.0f}s")
+    rows = record_history(args.out, out, args)
+    print(f"wrote {args.out} and {md}" + (f" and {args.dump}" if args.dump else "")
+          + f"; {rows} figures added to the history; total {total:.0f}s")
     return 0
 
 

@@ -14,7 +14,8 @@ data dir holds the bundled docs. The run checks what a batch user relies on:
 - turns recorded in the transcript database = lines in;
 - no off-topic or injected question is answered.
 
-Results: bench/results/fuzz.json and fuzz.md.
+Results: bench/results/fuzz.json and fuzz.md; the headline figures are appended to
+bench/results/history.csv.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT
+from bench.history import record
 
 OFF_TOPIC = [
     "What is the capital of Mars?", "Who won the 1998 football world cup?", "How do I bake sourdough bread?",
@@ -143,6 +145,12 @@ def passed(result: dict[str, Any]) -> bool:
             and result["off_topic_or_injected_answered"] == 0)
 
 
+def headline(r: dict[str, Any]) -> dict[str, float]:
+    return {"lines_in": r["lines_in"], "lines_out": r["lines_out"], "turns_recorded": r["turns_recorded"],
+            "exit_code": r["exit_code"], "off_topic_or_injected_answered": r["off_topic_or_injected_answered"],
+            "passed": int(passed(r)), "seconds": r["seconds"]}
+
+
 def markdown(r: dict[str, Any]) -> str:
     rows = [("inputs (lines in)", r["lines_in"]), ("decisions (lines out)", r["lines_out"]),
             ("turns recorded", r["turns_recorded"]), ("exit code", r["exit_code"]),
@@ -173,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     out.with_suffix(".md").write_text(markdown(result))
+    record(out.stem, headline(result), f"--count {args.count} --seed {args.seed}")
     print(markdown(result))
     return 0 if passed(result) else 1
 

@@ -17,7 +17,9 @@ disk), and measures in the same run:
     python -m bench.system.latency --verify-only [--out FILE]
 
 times only the verifier: five-claim answers without the claim judge, and ten-claim answers with
-it, as an LLM answer is verified (SQuAD paragraphs as the cited chunks).
+it, as an LLM answer is verified (SQuAD paragraphs as the cited chunks). Results:
+bench/results/latency.json and .md, or latency-verify.json; each run's headline figures are
+appended to bench/results/history.csv.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import numpy as np
 
 from bench import RESULTS, ROOT
 from bench.datasets import HALUEVAL_FILE, PARSINLU_FILE, SQUAD_FILE
+from bench.history import record
 from bot.app import SUGGESTIONS_CHECKED_AHEAD, build_app, settle_heap
 from bot.config import load_config
 from core.messages import ConversationKey, Hit, Incoming
@@ -52,6 +55,29 @@ from storage.ingestion.loaders import discover, load_file
 
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) if values else 0.0
+
+
+def _at(result: dict[str, Any], path: str) -> Any:
+    for key in path.split("."):
+        result = result.get(key) if isinstance(result, dict) else None  # type: ignore[assignment]
+    return result
+
+
+# headline figures kept in bench/results/history.csv: (metric, where in the result)
+HEADLINE = (("turn_p50_ms", "turn_latency_ms.p50"), ("turn_p95_ms", "turn_latency_ms.p95"),
+            ("turn_cpu_p50_ms", "stage_p50_ms.cpu"),
+            ("without_reader_turn_p50_ms", "without_reader.turn_latency_ms.p50"),
+            ("without_reader_turn_p95_ms", "without_reader.turn_latency_ms.p95"),
+            ("without_reader_turn_cpu_p50_ms", "without_reader.stage_p50_ms.cpu"),
+            ("turns_per_s", "concurrent.turns_per_s"), ("without_reader_turns_per_s", "without_reader.concurrent.turns_per_s"),
+            ("reader_turn_p50_ratio", "reader_cost.turn_p50_ratio"), ("reader_throughput_ratio", "reader_cost.throughput_ratio"),
+            ("verify_five_claims_p50_ms", "verify_five_claims_ms.p50_ms"),
+            ("verify_ten_claims_judged_p50_ms", "verify_ten_claims_judged_ms.p50_ms"),
+            ("verify_ten_claims_judged_p95_ms", "verify_ten_claims_judged_ms.p95_ms"))
+
+
+def headline(result: dict[str, Any]) -> dict[str, float]:
+    return {name: v for name, path in HEADLINE if (v := _at(result, path)) is not None}
 
 
 def write_corpus(folder: Path, target_chunks: int, chunk_chars: int) -> tuple[list[str], list[str]]:
@@ -135,6 +161,7 @@ def verify_only(out: Path, rounds: int) -> int:
               "machine": {"cpus": os.cpu_count(), "load_avg_at_end": [round(x, 2) for x in os.getloadavg()]}}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
+    record(out.stem, headline(result), f"--verify-only, load {result['machine']['load_avg_at_end'][0]} at end")
     print(json.dumps(result, indent=2))
     return 0
 
@@ -346,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         f"| verify, 5-claim answer p50 / p95 | {verify['p50_ms']} / {verify['p95_ms']} ms | <= 20 ms |\n"
         f"| load average (1, 5, 15 min) at start; at end | {load_start}; {result['machine']['load_avg_at_end']} | |\n"
     )
+    record(out.stem, headline(result), args.note or f"{n_chunks} chunks, load {load_start[0]} at start")
     print(json.dumps(result, indent=2))
     return 0
 

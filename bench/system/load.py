@@ -4,7 +4,7 @@ Slack conversations through their real webhook paths, re-deliveries, and a worke
     nice -n 10 python -m bench.system.load --db postgresql --workers 4            # 50 conversations x 20
     nice -n 10 python -m bench.system.load --db sqlite --workers 1 --no-kill      # the baseline
     nice -n 10 python -m bench.system.load --conversations 20 --messages 10       # scaled down
-    nice -n 10 python -m bench.system.load --scopes --out /tmp/load-scopes.json     # two knowledge scopes
+    nice -n 10 python -m bench.system.load --scopes                               # two knowledge scopes
 
 Starts, in a temporary directory: a PostgreSQL server on 127.0.0.1 (as tests/postgres.py does;
 or a SQLite file), the Telegram and Slack stand-ins of tests/scenario/ (they receive the bot's
@@ -18,7 +18,9 @@ groundbot's supervisor (bot/server/supervisor.py) starts a replacement. Afterwar
 message should be recorded exactly once, answered once, and each conversation's turns in the
 order it sent them. With --scopes, Telegram chats and Slack channels are served by two knowledge
 scopes over docs/ (docs/scopes.md), so every search is prefiltered, and the turns are counted
-per scope. Results: bench/results/load-<db>-<N>w.json and load.md (all runs).
+per scope. Results: bench/results/load-<db>-<N>w.json (load-<db>-<N>w-scopes.json with --scopes)
+and load.md (every load-*.json present); the headline figures are appended to
+bench/results/history.csv.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import numpy as np
 from sqlalchemy import create_engine, text
 
 from bench import RESULTS, ROOT
+from bench.history import record
 from bench.system.load_traffic import TAG, Replies, Tally, Target, conversation
 from tests.processes import worker_pids
 from tests.scenario.slack_standin import SlackStandIn
@@ -306,6 +309,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             pg.stop()
 
 
+HEADLINE = ("messages_sent", "messages_recorded_once", "messages_not_recorded", "messages_recorded_twice_or_more",
+            "duplicate_replies", "order_violations", "latency_ms_p50", "latency_ms_p95", "turns_per_s")
+
+
+def headline(result: dict[str, Any]) -> dict[str, float]:
+    return {k: result[k] for k in HEADLINE if k in result}
+
+
 def write_markdown(out_dir: Path) -> Path:
     """One table of every load-*.json run."""
     rows = [json.loads(p.read_text()) for p in sorted(out_dir.glob("load-*.json"))]
@@ -340,14 +351,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--scopes", action="store_true", help="serve Telegram and Slack from two knowledge scopes")
     p.add_argument("--note", default="", help="free text kept with the results (what code, what else ran)")
-    p.add_argument("--out", type=Path, default=None, help="default: bench/results/load-<db>-<N>w.json")
+    p.add_argument("--out", type=Path, default=None,
+                   help="default: bench/results/load-<db>-<N>w.json (load-<db>-<N>w-scopes.json with --scopes)")
     args = p.parse_args(argv)
     if args.workers < 2:
         args.no_kill = True  # one worker has no supervisor to replace it: the baseline runs without the kill
     result = asyncio.run(run(args))
-    out = args.out or RESULTS / f"load-{args.db}-{args.workers}w.json"
+    out = args.out or RESULTS / f"load-{args.db}-{args.workers}w{'-scopes' if args.scopes else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    record(out.stem, headline(result), args.note or f"seed {args.seed}")
     print(json.dumps(result, indent=2))
     print("wrote", out, "and", write_markdown(out.parent))
     return 0

@@ -17,8 +17,12 @@ project's own maintenance (`LanceChunkIndex.maintain`), and measured:
   * with --scopes N, knowledge scopes (bench/system/scale_scopes.py): the documents spread over
     N scopes, the scoped vector leg's recall@10 against exact scoped search, and the hybrid
     search's p50/p95 with and without a scope in the same serving process.
-Each size's results go to bench/results/scale-<size>.json as soon as it finishes; a size whose
-file exists is skipped (delete it, or pass --force, to measure again).
+Each size's results go to bench/results/scale-<size>.json as soon as it finishes (with --scopes,
+scale_scope_tables-<size>.json, or scale_scopes-<size>.json when `scope_tables = false`); a size
+whose file exists is skipped (delete it, or pass --force, to measure again). --probe,
+--recall-only and --ingest-only on a kept index write scale_probe-<rows>.json,
+scale_recall-<rows>.json and scale_ingest-<rows>.json. Every run's headline figures are appended
+to bench/results/history.csv.
 """
 
 from __future__ import annotations
@@ -41,11 +45,13 @@ import pyarrow as pa
 
 from bench import RESULTS, ROOT
 from bench.datasets import HALUEVAL_FILE, SQUAD_FILE
+from bench.history import record
 from core.text.normalize import normalize_text
 
 CACHE = Path(tempfile.gettempdir()) / "groundbot-scale-base.npz"
 NOISE = 0.025  # per-dimension noise of a copy's vector: cosine to its original ~0.9 for 384-d
 GRID = ((10, 10), (20, 10), (20, 20), (20, 40), (50, 20))  # (nprobes, refine_factor) tried besides the configured
+INSIDE = "GROUNDBOT_SCALE_INSIDE"  # set for the probe a full run starts: its figures are the full run's
 
 
 def pct(values: list[float], q: float) -> float:
@@ -304,7 +310,7 @@ def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_ex
         built = build(work / "index", base, size, settings, scopes)
         print(f"[{size}] built: {built}", flush=True)
         env = {**os.environ, "GROUNDBOT_SCALE_SETTINGS": json.dumps(asdict(settings)),
-               "GROUNDBOT_SCALE_SCOPES": str(scopes)}
+               "GROUNDBOT_SCALE_SCOPES": str(scopes), INSIDE: "1"}
         probe = subprocess.run([sys.executable, "-m", "bench.system.scale", "--probe", str(work / "index"),
                                 "--queries", str(n_queries)], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
         served = json.loads(probe.stdout.strip().splitlines()[-1])
@@ -330,6 +336,40 @@ def measure(size: int, base: dict[str, Any], settings: Any, n_queries: int, n_ex
         "settings": asdict(settings), "build": built, "serving": served, "recall_vs_exact": rec, "ingest": ingest,
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "load_avg": os.getloadavg()},
     }
+
+
+def headline(result: dict[str, Any]) -> dict[str, float]:
+    """The headline figures of a full run, or of a probe, a recall check or an ingest of a kept
+    index (whose JSON is that part alone)."""
+    sv, rec, ing = result.get("serving", result), result.get("recall_vs_exact", result), result.get("ingest", result)
+    out = {k: sv[k] for k in ("search_p50_ms", "search_p95_ms", "peak_rss_mb") if k in sv}
+    scoped = sv.get("scoped") or {}
+    out |= {f"scoped_{k.removeprefix('scoped_')}": scoped[k] for k in ("scoped_p50_ms", "scoped_p95_ms", "p95_ratio")
+            if k in scoped}
+    if "recall_at_10" in (rec.get("configured") or {}):
+        out["recall_at_10"] = rec["configured"]["recall_at_10"]
+    taken = (rec.get("scoped") or {}).get((rec.get("scoped") or {}).get("search_takes", ""))
+    if isinstance(taken, dict) and "recall_at_10" in taken:
+        out["scoped_recall_at_10"] = taken["recall_at_10"]
+    out |= {f"{k}_seconds": ing[k]["seconds"] for k in ("add_100_documents", "change_100_documents")
+            if isinstance(ing.get(k), dict)}
+    if "index_seconds" in (result.get("build") or {}):
+        out["index_seconds"] = result["build"]["index_seconds"]
+    return out
+
+
+def keep_result(kind: str, index_dir: str, result: dict[str, Any], note: str) -> None:
+    """A probe, recall check or ingest of a kept index run by hand: its JSON to
+    bench/results/scale_<kind>-<rows>.json and its headline figures to the history."""
+    if os.environ.get(INSIDE):
+        return
+    from storage.index.chunk_index import LanceChunkIndex
+
+    dim = int(dict(np.load(CACHE, allow_pickle=False))["vectors"].shape[1])
+    rows = LanceChunkIndex(Path(index_dir), dim, "minilm").count()
+    out = RESULTS / f"scale_{kind}-{rows}.json"
+    out.write_text(json.dumps(result) + "\n")
+    record(out.stem, headline(result), note)
 
 
 def summary_md() -> str:
@@ -366,7 +406,9 @@ def main(argv: list[str] | None = None) -> int:
                                           "suggestions after) into an existing index directory; prints one JSON line")
     ap.add_argument("--work", help="keep the index in this directory (one size per run) instead of a temporary one, "
                                    "to probe its serving again later with --probe WORK/index")
-    ap.add_argument("--out", default="scale", help="result files are OUT-<size>.json (default scale-<size>.json)")
+    ap.add_argument("--out", default="", help="result files are OUT-<size>.json (default scale-<size>.json; with "
+                                              "--scopes scale_scope_tables-<size>.json, or scale_scopes-<size>.json "
+                                              "when [search_index] scope_tables = false)")
     ap.add_argument("--scopes", type=int, default=0, help="spread the documents over N knowledge scopes and measure "
                                                           "scoped search against unscoped (e.g. 10)")
     ap.add_argument("--probe", help="only probe serving of an existing index directory (prints one JSON line); "
@@ -379,7 +421,10 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("GROUNDBOT_SCALE_SETTINGS", json.dumps(asdict(cfg.search_index)))
         if args.scopes:
             os.environ["GROUNDBOT_SCALE_SCOPES"] = str(args.scopes)
-        print(json.dumps(serve_probe(args.probe, args.queries)))
+        served = serve_probe(args.probe, args.queries)
+        print(json.dumps(served))
+        keep_result("probe", args.probe, served, f"--probe {args.probe} --queries {args.queries}"
+                    + (f" --scopes {args.scopes}" if args.scopes else ""))
         return 0
     grid = tuple(tuple(int(x) for x in pair.split(":")) for pair in args.grid.split(",")) if args.grid else GRID
     if args.recall_only:
@@ -393,21 +438,27 @@ def main(argv: list[str] | None = None) -> int:
 
             found["scoped"] = scoped_recall(index, qv, args.scopes)
         print(json.dumps(found))
+        keep_result("recall", args.recall_only, found, f"--recall-only --exact {args.exact}"
+                    + (f" --grid {args.grid}" if args.grid else ""))
         return 0
     if args.ingest_only:
         from storage.index.chunk_index import LanceChunkIndex
 
         base = base_set(args.base, max(args.queries, args.exact) + 51)
         index = LanceChunkIndex(Path(args.ingest_only), base["vectors"].shape[1], "minilm", search=cfg.search_index)
-        print(json.dumps(changed_documents(index, base, Path(args.ingest_only).resolve().parent)))
+        changed = changed_documents(index, base, Path(args.ingest_only).resolve().parent)
+        print(json.dumps(changed))
+        keep_result("ingest", args.ingest_only, changed, "--ingest-only")
         return 0
     sizes = sorted(int(s) for s in args.sizes.split(","))
     if args.work and len(sizes) != 1:
         raise SystemExit("--work keeps one index: give one size with --sizes")
     base = base_set(args.base, max(args.queries, args.exact) + 51)
     RESULTS.mkdir(parents=True, exist_ok=True)
+    name = args.out or ("scale" if not args.scopes else "scale_scope_tables" if cfg.search_index.scope_tables
+                        else "scale_scopes")
     for size in sizes:
-        out = RESULTS / f"{args.out}-{size}.json"
+        out = RESULTS / f"{name}-{size}.json"
         if out.exists() and not args.force:
             print(f"[{size}] {out} exists; skipped", flush=True)
             continue
@@ -416,7 +467,9 @@ def main(argv: list[str] | None = None) -> int:
                          Path(args.work).resolve() if args.work else None, args.scopes)
         result["seconds"] = round(time.perf_counter() - t0, 1)
         out.write_text(json.dumps(result, indent=2) + "\n")
-        if args.out == "scale":
+        record(out.stem, headline(result), f"--sizes {size}" + (f" --scopes {args.scopes}" if args.scopes else "")
+               + f", load {result['machine']['load_avg'][0]:.1f}")
+        if name == "scale":
             (RESULTS / "scale.md").write_text(summary_md())
         print(f"[{size}] written to {out}", flush=True)
     return 0

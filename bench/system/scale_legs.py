@@ -5,7 +5,8 @@ is read from, the full-text leg with and without stop words, and fetches of rows
 
 DIR is an index kept by `bench.system.scale --work` (e.g. the 1M one); the questions and their vectors
 come from bench.system.scale's cache. Every variant runs the same questions after 10 warm-up ones,
-one query at a time on LanceDB's event loop. Results: bench/results/scale_legs-<rows>.json.
+one query at a time on LanceDB's event loop. Results: bench/results/scale_legs-<rows>.json, and
+each variant's p50 / p95 appended to bench/results/history.csv.
 The last variants fetch a question's 20 vector-leg rows by row id with different columns: the
 cost of reading rows at random goes with the number of columns read, not with the rows (why a
 hit's shown fields are one card column, storage/index/chunk_card.py).
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from bench import ROOT
+from bench.history import record
 from bench.system.scale import CACHE, RESULTS, pct
 from storage.index.ann import ef_for, nprobes_for
 from storage.index.async_loop import LANCE_LOOP
@@ -111,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     result = measure(args.index, args.queries)
     out = RESULTS / f"scale_legs-{result['rows']}.json"
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    figures = {f"{name}.{k}": v[k] for name, v in result["variants"].items() for k in ("p50_ms", "p95_ms")}
+    record(out.stem, figures, f"--queries {args.queries}")
     print("wrote", out)
     return 0
 

@@ -1,6 +1,6 @@
 """Knowledge scopes at scale: the scoped search of `bench.system.scale --scopes N`.
 
-    nice -n 10 python -m bench.system.scale --sizes 100000 --scopes 10 --out scale_scopes
+    nice -n 10 python -m bench.system.scale --sizes 1000000 --scopes 10   # bench/results/scale_scope_tables-1000000.json
 
 A chat served by a knowledge scope searches its scope's own table (storage/index/scope_tables.py), or,
 without scope tables, the chunk table with a prefilter on its `scopes` column

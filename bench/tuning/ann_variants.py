@@ -3,13 +3,14 @@
     nice -n 10 python -m bench.tuning.ann_variants [--rows 200000] [--variants IVF_PQ:48,IVF_PQ:96,IVF_HNSW_SQ]
 
 Why: at 1M chunks the default IVF_PQ (48 sub-vectors) reached recall@10 0.93 against exact search
-(bench/results/scale-1000000.json); a 1M build costs half an hour, so the candidates are compared
+(bench/results/scale_ivfpq-1000000.json at 681ff38); a 1M build costs half an hour, so the candidates are compared
 on a smaller table of the same data (bench.system.scale's real passages and perturbed copies) with the
 same rows per partition, and probes given as a share of the partitions (20 of 244 at 1M is 8%).
 Each variant is trained on the same table (`replace=True`), then every (probe share, refine
 factor) setting is queried like `LanceChunkIndex.search` asks (20 candidates, the first 10
 compared with exact search). Results are written after each variant; a variant already in the
-output file is skipped (resumable).
+output file is skipped (resumable). Each variant's training time and best recall@10 are appended
+to bench/results/history.csv.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.history import record
 from bench.system.scale import RESULTS, base_set, pct, synthetic_batch
 
 SHARES = (0.04, 0.08, 0.2)
@@ -99,9 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows-per-partition", type=int, default=4096)
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--work", default="/tmp/groundbot-ann-variants")
-    ap.add_argument("--out", default="")
+    ap.add_argument("--out", default="", help="default: bench/results/ann-variants-<rows>[-rpp<rows per partition>].json")
     args = ap.parse_args(argv)
-    out = Path(args.out or RESULTS / f"ann-variants-{args.rows}.json")
+    rpp = "" if args.rows_per_partition == 4096 else f"-rpp{args.rows_per_partition}"
+    out = Path(args.out or RESULTS / f"ann-variants-{args.rows}{rpp}.json")
     result: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
     base = base_set(8000, args.queries + 51)
     work = Path(args.work) / str(args.rows)
@@ -126,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         variants[variant] = {"train_seconds": seconds, "load_avg": [round(x, 2) for x in os.getloadavg()],
                              "grid": query_grid(tbl, variant, partitions, qvecs, exact)}
         out.write_text(json.dumps(result, indent=2) + "\n")
+        best = max(variants[variant]["grid"], key=lambda r: (r["recall_at_10"], -r["p50_ms"]))
+        record(out.stem, {f"{variant}.train_seconds": seconds, f"{variant}.best_recall_at_10": best["recall_at_10"],
+                          f"{variant}.best_p50_ms": best["p50_ms"]},
+               f"--rows {args.rows} --rows-per-partition {args.rows_per_partition}")
     return 0
 
 

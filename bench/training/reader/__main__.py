@@ -4,7 +4,8 @@ Builds every source's pairs (cached under --work), trains the first --layers lay
 MiniLM with sentence-transformers' CrossEncoder trainer (resumable: rerun the same command after a
 stop), exports int8 ONNX to --out and scores the dev and test parts of every source with the
 exported file through groundbot's own runtime (storage/models/reader.py), writing AUC and balanced accuracy
-per source and split to --results.
+per source and split to --results (bench/results/reader-training.json) and each AUC to
+bench/results/history.csv.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from bench.history import record
 from bench.training.pair_model import BASES, auc, balanced_accuracy, base_model, export_onnx, train
 from bench.training.reader.data import build_all
 from core.gate.reader_input import PASSAGE_WORDS, QUESTION_WORDS
@@ -77,6 +79,12 @@ def evaluate(model_file: Path, rows: list[dict[str, object]], max_length: int) -
     return out
 
 
+def headline(results: dict[str, object]) -> dict[str, float]:
+    """The AUC of every source and of all, on the dev and test parts."""
+    return {f"{split}.{src}.auc": f["auc"] for split in ("dev", "test") if isinstance(results.get(split), dict)
+            for src, f in results[split].items() if isinstance(f, dict) and f.get("auc") is not None}  # type: ignore[union-attr]
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     import torch
@@ -113,6 +121,8 @@ def main(argv: list[str] | None = None) -> None:
                     "test": evaluate(args.out, data["test"], args.max_length)}
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    record(args.results.stem, headline(results), ("--evaluate-only " if args.evaluate_only else "")
+           + f"{args.base} {args.layers} layers, max length {args.max_length}, {args.epochs:g} epochs on {args.device}")
     print(json.dumps({k: results.get(k) for k in ("dev", "test", "train_seconds")}, indent=1)[:3000], flush=True)
 
 

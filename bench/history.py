@@ -95,25 +95,26 @@ def table(rows: Sequence[Mapping[str, str]]) -> str:
 
 
 def plot(rows: Sequence[Mapping[str, str]], out: Path) -> Path:
-    """One line per (benchmark, metric) over the commits, in the order the file first names them."""
+    """One line per (benchmark, metric) over the runs (a commit can hold several, told apart by
+    date and note), in the order the file names them; each run is labelled with its commit."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    commits: list[str] = []
+    runs: dict[tuple[str, str, str], int] = {}
     for r in rows:
-        if r["commit"] not in commits:
-            commits.append(r["commit"])
+        runs.setdefault((r["commit"], r["date"], r["note"]), len(runs))
     series: dict[str, dict[int, float]] = {}
     for r in rows:
-        series.setdefault(f"{r['benchmark']}: {r['metric']}", {})[commits.index(r["commit"])] = float(r["value"])
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(commits) + 3), 4.5))
+        series.setdefault(f"{r['benchmark']}: {r['metric']}", {})[runs[(r["commit"], r["date"], r["note"])]] = \
+            float(r["value"])
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(runs) + 3), 4.5))
     for label, points in series.items():
         xs = sorted(points)
         ax.plot(xs, [points[x] for x in xs], marker="o", label=label)
-    ax.set_xticks(range(len(commits)), commits, rotation=60, ha="right", fontsize=7)
-    ax.set_xlabel("commit")
+    ax.set_xticks(range(len(runs)), [commit for commit, _, _ in runs], rotation=60, ha="right", fontsize=7)
+    ax.set_xlabel("run (commit)")
     ax.set_ylabel("value")
     if len(series) <= 12:
         ax.legend(fontsize=7)

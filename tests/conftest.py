@@ -35,6 +35,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     _freeze_heap()
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test on the real PostgreSQL server is marked `postgres` wherever the server comes from:
+    its fixture asked for by name, or the `database_url` fixture's PostgreSQL variant."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "postgres_server" in getattr(item, "fixturenames", ()) or params.get("database_url") == "postgresql":
+            item.add_marker(pytest.mark.postgres)
+
+
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests must not leave the machine: any connection beyond loopback fails loudly."""

@@ -74,7 +74,8 @@ class _Past(tenacity.stop.stop_base):
 def _backoff_within(deadline: float, clock: Callable[[], float]) -> tenacity.wait.wait_base:
     """Exponential backoff with jitter (a rate-limited endpoint is not hit again at once), cut so
     that the wait leaves half of the remaining time for the retry itself."""
-    backoff = tenacity.wait_exponential_jitter(initial=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S)
+    backoff = (tenacity.wait_exponential(multiplier=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S)
+               + tenacity.wait_random(0, BACKOFF_INITIAL_S))
 
     class _Within(tenacity.wait.wait_base):
         def __call__(self, retry_state: tenacity.RetryCallState) -> float:

@@ -77,6 +77,7 @@ def test_the_docs_name_the_benchmarks_and_the_training_commands() -> None:
         assert module in COMMANDS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", COMMANDS)
 def test_a_named_command_runs_its_help(module: str) -> None:
     assert importlib.util.find_spec(module) is not None, f"{module} named in {named(COMMAND)[module]}"

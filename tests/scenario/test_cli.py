@@ -29,6 +29,7 @@ def groundbot(*args: str, stdin: str = "", data_dir: Path,
                           env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
 
 
+@pytest.mark.slow
 def test_ask_json_answers_refuses_and_is_deterministic(data_dir: Path) -> None:
     questions = "How do I re-ingest documents?\nWhat is the capital of Mars?\n\nHow do I re-ingest documents?\n"
     out = groundbot("ask", "-", "--json", stdin=questions, data_dir=data_dir)
@@ -48,6 +49,7 @@ def test_ask_json_answers_refuses_and_is_deterministic(data_dir: Path) -> None:
         assert answer[k] == again[k]
 
 
+@pytest.mark.slow
 def test_bundled_docs_answer_a_newcomers_questions_about_groundbot(data_dir: Path) -> None:
     asked = {"What does the verifier check?": {"docs/how-it-works.md"},
              "What is a claim map?": {"docs/how-it-works.md"},
@@ -59,6 +61,7 @@ def test_bundled_docs_answer_a_newcomers_questions_about_groundbot(data_dir: Pat
         assert doc & {s["doc"] for s in row["sources"]}, (question, row["sources"])
 
 
+@pytest.mark.slow
 def test_single_question_plain_text_and_stats(data_dir: Path) -> None:
     out = groundbot("ask", "Which file types can groundbot ingest?", data_dir=data_dir)
     assert out.returncode == 0 and "Sources:" in out.stdout
@@ -67,6 +70,7 @@ def test_single_question_plain_text_and_stats(data_dir: Path) -> None:
     assert stats["turns"] == 1 and stats["index"]["chunks"] > 0
 
 
+@pytest.mark.slow
 def test_ingest_reports_summary(tmp_path: Path) -> None:
     kb = tmp_path / "kb"
     kb.mkdir()
@@ -83,6 +87,7 @@ def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
     assert out.returncode == 2 and "unknown setting" in out.stderr
 
 
+@pytest.mark.slow
 def test_calibrate_prints_tradeoff_and_writes_plot(data_dir: Path, tmp_path: Path) -> None:
     eval_file = tmp_path / "eval.jsonl"
     rows = [
@@ -105,6 +110,7 @@ def test_calibrate_prints_tradeoff_and_writes_plot(data_dir: Path, tmp_path: Pat
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_calibrate_sweeps_the_claim_judge_floor(data_dir: Path, tmp_path: Path) -> None:
     """With --judge the claim judge's floor is a grid axis for replayed (generated) answers: the
     real judge reads a right answer quoted from the docs; at floor 0 the lexical checks let it
@@ -127,6 +133,7 @@ def test_calibrate_sweeps_the_claim_judge_floor(data_dir: Path, tmp_path: Path) 
     assert "[judge] min_claim_probability = 0.0" in out.stdout
 
 
+@pytest.mark.slow
 def test_calibrate_says_when_the_judge_axis_changes_nothing(data_dir: Path, tmp_path: Path) -> None:
     """Quoted answers are not judged claim by claim: --judge says so instead of printing a flat axis silently."""
     eval_file = tmp_path / "eval.jsonl"

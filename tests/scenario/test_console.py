@@ -6,6 +6,8 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from adapters.console import ConsoleChat
 
 
@@ -29,6 +31,7 @@ def test_answer_refusal_pick_why_and_feedback(make_app: Callable[..., Any]) -> N
     assert app.store.feedback_for(turns[0].id)[0].value == 1
 
 
+@pytest.mark.slow
 def test_reingest_admin_only(make_app: Callable[..., Any]) -> None:
     app = make_app()
     assert "Re-ingest done: added 0, updated 0, removed 0" in run_console(app, ["/reingest"])

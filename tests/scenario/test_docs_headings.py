@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from bench.grounding.docs_suite import doc_sections, from_section, led_by_section
 from bot.app import App, build_app
 from core.messages import ConversationKey, Incoming
 
 
+@pytest.mark.slow
 def test_every_heading_and_faq_question_is_answered_from_its_section(make_app: Callable[..., App]) -> None:
     app = make_app()
     sections = doc_sections()
@@ -49,6 +52,7 @@ def test_a_refusal_offers_only_questions_that_are_answered(make_app: Callable[..
         assert not d.refused, (s, d.refusal_reason)
 
 
+@pytest.mark.slow
 def test_the_index_lists_its_suggestions_to_check_them_ahead(make_app: Callable[..., App]) -> None:
     app = make_app()
     texts = app.index.suggestion_texts(1000)
@@ -58,6 +62,7 @@ def test_the_index_lists_its_suggestions_to_check_them_ahead(make_app: Callable[
     assert app.pipeline.check_suggestions(1000) == len(texts)
 
 
+@pytest.mark.slow
 def test_suggestion_verdicts_decided_once_are_read_by_another_app_on_the_index(make_app: Callable[..., App],
                                                                                embedder: Any) -> None:
     first = make_app()

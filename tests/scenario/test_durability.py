@@ -52,6 +52,7 @@ def turn_count(db: Path) -> int:
         return int(conn.execute("select count(*) from turn").fetchone()[0])
 
 
+@pytest.mark.slow
 def test_read_only_database_answers_spools_and_replays(tmp_path: Path, data_dir: Path) -> None:
     db = data_dir / "transcripts.db"
     first = groundbot("ask", "How do I re-ingest documents?", data_dir=data_dir)
@@ -82,6 +83,7 @@ def test_read_only_database_answers_spools_and_replays(tmp_path: Path, data_dir:
     assert groundbot("doctor", "--replay", data_dir=data_dir).returncode == 0 and turn_count(db) == 4
 
 
+@pytest.mark.slow
 def test_lock_held_40_s_loses_no_turn(make_app: Callable[..., Any]) -> None:
     """Another process holds the write lock for 40 s (longer than the 10 s budget): the turns
     are answered, spooled, and replayed in order by the first turn after the lock is gone."""
@@ -118,6 +120,7 @@ def test_lock_held_40_s_loses_no_turn(make_app: Callable[..., Any]) -> None:
     assert app.store.pending_spooled() == 0
 
 
+@pytest.mark.slow
 def test_unreachable_database_runs_without_history_and_says_so(make_app: Callable[..., Any], tmp_path: Path) -> None:
     app = make_app(database_url=f"sqlite:///{(tmp_path / 'no-such-dir' / 't.db').as_posix()}", lock_budget_s=0.5)
     d = app.ask(Incoming(ConversationKey("test", "x"), "u", "How do I re-ingest documents?"))
@@ -128,6 +131,7 @@ def test_unreachable_database_runs_without_history_and_says_so(make_app: Callabl
     assert row.record["history"] == "unavailable"
 
 
+@pytest.mark.slow
 def test_unwritable_spool_and_database_exit_non_zero(tmp_path: Path, data_dir: Path) -> None:
     (data_dir / "spool" / "turns.jsonl").mkdir(parents=True)  # the spool cannot be a file
     cfg = storage_config(tmp_path, f"sqlite:///{(tmp_path / 'no-such-dir' / 't.db').as_posix()}", budget=0.3)
@@ -137,6 +141,7 @@ def test_unwritable_spool_and_database_exit_non_zero(tmp_path: Path, data_dir: P
     assert b"NOT recorded" in out.stderr
 
 
+@pytest.mark.slow
 def test_a_line_that_is_not_utf8_is_rejected_alone(data_dir: Path) -> None:
     out = groundbot("ask", "-", "--json", data_dir=data_dir,
                     stdin=b"How do I re-ingest documents?\n\xff\xfe bad\nWhich file types can groundbot ingest?")
@@ -148,6 +153,7 @@ def test_a_line_that_is_not_utf8_is_rejected_alone(data_dir: Path) -> None:
     assert turn_count(data_dir / "transcripts.db") == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["--", "-rf: what does it mean?"], ["-q=-rf: what does it mean?"]])
 def test_a_question_may_start_with_a_dash(data_dir: Path, args: list[str]) -> None:
     out = groundbot("ask", *args, "--json", data_dir=data_dir) if args[0] != "--" else \

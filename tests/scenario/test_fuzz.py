@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.system.fuzz import hostile_inputs, passed, run_fuzz
 
 
@@ -14,6 +16,7 @@ def test_inputs_are_seeded_and_one_line_each() -> None:
     assert {k for k, _ in a} == {"off_topic", "injected", "junk", "binary", "huge", "mixed_script", "blank", "control"}
 
 
+@pytest.mark.slow
 def test_hostile_batch_loses_nothing_and_answers_nothing_off_topic(tmp_path: Path) -> None:
     result = run_fuzz(240, seed=11, work=tmp_path)
     assert passed(result), {k: v for k, v in result.items() if k != "stderr_tail"} | {"stderr": result["stderr_tail"]}

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.messages import ConversationKey, Incoming
 from core.text.normalize import normalize_text
 
@@ -114,6 +116,7 @@ def test_other_roots_are_left_alone(make_app: Callable[..., Any], tmp_path: Path
     assert app.index.count() > before
 
 
+@pytest.mark.slow
 def test_killed_ingest_leaves_previous_index_searchable(make_app: Callable[..., Any], tmp_path: Path) -> None:
     app = make_app()  # bundled docs already ingested
     version, count = app.index.version(), app.index.count()
@@ -148,6 +151,7 @@ def test_killed_ingest_leaves_previous_index_searchable(make_app: Callable[..., 
     assert not d.refused and d.sources
 
 
+@pytest.mark.slow
 def test_first_run_ingests_the_configured_kb_once(make_app: Callable[..., Any]) -> None:
     app = make_app(empty=True, kb_paths=(str(ROOT / "docs"),))
     first = app.ensure_ingested()

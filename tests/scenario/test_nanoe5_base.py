@@ -40,6 +40,7 @@ def test_the_file_is_read_whole() -> None:
     assert len(f.tensors) == 5 + 16 * 12
 
 
+@pytest.mark.slow
 def test_the_rebuilt_base_gives_the_engines_tokens_and_embeddings(base: Path) -> None:
     texts = ["How do I add a new document to the knowledge base?", "چگونه اسناد را به پایگاه دانش اضافه کنم؟",
              "Ünïcode  tést — with   spaces\tand tabs ﬁ ①"]
@@ -52,6 +53,7 @@ def test_the_rebuilt_base_gives_the_engines_tokens_and_embeddings(base: Path) ->
     assert np.isfinite(other)
 
 
+@pytest.mark.slow
 def test_a_model_on_it_ships_without_its_word_vectors_and_the_runtime_reads_them(base: Path, tmp_path: Path) -> None:
     import onnx
     import torch

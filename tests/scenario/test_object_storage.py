@@ -73,6 +73,7 @@ def finished(proc: subprocess.Popen[str]) -> str:
     return out
 
 
+@pytest.mark.slow
 def test_ingest_in_one_process_answer_in_another_and_see_a_reingest_whole(
         s3: S3Server, tmp_path: Path, embedder: Any) -> None:
     kb = tmp_path / "kb"

@@ -99,6 +99,7 @@ def test_operator_cli_ingest_is_not_restricted(make_app: Callable[..., App], kb:
     assert app.ingest([tmp_path / "outside"]).added == ["outside/notes.md"]
 
 
+@pytest.mark.slow
 def test_console_reingest_refuses_outside_paths(make_app: Callable[..., App], kb: Kb) -> None:
     app = _reingest_app(make_app, kb)
     before = (app.index.count(), app.index.version())
@@ -121,6 +122,7 @@ async def tg_standin() -> AsyncIterator[TelegramStandIn]:
     await server.stop()
 
 
+@pytest.mark.slow
 async def test_telegram_reingest_refuses_outside_paths(make_app: Callable[..., App], kb: Kb,
                                                        tg_standin: TelegramStandIn) -> None:
     app = _reingest_app(make_app, kb, environ={"GROUNDBOT_TELEGRAM_TOKEN": tg_standin.token},
@@ -155,6 +157,7 @@ def slack_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlackStandIn]:
         yield server
 
 
+@pytest.mark.slow
 def test_slack_reingest_refuses_outside_paths(slack_api: SlackStandIn, kb: Kb, tmp_path: Path, embedder: Any,
                                               docs_index: Path) -> None:
     shutil.copytree(docs_index, tmp_path / "data" / "index")

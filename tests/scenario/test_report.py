@@ -63,6 +63,7 @@ def _browser() -> str:
     return found
 
 
+@pytest.mark.browser
 def test_report_page_looks_like_a_report_in_a_headless_browser(make_app: Callable[..., Any], tmp_path: Path) -> None:
     """The page as a person sees it: Chromium renders it from disk (no network: local file,
     background networking off) to a screenshot with text and the plots drawn, not a blank page."""

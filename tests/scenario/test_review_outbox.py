@@ -32,6 +32,7 @@ def answers(standin: TelegramStandIn, chat_id: int = 501) -> list[str]:  # noqa:
     return [c.params["text"] for c in standin.sent(chat_id) if c.params["text"].startswith("An admin reviewed")]
 
 
+@pytest.mark.slow
 async def test_a_delivery_that_fails_is_retried_until_sent_and_sent_once(tg_app: Callable[..., App],  # noqa: F811
                                                                        standin: TelegramStandIn,  # noqa: F811
                                                                        base_config: Any) -> None:
@@ -53,6 +54,7 @@ async def test_a_delivery_that_fails_is_retried_until_sent_and_sent_once(tg_app:
     assert row.chat_id == "501" and row.sent_at is not None
 
 
+@pytest.mark.slow
 async def test_an_admin_in_another_process_approves_and_the_connected_one_sends(tg_app: Callable[..., App],  # noqa: F811
                                                                                 standin: TelegramStandIn,  # noqa: F811
                                                                                 base_config: Any) -> None:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import httpx
+import pytest
 from itsdangerous import TimestampSigner
 
 from bot.app import App
@@ -31,6 +32,7 @@ def _signed(token: str, *, age_s: float) -> str:
     return Back(token, salt="groundbot-review-session").sign("session").decode()
 
 
+@pytest.mark.slow
 def test_admin_signs_in_and_edits_a_held_answer(make_app: Callable[..., App], tmp_path: Path) -> None:
     cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN, "GROUNDBOT_REVIEW_TOKEN": TOKEN})
     cfg = replace(cfg, core=replace(cfg.core, review=replace(cfg.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT)))

@@ -122,6 +122,7 @@ def worker(make_app: Callable[..., App], cfg: Config, db_url: str, **kwargs: Any
 
 
 # -- operations -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_readyz_is_503_until_the_model_and_index_are_loaded(make_app: Callable[..., App], shared_db: str) -> None:
     cfg = config_with({})
     release = threading.Event()
@@ -154,6 +155,7 @@ def test_readyz_is_503_until_the_model_and_index_are_loaded(make_app: Callable[.
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_worker_sharing_the_port_takes_no_connection_until_it_is_ready(make_app: Callable[..., App],
                                                                          shared_db: str) -> None:
     """A replacement worker loading its model must leave the shared port to its ready siblings:
@@ -185,6 +187,7 @@ def test_a_worker_sharing_the_port_takes_no_connection_until_it_is_ready(make_ap
             loading.stop()
 
 
+@pytest.mark.slow
 def test_api_ask_needs_the_token_and_gives_the_ask_json_decision(make_app: Callable[..., App], shared_db: str) -> None:
     cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN})
     with serving(worker(make_app, cfg, shared_db)) as [server]:
@@ -210,6 +213,7 @@ def test_api_ask_needs_the_token_and_gives_the_ask_json_decision(make_app: Calla
         assert "groundbot_review_queue_depth 0.0" in metrics
 
 
+@pytest.mark.slow
 def test_one_conversation_alternating_between_two_workers_keeps_order_and_context(
         make_app: Callable[..., App], database_url: str) -> None:
     cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN})
@@ -243,6 +247,7 @@ def test_one_conversation_alternating_between_two_workers_keeps_order_and_contex
         assert SharedState(a.service.app.store.engine).counts()["leases"] == 0
 
 
+@pytest.mark.slow
 def test_shutdown_finishes_the_turn_in_flight(make_app: Callable[..., App], database_url: str) -> None:
     cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN})
     with serving(worker(make_app, cfg, database_url)) as [server]:
@@ -275,6 +280,7 @@ def _slack_event(text: str, ts: str, event_id: str) -> str:
                        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}]})
 
 
+@pytest.mark.slow
 def test_a_slack_retry_reaching_another_worker_is_answered_once(make_app: Callable[..., App], database_url: str,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
@@ -311,6 +317,7 @@ async def _post_update(client: httpx.AsyncClient, server: Server, update: dict[s
     return r.status_code
 
 
+@pytest.mark.slow
 async def test_telegram_webhook_twice_delivered_update_and_reply_thread_across_workers(
         make_app: Callable[..., App], shared_db: str) -> None:
     standin = await TelegramStandIn().start()

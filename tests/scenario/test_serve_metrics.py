@@ -60,6 +60,7 @@ def until(read: Callable[[], float], want: float, what: str) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_each_metric_moves_once_per_event_on_every_path(make_app: Callable[..., App],
                                                               shared_db: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
@@ -134,6 +135,7 @@ async def _telegram(server: Server, tg: TelegramStandIn) -> None:
         await until_metric("groundbot_ingest_runs_total", 2, "a re-ingest from Telegram", result="ok")
 
 
+@pytest.mark.slow
 def test_the_console_tells_the_same_hooks(make_app: Callable[..., App]) -> None:
     """The console is not served, but its turns, votes and re-ingests reach the App's hooks the
     same way: counted when the hooks of `groundbot serve` are registered on its App."""
@@ -149,6 +151,7 @@ def test_the_console_tells_the_same_hooks(make_app: Callable[..., App]) -> None:
     assert sample(text, "groundbot_ingest_runs_total", result="ok") == 1
 
 
+@pytest.mark.slow
 def test_an_unreachable_llm_is_counted_as_an_llm_error(make_app: Callable[..., App], shared_db: str) -> None:  # noqa: F811
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))

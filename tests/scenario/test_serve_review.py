@@ -22,6 +22,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warning
 ADMIN = 111
 
 
+@pytest.mark.slow
 async def test_a_held_answer_card_reaches_telegram_admins_before_any_update(make_app: Callable[..., App],
                                                                              shared_db: str) -> None:  # noqa: F811
     standin = await TelegramStandIn().start()

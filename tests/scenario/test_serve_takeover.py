@@ -35,7 +35,7 @@ from tests.scenario.test_slack import sign
 
 CHAT = 700
 SLACK_TS = "1700000000.000700"
-pytestmark = pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warnings.PTBDeprecationWarning")
+pytestmark = [pytest.mark.processes, pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warnings.PTBDeprecationWarning")]
 
 
 @contextmanager

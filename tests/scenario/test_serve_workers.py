@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import create_engine, text
 
 from bot.app import App
@@ -30,6 +31,8 @@ from core.messages import ConversationKey
 from tests.processes import serve_subprocess, worker_pids
 from tests.scenario.test_serve import API_TOKEN, config_with, serving, worker
 from tests.scenario.waits import WAIT_S
+
+pytestmark = pytest.mark.processes  # each test starts groundbot serve's supervisor
 
 QUESTIONS = ["How do I re-ingest documents?", "What is the capital of Mongolia?", "How do I run groundbot as a web service?"]
 START_S = max(WAIT_S, 300.0)  # two workers load their models at once on a busy 2-core machine

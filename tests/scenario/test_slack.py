@@ -551,6 +551,7 @@ def test_wrongly_signed_requests_get_401(start: Callable[..., Slack]) -> None:
     assert status == 200 and "c-123" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["socket"])
 def test_rate_limited_reply_is_retried_after_retry_after(start: Callable[..., Slack], mode: str) -> None:
     bot = start(mode)

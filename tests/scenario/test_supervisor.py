@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import TypeVar
 
 import httpx
+import pytest
 
 from tests.processes import ROOT, worker_pids
+
+pytestmark = pytest.mark.processes  # each test starts groundbot serve's supervisor
 
 T = TypeVar("T")
 

@@ -150,6 +150,7 @@ async def test_refusal_offers_suggestion_buttons_and_a_press_asks_it(tg_app: Cal
     assert turn_keys(app) == [("telegram", "502", "", "777")] * 2  # the same conversation continues
 
 
+@pytest.mark.slow
 async def test_reingest_runs_for_admins_only(tg_app: Callable[..., App], standin: TelegramStandIn,
                                              tmp_path: Path) -> None:
     app = tg_app(reingest_roots=(str(tmp_path),))
@@ -367,6 +368,7 @@ async def test_one_chat_is_answered_in_order_while_others_proceed(tg_app: Callab
         assert reply.params["text"].startswith(display_answer(turn.answer) if not turn.refused else app.config.core.refusal.messages["en"])
 
 
+@pytest.mark.slow
 def test_groundbot_telegram_command_polls_answers_and_stops(tmp_path: Path, docs_index: Path,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from core.messages import ConversationKey, Decision, Suggestion
@@ -157,6 +158,7 @@ def test_a_turn_reads_and_writes_its_conversation_as_one_unit(database_url: str,
     assert missing.pending_spooled() == 1
 
 
+@pytest.mark.slow
 def test_delivery_claims_are_taken_over_only_from_a_worker_that_stopped_renewing(database_url: str) -> None:
     """A claim is answered by its holder while it renews it; once it stops (killed), one other
     worker takes it over, with its payload; a done delivery is never answered again."""

@@ -38,6 +38,14 @@ HEADLINE: dict[str, tuple[str, ...]] = {
                    "swapped_reaches_user_test", "other_blocked_test"),
     "expertqa": ("complete_delivered_dev", "complete_delivered_test", "partial_kept_out_dev", "partial_kept_out_test",
                  "uncited_kept_out_test"),
+    "conversations": ("docs_first_from_section", "docs_follow_ups_from_section_dev", "docs_follow_ups_from_section_test",
+                      "docs_follow_ups_repeating_previous_right", "mtrag_answerable_from_reference_dev",
+                      "mtrag_answerable_from_reference_test", "mtrag_answerable_follow_ups_from_reference_test",
+                      "mtrag_unanswerable_refused_dev", "mtrag_unanswerable_refused_test",
+                      "mtrag_underspecified_refused_dev", "mtrag_underspecified_refused_test",
+                      "mtrag_underspecified_asked_back_right", "peer_last_top1", "peer_glued_top1", "peer_last_two_top1",
+                      "peer_last_two_top5", "canard_resolver_f1", "canard_resolver_left_alone",
+                      "mtrag_rewrites_resolver_f1"),
 }
 
 # the suites each documented command asks, by the name of its result file (bench/results/<name>.json)

@@ -4,6 +4,7 @@
     python -m bench.grounding --suites halueval --split dev --limit 200 --dump /tmp/rows.jsonl
     python -m bench.grounding --suites clapnq_llm,clapnq_extractive   # CLAPNQ (bench/grounding/clapnq.py), all/dev/test
     python -m bench.grounding --suites expertqa    # real LLM answers claim by claim (bench/grounding/expertqa.py), dev/test
+    python -m bench.grounding --suites conversations   # follow-ups turn by turn (bench/grounding/conversations.py), dev/test
 
 Every question goes through App.ask(Incoming(...)) like a chat message (state machine,
 gates, generator, verifier), in a conversation of its own, against a fresh data dir per
@@ -27,6 +28,7 @@ from typing import Any
 from bench import RESULTS, ROOT
 from bench import datasets as ds
 from bench.grounding.clapnq import run_clapnq_extractive, run_clapnq_llm
+from bench.grounding.conversations import MTRAG_UN_FILE, run_conversations
 from bench.grounding.docs_suite import run_docs
 from bench.grounding.expertqa import run_expertqa
 from bench.grounding.harness import (
@@ -49,17 +51,19 @@ from bench.grounding.harness import (
 )
 from bench.grounding.replay_server import ReplayServer
 from bench.grounding.report import breakdown, print_suite, provenance, record_history, result_name, write_markdown
+from bench.grounding.resolution import CANARD_FILE, MTRAG_REWRITES_DIR
 from bot.app import App
 from bot.config import Config, load_config
 from core.text.sentences import split_sentences
 
 SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu", "mixed", "clapnq_llm", "clapnq_extractive",
-          "docs", "expertqa")
+          "docs", "expertqa", "conversations")
 # questions per pass (group) when --limit is not given; None = all. Chosen so the whole
 # benchmark runs in well under 15 minutes on 2 CPU cores.
 DEFAULT_LIMITS: dict[str, int | None] = {"halueval": None, "squad_extractive": 600, "squad_replay": 600,
                                          "parsinlu": None, "mixed": None, "clapnq_llm": None,
-                                         "clapnq_extractive": None, "docs": None, "expertqa": None}
+                                         "clapnq_extractive": None, "docs": None, "expertqa": None,
+                                         "conversations": None}
 REPLAY_NOTE = ("verify.require_citations=False: replayed answers carry no [C#] citations, so uncited "
                "claims are checked against all retrieved (kept) chunks")
 
@@ -424,8 +428,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--clapnq", type=Path, default=ds.CLAPNQ_DIR,
                    help="folder with the CLAPNQ dev-half files (clapnq_dev_{answerable,unanswerable}_150-299.jsonl)")
     p.add_argument("--expertqa", type=Path, default=ds.EXPERTQA_FILE, help="ExpertQA JSONL file")
+    p.add_argument("--mtrag-un", type=Path, default=MTRAG_UN_FILE, help="MTRAG-UN JSONL file (conversations suite)")
+    p.add_argument("--canard", type=Path, default=CANARD_FILE, help="CANARD dev JSON file (conversations suite)")
+    p.add_argument("--mtrag-rewrites", type=Path, default=MTRAG_REWRITES_DIR,
+                   help="folder of MTRAG's {clapnq,cloud,fiqa,govt}_{questions,lastturn,rewrite}.jsonl (conversations suite)")
     p.add_argument("--limit", type=_limit, default=None,
-                   help="questions per pass for every suite ('all' = no limit; default per suite: "
+                   help="questions per pass for every suite (conversations: conversations and tasks per pass; "
+                        "'all' = no limit; default per suite: "
                         + ", ".join(f"{k}={v or 'all'}" for k, v in DEFAULT_LIMITS.items()) + ")")
     p.add_argument("--split", choices=("all", "dev", "test"), default="test",
                    help=f"HaluEval records asked: test = index %% {ds.TEST_EVERY} == 0, dev = the rest; SQuAD KB: "
@@ -459,7 +468,7 @@ def base_config(path: Path) -> Config:
 
 
 def _dataset(args: argparse.Namespace, suite: str) -> Path:
-    if suite == "docs":
+    if suite in ("docs", "conversations"):
         return ROOT / "docs"
     if suite.startswith("clapnq"):
         return args.clapnq
@@ -487,6 +496,9 @@ def run_suite(name: str, args: argparse.Namespace, config: Config, minilm: Any, 
         return run_docs(config, embedder=minilm, limit=limit, dump=dump)
     if name == "expertqa":
         return run_expertqa(args.expertqa, config, embedder=minilm, limit=limit, dump=dump)
+    if name == "conversations":
+        return run_conversations(config, embedder=minilm, limit=limit, dump=dump, mtrag_un=args.mtrag_un,
+                                 canard=args.canard, rewrites=args.mtrag_rewrites, seed=args.seed)
     run = run_clapnq_llm if name == "clapnq_llm" else run_clapnq_extractive
     return run(args.clapnq, config, embedder=minilm, limit=limit, dump=dump)
 

@@ -20,7 +20,7 @@ from bot.services.outbox import Courier
 from bot.services.review import ReviewDesk
 from core.generate.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
-from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader
+from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter
 from core.profiles import apply_profile, load_profile
 from core.replies import Reply
 from core.turn.pipeline import Pipeline
@@ -28,6 +28,7 @@ from storage.index.chunk_index import LanceChunkIndex
 from storage.ingestion.ingest import IngestSummary, Progress
 from storage.models.embedders import make_embedder
 from storage.models.openai_generator import OpenAIGenerator
+from storage.models.openai_rewriter import OpenAIRewriter
 from storage.records.outbox import Outbox
 from storage.records.reviews import ReviewQueue
 from storage.records.spool import TurnSpool
@@ -201,6 +202,14 @@ def make_generator(config: Config) -> Generator:
     raise ValueError(f"unknown generator {config.generator!r}; expected 'extractive' or 'openai'")
 
 
+def make_rewriter(config: Config) -> Rewriter | None:
+    """The language model's rewrite of follow-ups, when the generator is one and it is on."""
+    o = config.openai
+    if config.generator != "openai" or not o.rewrite_follow_ups:
+        return None
+    return OpenAIRewriter.from_settings(o.base_url, o.model, config.secret(o.api_key_env), o.rewrite_timeout_s)
+
+
 def build_app(
     config: Config,
     *,
@@ -227,7 +236,7 @@ def build_app(
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name),
                         reader=reader or make_reader(config, emb.name), scope_refusals=config.scope_map().refusals(),
-                        **kwargs)
+                        rewriter=make_rewriter(config) if generator is None else None, **kwargs)
     return _services(config, pipeline, st, index, emb)
 
 

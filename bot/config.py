@@ -35,6 +35,8 @@ class OpenAISettings:
     max_retries: int = 1
     max_tokens: int = 400
     logprobs: bool = True
+    rewrite_follow_ups: bool = True  # one rewrite call per turn with earlier turns (core/retrieve/search.py)
+    rewrite_timeout_s: float = 2.0  # past it (or on any failure) the local resolver's reading stands
 
 
 @dataclass(frozen=True)

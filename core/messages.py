@@ -143,6 +143,23 @@ class Verification:
     removed_claims: list[str] = field(default_factory=list)  # the claims left out of kept_answer
 
 
+@dataclass(frozen=True)
+class PriorTurn:
+    """An earlier turn of the conversation, as the next one reads it: what was asked, what it was
+    understood as, in which knowledge scope, and which section answered it ("" when refused)."""
+
+    question: str
+    answer: str
+    resolved: str = ""  # the resolved question ("" = as asked)
+    scope: str = ""
+    section: str = ""  # "title > heading" of the first cited source
+
+    @property
+    def meant(self) -> str:
+        """The question as it was understood."""
+        return self.resolved or self.question
+
+
 @dataclass
 class Decision:
     """The decision record of one turn: everything needed to explain it later."""
@@ -180,6 +197,8 @@ class Decision:
     history: str = ""  # "loaded", "none" (a new conversation) or "unavailable" (the turn ran without it)
     recorded: str = ""  # "database", "spool" (replayed into the database later) or "" (not recorded)
     scope: str | None = None  # the knowledge scope the turn was answered from (None = the whole knowledge base)
+    resolved_question: str = ""  # the question every stage read, when a follow-up was resolved ("" = as asked)
+    resolution: dict[str, Any] = field(default_factory=dict)  # how and why (core/retrieve/resolve.py)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view (`groundbot ask --json`, transcripts, `/why`)."""
@@ -217,6 +236,8 @@ class Decision:
             "history": self.history,
             "recorded": self.recorded,
             "scope": self.scope,
+            "resolved_question": self.resolved_question,
+            "resolution": dict(self.resolution),
         }
 
     def decision_key(self) -> dict[str, Any]:

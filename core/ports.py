@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from core.messages import ConversationKey, Decision, Generation, Hit, Incoming, Suggestion
+from core.messages import ConversationKey, Decision, Generation, Hit, Incoming, PriorTurn, Suggestion
 from core.replies import Reply
 from core.settings import Mode
 
@@ -75,6 +75,14 @@ class Generator(Protocol):
     def generate(self, question: str, hits: Sequence[Hit]) -> Generation: ...
 
 
+class Rewriter(Protocol):
+    """A language model's rewrite of a follow-up into a question of its own, given the earlier
+    turns (storage/models/openai_rewriter.py): raises on any failure; core/retrieve/search.py
+    checks what it returns before it stands for the question, and falls back to the local resolver."""
+
+    def rewrite(self, question: str, earlier: Sequence[PriorTurn]) -> str: ...
+
+
 class PassageReader(Protocol):
     """The passage reader: for each passage (a retrieved chunk as core/gate/reader_input.py shows it), the
     probability (0..1) that it answers the question. A passage's probability depends on the question
@@ -98,7 +106,7 @@ class ConversationState:
 
     key: ConversationKey
     state: str
-    history: list[tuple[str, str]]  # (question, answer-or-empty) of previous turns, oldest first
+    history: list[PriorTurn]  # previous turns, oldest first
 
 
 @dataclass

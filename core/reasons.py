@@ -21,6 +21,7 @@ class Reason(StrEnum):
     NOT_ANSWERED_BY_SOURCES = "NOT_ANSWERED_BY_SOURCES"
     REVIEW_REJECTED = "REVIEW_REJECTED"
     CHAT_NOT_SET_UP = "CHAT_NOT_SET_UP"
+    AMBIGUOUS_QUESTION = "AMBIGUOUS_QUESTION"
 
 
 class Status(StrEnum):
@@ -45,6 +46,7 @@ NEEDS_REVIEW = Reason.NEEDS_REVIEW
 NOT_ANSWERED_BY_SOURCES = Reason.NOT_ANSWERED_BY_SOURCES
 REVIEW_REJECTED = Reason.REVIEW_REJECTED
 CHAT_NOT_SET_UP = Reason.CHAT_NOT_SET_UP
+AMBIGUOUS_QUESTION = Reason.AMBIGUOUS_QUESTION
 
 ALL = tuple(Reason)
 
@@ -62,5 +64,6 @@ EXPLANATIONS: dict[str, str] = {
     NEEDS_REVIEW: "The answer is held for review by an admin before it is shown.",
     NOT_ANSWERED_BY_SOURCES: "The matching passages are about the question, but none of their sentences answers it.",
     CHAT_NOT_SET_UP: "No knowledge scope serves this chat, and no default scope is configured.",
+    AMBIGUOUS_QUESTION: "The sources answer more than one reading of the question; pick the one you mean.",
     REVIEW_REJECTED: "An admin reviewed the held answer and rejected it: the knowledge base does not answer this.",
 }

@@ -25,6 +25,13 @@ def decision_json(decision: Decision) -> dict[str, Any]:
     return d
 
 
+def understood_line(decision: Decision) -> str:
+    """One line saying which question a resolved follow-up was answered as ("" when as typed)."""
+    if not decision.resolved_question or decision.resolved_question.strip() == decision.question.strip():
+        return ""
+    return say("understood_as", decision.language, question=decision.resolved_question)
+
+
 def sources_lines(decision: Decision) -> list[str]:
     lines = []
     for s in decision.sources:
@@ -40,8 +47,9 @@ def render_text(decision: Decision, *, numbered_suggestions: bool = True) -> str
     """Answer with numbered sources, or the refusal with its reason and suggestions, in the
     question's language (core/catalogue)."""
     lang = decision.language
+    understood = [line for line in [understood_line(decision)] if line]
     if not decision.refused:
-        parts = [display_answer(decision.answer)]
+        parts = [*understood, display_answer(decision.answer)]
         # quotes are the sources' own words; a pruned answer says in its own last line what was left out
         if decision.status == "WARN" and decision.route != "template" and not decision.removed_claims:
             parts.append(say("warn_note", lang))
@@ -49,7 +57,7 @@ def render_text(decision: Decision, *, numbered_suggestions: bool = True) -> str
         if src:
             parts.append(say("sources_header", lang) + "\n" + "\n".join(src))
         return "\n\n".join(parts)
-    parts = [decision.refusal_message]
+    parts = [*understood, decision.refusal_message]
     if decision.explanation:
         parts.append(say("reason_line", lang, explanation=decision.explanation, code=decision.refusal_reason))
     if decision.suggestions:

@@ -15,6 +15,9 @@ class RetrievalSettings:
     rrf_k: int = 60
     history_turns: int = 2
     max_question_chars: int = 2000
+    ask_back: bool = True  # a short question the sources answer in different ways gets its readings back
+    ask_back_max_words: int = 3  # ... when it has at most this many content words
+    ask_back_margin: float = 0.15  # ... and the reader trusts another document's section within this of the best
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 from core import reasons
 from core.catalogue import say
 from core.messages import Decision, Source
-from core.render import display_answer, split_message
+from core.render import display_answer, split_message, understood_line
 from core.replies import REASON_LABELS, Button, FeedbackReason, Reply
 from core.text.language import language_of
 
@@ -103,8 +103,14 @@ def asked_by(user_id: str, question: str) -> dict[str, Any]:
     return context(say("asked_by", language_of(question), user=f"<@{user_id}>", question=escape(truncate(question, 500))))
 
 
+def _understood(decision: Decision) -> list[dict[str, Any]]:
+    """The question a resolved follow-up was answered as, as a context line above the reply."""
+    line = understood_line(decision)
+    return [context(escape(line))] if line else []
+
+
 def _answer_blocks(decision: Decision) -> list[dict[str, Any]]:
-    blocks = [section(piece) for piece in fit(display_answer(decision.answer))]
+    blocks = _understood(decision) + [section(piece) for piece in fit(display_answer(decision.answer))]
     lang = decision.language
     if decision.status == "WARN" and decision.route != "template" and not decision.removed_claims:
         blocks.append(context(":warning: " + escape(say("warn_note", lang))))
@@ -123,7 +129,7 @@ def _answer_blocks(decision: Decision) -> list[dict[str, Any]]:
 
 def _refusal_blocks(decision: Decision) -> list[dict[str, Any]]:
     lang = decision.language
-    blocks = [section(piece) for piece in fit(decision.refusal_message)]
+    blocks = _understood(decision) + [section(piece) for piece in fit(decision.refusal_message)]
     if decision.explanation or decision.refusal_reason:
         blocks.append(context(say("reason_line", lang, explanation=escape(decision.explanation),
                                   code=f"`{decision.refusal_reason}`")))

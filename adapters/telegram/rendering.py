@@ -9,7 +9,7 @@ from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 from core import reasons
 from core.catalogue import say
 from core.messages import Decision
-from core.render import render_text, split_message
+from core.render import render_text, split_message, understood_line
 from core.replies import Button, FeedbackReason, Reply
 
 TEXT_LIMIT = int(MessageLimit.MAX_TEXT_LENGTH)  # 4096, counted by Telegram in UTF-16 code units
@@ -53,7 +53,7 @@ def answer_text(decision: Decision, *, picked: bool = False) -> str:
 def refusal_text(decision: Decision, *, picked: bool = False) -> str:
     """The fixed message and the reason; the suggestions go on buttons, not in the text."""
     parts = [f"› {decision.question}"] if picked and decision.question else []
-    parts.append(decision.refusal_message)
+    parts += [understood_line(decision), decision.refusal_message]
     if decision.explanation or decision.refusal_reason:
         parts.append(say("reason_line", decision.language, explanation=decision.explanation,
                          code=decision.refusal_reason))

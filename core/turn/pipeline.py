@@ -16,18 +16,29 @@ from dataclasses import dataclass, replace
 from core import reasons
 from core.gate.checks import run_gates
 from core.gate.mentions import KnownWords, not_mentioned, weakly_answered
-from core.gate.reading import Reading, read
-from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
-from core.ports import ChunkIndex, ClaimJudge, ConversationTurn, Embedder, Generator, PassageReader, TranscriptStore
+from core.gate.reading import Reading, asked_verbatim, read
+from core.gate.readings import is_short, reading_question, readings
+from core.messages import NOT_SET_UP, Decision, Incoming
+from core.ports import (
+    ChunkIndex,
+    ClaimJudge,
+    ConversationTurn,
+    Embedder,
+    Generator,
+    PassageReader,
+    Rewriter,
+    TranscriptStore,
+)
 from core.reasons import Status
-from core.retrieve.condense import condense
-from core.settings import CoreSettings, Mode, for_mode
+from core.retrieve.search import resolve_turn, search
+from core.settings import CoreSettings, for_mode
 from core.text.language import language_of, prefer_language
-from core.text.normalize import clean_input, normalize_text
+from core.text.normalize import clean_input
 from core.turn.conversation import State, Trigger, Turn
+from core.turn.intake import vet
+from core.turn.offers import SuggestionOffers
 from core.turn.record import TurnContext, build_decision, scope_decision
 from core.turn.risk import Route, assess, route
-from core.turn.suggest import candidate_pool, suggest
 from core.turn.turnlog import turn_context
 from core.turn.verdicts import Verdicts
 from core.verify import verify_answer
@@ -48,7 +59,7 @@ class Outcome:
 Stage = Callable[[TurnContext], Outcome]
 
 
-class Pipeline:
+class Pipeline(SuggestionOffers):
     """The grounded-answer pipeline; adapters call `handle` once per user message."""
 
     def __init__(
@@ -62,10 +73,12 @@ class Pipeline:
         claim_judge: ClaimJudge | None = None,
         reader: PassageReader | None = None,
         scope_refusals: Mapping[str, str] | None = None,
+        rewriter: Rewriter | None = None,
     ) -> None:
         self.config_hash = settings.config_hash() + ":" + generator.name + ":" + embedder.name
         self.settings = settings = for_mode(settings, generator.mode)  # what every stage reads, resolved once
         self.reader = reader if settings.reader.enabled else None
+        self.rewriter = rewriter  # a language model's rewrite of follow-ups; None: the local resolver alone
         self.scope_refusals = dict(scope_refusals or {})  # a knowledge scope's own refusal message
         self.claim_judge = claim_judge if settings.judge.claims else None
         self.embedder = embedder
@@ -99,45 +112,27 @@ class Pipeline:
             if picked is None:
                 return "", "That suggestion is no longer available; please type your question."
             text = picked
-        raw_len = len(text)
-        question = clean_input(text)
-        limit = self.settings.retrieval.max_question_chars
-        if raw_len and len(question) < raw_len * 0.5 and raw_len > 8:
-            return question[:limit], "The message looks like binary data, not a question."
-        if not question:
-            return "", "The message is empty; please type a question."
-        if len(question) > limit:
-            return question[:limit], f"The message is too long ({len(question)} characters; the limit is {limit})."
-        if not normalize_text(question).strip("?!.,;:-_ ") or not any(ch.isalnum() for ch in question):
-            return question, "The message has no words to search for; please type a question."
-        return question, ""
+        return vet(text, self.settings.retrieval.max_question_chars)
 
     # -- stages: each reads the turn context and says how the turn moves on ------
     def _retrieve(self, ctx: TurnContext) -> Outcome:
-        """Search with the question; a possible follow-up is also searched condensed with
-        the earlier questions, and whichever finds the closer evidence wins."""
+        """Resolve a follow-up into the question meant (every later stage reads it), then search."""
         cfg = self.settings.retrieval
         history = ctx.conversation.history if ctx.conversation else []
+        t0 = self.clock()
+        ctx.resolution = resolve_turn(ctx.asked, history, ctx.msg.scope, cfg.history_turns, self.rewriter)
+        ctx.latency["resolve"] = round((self.clock() - t0) * 1000, 3)
+        ctx.question = ctx.resolution.resolved
         try:
             ctx.index_version = self.index.version()
-            queries = list(dict.fromkeys([ctx.question, condense(ctx.question, history, cfg.history_turns)]))
-            norms = [normalize_text(q) for q in queries]
-            vectors = self.embedder.embed_queries(norms)
-            best: tuple[float, int, list[Hit]] | None = None
-            for i, (norm, vec) in enumerate(zip(norms, vectors, strict=True)):
-                hits = self.index.search(norm, vec, cfg.top_k, scope=ctx.msg.scope)
-                top1 = max((h.similarity for h in hits), default=0.0)
-                if best is None or top1 > best[0]:
-                    best = (top1, i, hits)
+            query, vector, hits = search(ctx.resolution, self.embedder, self.index, cfg.top_k, ctx.msg.scope)
         except Exception as exc:
             log.exception("retrieval failed")
             return Outcome(Trigger.ABORT, reasons.NO_MATCHING_SOURCE,
                            f"The knowledge base could not be searched ({type(exc).__name__}).")
-        assert best is not None
-        ctx.retrieval_query = queries[best[1]]
-        ctx.query_vector = vectors[best[1]]
+        ctx.retrieval_query, ctx.query_vector = query, vector
         # a mixed-language KB answers from sources in the question's language where there are any
-        ctx.hits = prefer_language(best[2], ctx.language, lambda h: h.text)
+        ctx.hits = prefer_language(hits, ctx.language, lambda h: h.text)
         return Outcome(Trigger.RETRIEVED)
 
     def _gate(self, ctx: TurnContext) -> Outcome:
@@ -159,12 +154,30 @@ class Pipeline:
         g.scores.update(reader_best=round(reading.best, 4), reader_chunks_read=reading.read)
         if reading.answered:
             g.checks_passed.append("answered_by_sources")
-            return Outcome(Trigger.GATE_PASS)
+            return self._one_reading(ctx, reading)
         g.checks_failed.append("answered_by_sources")
         g.passed, g.reason = False, reasons.NOT_ANSWERED_BY_SOURCES
         return Outcome(Trigger.GATE_FAIL, g.reason,
                        f"The closest sources talk about the question but do not answer it (best answer probability "
                        f"{reading.best:.2f} < {reading.floor:.2f}).")
+
+    def _one_reading(self, ctx: TurnContext, reading: Reading) -> Outcome:
+        """A short question the sources answer in clearly different ways is asked back
+        (core/gate/readings.py); a follow-up or a question asked as a heading is read as meant."""
+        if (ctx.resolution and ctx.resolution.follow_up) or asked_verbatim(ctx.question, ctx.hits, self.settings.extractive):
+            return Outcome(Trigger.GATE_PASS)
+        if not is_short(ctx.question, self.settings.retrieval) or self.reader is None:
+            return Outcome(Trigger.GATE_PASS)
+        wide = replace(self.settings.reader, settle_probability=0.0, chunks=self.settings.retrieval.top_k)
+        every = read(ctx.question, ctx.hits, self.reader, wide, self.settings.extractive)  # the readings, not the order
+        ctx.readings = [reading_question(h) for h in readings(ctx.question, every.hits, reading.floor, self.settings.retrieval)]
+        if not ctx.readings:
+            return Outcome(Trigger.GATE_PASS)
+        assert ctx.gate is not None
+        ctx.gate.checks_failed.append("one_reading")
+        ctx.gate.passed, ctx.gate.reason = False, reasons.AMBIGUOUS_QUESTION
+        return Outcome(Trigger.GATE_FAIL, reasons.AMBIGUOUS_QUESTION,
+                       "The sources answer more than one reading of the question: " + "; ".join(ctx.readings) + ".")
 
     def _read(self, ctx: TurnContext) -> Reading | None:
         """The reader's verdict, or None without a reader or when it fails (the gates then decide alone)."""
@@ -286,102 +299,6 @@ class Pipeline:
         scope_decision(decision, ctx.msg.scope, self.scope_refusals)
         self._record(conversation, ctx.msg, decision, turn)
         return decision
-
-    def suggestions_for(self, question: str, scope: str | None = None) -> list[str]:
-        """Suggestions for a question answered outside a turn (an admin rejected its draft), from
-        the knowledge scope it was asked in."""
-        msg = Incoming(ConversationKey("", ""), "", question, scope=scope)
-        return self._suggestions(TurnContext(msg=msg, question=question, language=language_of(question)))
-
-    def _suggestions(self, ctx: TurnContext) -> list[str]:
-        cfg = self.settings.refusal
-        vec, scope = ctx.query_vector, ctx.msg.scope
-        if scope == NOT_SET_UP:
-            return []
-        if vec is None or ctx.reason == reasons.INPUT_REJECTED:
-            if not ctx.question:
-                return []
-            try:
-                vec = self.embedder.embed_queries([normalize_text(ctx.question)])[0]
-            except Exception:
-                return []
-        try:
-            candidates = self.index.suggestion_candidates(vec, candidate_pool(cfg.max_suggestions), scope=scope)
-        except Exception:
-            return []
-        candidates = prefer_language(candidates, ctx.language, lambda c: c[0])
-        ranked = suggest(ctx.question, vec, candidates, cfg.suggestion_floor, 2 * cfg.max_suggestions)
-        out: list[str] = []
-        for text in ranked:  # offered only if asking it would be answered now
-            if len(out) >= cfg.max_suggestions:
-                break
-            if self._answered(text, scope):
-                out.append(text)
-        return out
-
-    def check_suggestions(self, limit: int, scope: str | None = None) -> int:
-        """Decide now, for up to `limit` suggestions of the index, whether each would be answered,
-        and store the verdicts with the index (decided at this index version and configuration),
-        so every process's refusals read them instead of running a suggestion's stages while the
-        user waits. `groundbot ingest`, a re-ingest from chat and a starting front end call it;
-        a process that finds the verdicts stored for the current version runs nothing. Returns
-        how many suggestions it covered; with knowledge scopes, those of one `scope` in it."""
-        try:
-            texts = self.index.suggestion_texts(limit, scope=scope)
-        except Exception:
-            log.exception("suggestions not listed for checking")
-            return 0
-        runs = self._dry_runs
-        for text in texts:
-            self._answered(text, scope)
-        decided_at, verdicts = self._verdicts.held(scope)
-        if self._dry_runs != runs and decided_at:  # something was decided here: share it
-            try:
-                self.index.save_suggestion_verdicts(decided_at, dict(verdicts))
-            except Exception as exc:  # a read-only store: each process decides for itself
-                log.warning("suggestion verdicts not stored: %s", exc)
-        return len(texts)
-
-    @property
-    def _answered_cache(self) -> dict[str, bool]:  # the verdicts held for the whole knowledge base
-        return self._verdicts.held(None)[1]
-
-    def _decided_at(self, scope: str | None) -> str:
-        """A verdict's index version and configuration, and after '#' the knowledge scope it is for."""
-        return f"{self.index.version()}|{self.config_hash}#{scope or ''}"
-
-    def _answered(self, text: str, scope: str | None = None) -> bool:
-        """Would `text`, asked now, be answered (not refused, not held)? Read from the verdicts
-        stored for this index version and configuration, else decided by running its stages once
-        without recording anything (a suggestion is asked of the same index many times, so a
-        refusal mostly reads the cache); with an LLM generator the check stops at the gates, so
-        checking never calls the LLM."""
-        try:
-            cache = self._verdicts.at(scope, self._decided_at(scope), self.index.suggestion_verdicts)
-        except Exception:
-            return False
-        key = normalize_text(text)
-        known = cache.get(key)
-        if known is None:
-            self._dry_runs += 1
-            known = cache[key] = self._dry_run(text, scope)
-        return known
-
-    def _dry_run(self, text: str, scope: str | None = None) -> bool:
-        ctx = TurnContext(msg=Incoming(ConversationKey("", ""), "", text, scope=scope), question=clean_input(text),
-                          language=language_of(text))
-        turn = Turn(State.IDLE)
-        turn.fire(Trigger.ASK)
-        local = self.generator.mode is Mode.QUOTE
-        try:
-            while turn.state in self.stages:
-                if turn.state == State.GENERATING and not local:
-                    return True  # an LLM is not called to check a suggestion: passing the gates must do
-                turn.fire(self.stages[turn.state][1](ctx).trigger)
-        except Exception:
-            log.exception("checking a suggestion failed")
-            return False
-        return turn.state == State.REPLIED
 
     def _record(self, conversation: ConversationTurn, msg: Incoming, decision: Decision, turn: Turn) -> None:
         """Persist the decision (the store retries, and spools what the database cannot take);

@@ -17,6 +17,7 @@ from core.catalogue import say
 from core.gate.checks import GateResult
 from core.messages import Decision, Generation, Hit, Incoming, Source, Suggestion, Verification
 from core.ports import ConversationState
+from core.retrieve.resolve import Resolution
 from core.settings import RefusalSettings
 from core.text.normalize import normalize_text
 from core.turn.conversation import State
@@ -30,8 +31,11 @@ class TurnContext:
     """Everything a turn has learned so far; stages add to it."""
 
     msg: Incoming
-    question: str
+    question: str  # the question every stage reads: as asked, or as a follow-up was resolved
     language: str
+    asked: str = ""  # the question as asked
+    resolution: Resolution | None = None
+    readings: list[str] = field(default_factory=list)  # the questions offered back for a question with several readings
     conversation: ConversationState | None = None
     retrieval_query: str = ""
     query_vector: np.ndarray | None = None
@@ -46,6 +50,9 @@ class TurnContext:
     history: str = ""  # "loaded", "none" or "unavailable"
     risk: Risk | None = None
     route: Route = Route.REFUSE
+
+    def __post_init__(self) -> None:
+        self.asked = self.asked or self.question
 
 
 _CITED = re.compile(r"\[C(\d+)\]")
@@ -97,13 +104,21 @@ def _sources(ctx: TurnContext, answer: str, draft: bool = False) -> list[Source]
             for n, h in enumerate(kept, start=1) if n in cited]
 
 
+def _refusal_message(ctx: TurnContext, messages: dict[str, str]) -> str:
+    """The fixed refusal message, or for a question with several readings the question back."""
+    if ctx.reason == reasons.AMBIGUOUS_QUESTION:
+        return say("ask_back", ctx.language)
+    return messages.get(ctx.language) or messages.get("en", "")
+
+
 def scope_decision(decision: Decision, scope: str | None, refusals: dict[str, str]) -> None:
     """The turn's knowledge scope in its record; a chat no scope serves is told so, and a
     scope's own refusal message (`refusals`) replaces the configured one."""
     decision.scope = scope
     if decision.refusal_reason == reasons.CHAT_NOT_SET_UP:
         decision.refusal_message = say("chat_not_set_up", decision.language)
-    elif decision.refused and decision.state != State.PENDING_REVIEW and scope in refusals:
+    elif (decision.refused and decision.state != State.PENDING_REVIEW and scope in refusals
+          and decision.refusal_reason != reasons.AMBIGUOUS_QUESTION):
         decision.refusal_message = refusals[scope or ""]
 
 
@@ -120,13 +135,13 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
     messages = refusal.review_messages if held else refusal.messages
     answer = _answer(ctx, refused)
     return Decision(
-        question=ctx.question,
-        normalized_question=normalize_text(ctx.question),
+        question=ctx.asked,
+        normalized_question=normalize_text(ctx.asked),
         retrieval_query=ctx.retrieval_query,
         answer=answer,
         refused=refused,
         refusal_reason=ctx.reason if refused else "",
-        refusal_message=(messages.get(ctx.language) or messages.get("en", "")) if refused else "",
+        refusal_message=_refusal_message(ctx, messages) if refused else "",
         explanation=ctx.explanation or (reasons.EXPLANATIONS.get(ctx.reason, "") if refused else ""),
         status=str(reasons.Status.REFUSE) if refused and not held else status,
         state=str(state),
@@ -150,4 +165,6 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
         route=str(ctx.route),
         turn_uid=current_turn_uid(),  # the id the turn's log lines carry
         history=ctx.history,
+        resolved_question=ctx.question if ctx.resolution and ctx.resolution.changed else "",
+        resolution=ctx.resolution.to_dict() if ctx.resolution else {},
     )

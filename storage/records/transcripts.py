@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col, func, select
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
-from core.messages import ConversationKey, Decision, Suggestion
+from core.messages import ConversationKey, Decision, PriorTurn, Suggestion
 from core.ports import ConversationState, ConversationTurn
 from storage.records.database import MIGRATIONS, make_engine, migrate, transient
 from storage.records.spool import ReplayResult, SpoolError, TurnSpool
@@ -45,7 +45,7 @@ _CONV_NEW = insert(_CONV)
 _CONV_STATE = sa_select(_CONV.c.id, _CONV.c.state).where(_CONV.c.key == bindparam("key"))
 _CONV_SET_STATE = update(_CONV).where(_CONV.c.id == bindparam("conv_id")).values(
     state=bindparam("new_state"), updated_at=bindparam("now"))
-_HISTORY = (sa_select(_TURN.c.question, _TURN.c.answer).where(_TURN.c.conversation_id == bindparam("conv_id"))
+_HISTORY = (sa_select(_TURN.c.question, _TURN.c.answer, _TURN.c.scope, _TURN.c.sources, _TURN.c.record).where(_TURN.c.conversation_id == bindparam("conv_id"))
             .order_by(_TURN.c.id.desc()).limit(bindparam("n")))
 _TURN_BY_UID = sa_select(_TURN.c.id).where(_TURN.c.uid == bindparam("uid"))
 _TURN_NEW = insert(_TURN)
@@ -74,6 +74,15 @@ def _percentile(session: Session, total: int, q: float, scope: str | None = None
         query = query.where(TurnRecord.scope == scope)
     rows = [float(x) for x in session.exec(query.order_by(col(TurnRecord.latency_total_ms)).offset(lo).limit(2)).all()]
     return rows[0] + ((rows[1] if len(rows) > 1 else rows[0]) - rows[0]) * (pos - lo)
+
+
+def _prior(question: str, answer: str | None, scope: str | None, sources: Any, record: Any) -> PriorTurn:
+    """An earlier turn as the next one reads it: the first cited source's section and the
+    question it was understood as come from the turn's own record."""
+    first = sources[0] if isinstance(sources, list) and sources and isinstance(sources[0], dict) else {}
+    section = " > ".join(str(first[k]) for k in ("title", "heading") if first.get(k))
+    resolved = record.get("resolved_question", "") if isinstance(record, dict) else ""
+    return PriorTurn(question, answer or "", resolved=str(resolved or ""), scope=scope or "", section=section)
 
 
 class Vote(StrEnum):
@@ -164,7 +173,7 @@ class SqlTranscriptStore:
             if conv is None:
                 return ConversationState(key=key, state="idle", history=[])
             rows = conn.execute(_HISTORY, {"conv_id": conv.id, "n": max(0, history_turns)}).all()
-        history = [(q, a) for q, a in reversed(rows) if q]
+        history = [_prior(*row) for row in reversed(rows) if row[0]]
         return ConversationState(key=key, state=conv.state, history=history)
 
     def record_turn(self, key: ConversationKey, user_id: str, team_id: str, decision: Decision,

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from core.messages import ConversationKey, Decision, Generation, Hit, Suggestion
+from core.messages import ConversationKey, Decision, Generation, Hit, PriorTurn, Suggestion
 from core.ports import ConversationState, ConversationTurn
 from core.settings import Mode
 from core.text.lexicon import content_terms
@@ -116,7 +116,9 @@ class MemoryStore:
         yield ConversationTurn(key, self.load_conversation(key, history_turns), functools.partial(self.record_turn, key))
 
     def load_conversation(self, key: ConversationKey, history_turns: int) -> ConversationState:
-        history = [(d.question, d.answer) for k, _, d in self.turns if k == key][-history_turns:] if history_turns else []
+        history = [PriorTurn(d.question, d.answer, d.resolved_question, d.scope or "",
+                             " > ".join(p for p in (d.sources[0].title, d.sources[0].heading) if p) if d.sources else "")
+                   for k, _, d in self.turns if k == key][-history_turns:] if history_turns else []
         return ConversationState(key, self.states.get(key.as_str(), "idle"), history)
 
     def record_turn(self, key: ConversationKey, user_id: str, team_id: str, decision: Decision,

@@ -1,0 +1,61 @@
+"""A short question the sources answer in clearly different ways gets a question back.
+
+"Where does the token go?" is answered by the Telegram page's token section and by the Slack
+page's; picking one is a guess. When the passage reader trusts different sections about as much, whose headings each hold every word of the question (the same question about
+different things), and each is told apart from the other by words the question does not use, the turn
+is refused with AMBIGUOUS_QUESTION and the readings are offered as suggestions (each a question the
+knowledge base answers as asked: the section's heading or FAQ question).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.messages import Hit
+from core.settings import RetrievalSettings
+from core.text.lexicon import content_terms
+
+
+def is_short(question: str, cfg: RetrievalSettings) -> bool:
+    """Short enough to have several readings: the reader then reads every retrieved chunk."""
+    return cfg.ask_back and 0 < len(set(content_terms(question))) <= cfg.ask_back_max_words
+
+
+def readings(question: str, hits: Sequence[Hit], floor: float, cfg: RetrievalSettings) -> list[Hit]:
+    """The hits that stand for the question's different readings (at least two), or [] when the
+    question has one reading: it is long enough to say what it means, or one section answers
+    clearly best, or the best sections are told apart by nothing."""
+    asked = set(content_terms(question))
+    if not is_short(question, cfg):
+        return []
+    trusted = sorted((h for h in hits if h.answer_probability is not None and h.answer_probability >= floor),
+                     key=lambda h: -(h.answer_probability or 0.0))
+    if not trusted:
+        return []
+    best = trusted[0].answer_probability or 0.0
+    picked: list[Hit] = []
+    for hit in trusted:
+        if (hit.answer_probability or 0.0) < best - cfg.ask_back_margin:
+            break
+        if all((hit.doc_id, hit.heading) != (p.doc_id, p.heading) for p in picked):
+            picked.append(hit)
+    if len(picked) < 2:
+        return []
+    labels = [set(content_terms(f"{h.title} {h.heading} {h.faq_question}")) for h in picked]
+    picked = [h for h, label in zip(picked, labels, strict=True) if asked <= label]  # each heading asks it too
+    if len(picked) < 2:
+        return []
+    told = [set(content_terms(f"{h.title} {h.heading} {h.faq_question}")) - asked for h in picked]
+    apart = [terms - set().union(*(o for j, o in enumerate(told) if j != i)) for i, terms in enumerate(told)]
+    return [h for h, own in zip(picked, apart, strict=True) if own][:3] if sum(1 for a in apart if a) >= 2 else []
+
+
+def reading_question(hit: Hit) -> str:
+    """The question a reading stands for: an FAQ's question, a heading written as a question,
+    or the heading with its document's title."""
+    if hit.kind == "faq" and hit.faq_question:
+        return hit.faq_question.strip()
+    heading = hit.heading.split(" > ")[-1].strip()
+    if heading.endswith(("?", "؟")):
+        return heading
+    return f"{heading} ({hit.title})" if heading else hit.title

@@ -40,10 +40,28 @@ _POSSESSIVE = re.compile(r"\b(its|their)\b", re.IGNORECASE)
 _OBJECT = re.compile(r"\b(them|they|it(?!\s+(?:possible|safe|ok|okay|true|necessary|required|recommended|worth|better|"
                      r"best|hard|easy|allowed|advisable|wise|normal|common|seems?)\b)(?!\s+takes?\s+(?:\w+\s+)?to\b))\b",
                      re.IGNORECASE)
-_ACTION = re.compile(r"\bit(?=\s+(?:take|takes|cost|costs|last|lasts|require|requires)\b)", re.IGNORECASE)
+_ACTION = re.compile(r"\bit(?=\s+(?:take|takes|cost|costs|last|lasts|require|requires|run|runs)\b)", re.IGNORECASE)
 _DEMONSTRATIVE = re.compile(r"\b(this|that)\b(?=\s*(?:\?|$|\s+(?:is|does|do|can|will|work|works|mean|means|cost|"
                             r"costs|happen|happens)\b))", re.IGNORECASE)
 _ASKED_ABOUT = re.compile(r"\b(is|does|do|can|will|was|are|about)\s+(this|that)\b(?!\s+(?:the|a|an)\b)", re.IGNORECASE)
+# one thing of a kind that has many ("the actor", "this county"): a question naming only its kind points at nothing
+_ONE_OF_MANY = ("actor", "actress", "singer", "author", "artist", "writer", "director", "athlete", "player", "president",
+                "band", "country", "county", "city", "town", "province", "nation", "park", "museum", "clinic",
+                "hospital", "school", "university", "stadium", "restaurant", "chain", "company", "movie", "album", "song",
+                "novel", "episode", "burger", "island", "river", "lake", "mountain")
+_POINTING = re.compile(r"\b(?:(?:this|these|those)\s+(?:[a-z][\w'-]*\s+){0,3}?(?P<head>[a-z][\w-]*)|the\s+"
+                       r"(?:[a-z][\w'-]*\s+)?(?P<kind>" + "|".join(_ONE_OF_MANY) + r")(?:'s)?)\b", re.IGNORECASE)
+_NOT_THINGS = frozenset(["is", "are", "was", "were", "does", "do", "did", "can", "could", "will", "would", "should", "has",
+                         "have", "had", "one", "way", "time", "year", "information", "question", "kind", "type", "case",
+                         "means", "mean", "sounds", "seems", "different", "huge", "much", "many", "same", "a", "an",
+                         "the", "work", "works", "cost", "costs", "happen", "happens", "help", "helps", "apply",
+                         "applies", "matter", "matters", "make", "makes", "take", "takes", "need", "needs", "say", "says",
+                         "mean", "be", "also", "still", "only", "just", "really"])
+_WHICH = re.compile(r"^\s*(?:which|what)\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:may|can|do|does|did|is|are|was|were|should|"
+                    r"will|would|must|has|have)\b", re.IGNORECASE)
+_PARTICLES = frozenset(["up", "out", "off", "down", "back", "over", "away"])
+_DETERMINERS = frozenset(["the", "a", "an", "my", "our", "your", "their", "its", "this", "that", "these", "those"])
+_THERE = re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )\bthere\b(?!\s+(?:is|are|was|were|a|an|any)\b)", re.IGNORECASE)
 _FRAGMENT_WORDS = 6  # "And over HTTP?", "What about a private chat?": a fragment, not a question of its own
 
 
@@ -59,6 +77,7 @@ class Resolution:
     previous: str = ""  # the earlier question it leans on, as that one was understood
     previous_section: str = ""  # the section that answered it ("" when refused)
     new_terms: tuple[str, ...] = field(default_factory=tuple)  # what it asks that the earlier question did not
+    unnamed: str = ""  # "this burger": something the question points at that the conversation never named
 
     @property
     def changed(self) -> bool:
@@ -66,7 +85,7 @@ class Resolution:
 
     def to_dict(self) -> dict[str, Any]:
         return {"follow_up": self.follow_up, "method": self.method, "why": self.why, "previous": self.previous,
-                "previous_section": self.previous_section, "new_terms": list(self.new_terms)}
+                "previous_section": self.previous_section, "new_terms": list(self.new_terms), "unnamed": self.unnamed}
 
 
 def earlier(history: Sequence[PriorTurn], scope: str | None, turns: int) -> list[PriorTurn]:
@@ -95,15 +114,34 @@ def is_follow_up(question: str) -> bool:
 def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = None, turns: int = 3) -> Resolution:
     """The question the user means, from the question and the earlier turns of its scope."""
     prior = earlier(history, scope, turns)
+    unnamed = unnamed_referent(question, prior)
     if not prior:
-        return Resolution(question, question, why="no earlier turn in this conversation")
+        return Resolution(question, question, why="no earlier turn in this conversation", unnamed=unnamed)
     last = prior[-1]
     if not is_follow_up(question):
-        return Resolution(question, question, method="standalone", why="names its own topic")
+        return Resolution(question, question, method="standalone", why="names its own topic", unnamed=unnamed)
     rewritten, how = rewrite(question, last.meant)
     new = tuple(t for t in dict.fromkeys(content_terms(rewritten)) if t not in set(content_terms(last.meant)))
     return Resolution(question, rewritten, follow_up=True, method="local", why=how, previous=last.meant,
-                      previous_section=last.section, new_terms=new)
+                      previous_section=last.section, new_terms=new, unnamed=unnamed)
+
+
+def unnamed_referent(question: str, prior: Sequence[PriorTurn]) -> str:
+    """The phrase of a question that points at one thing the conversation never named ("this
+    burger", "the actor", "the country"), or "": such a question has as many readings as there are
+    burgers, actors and countries, and is asked back rather than guessed. Only a question after
+    earlier turns is read so ("that" is left out: it is mostly a relative pronoun)."""
+    if not prior:  # a first question's "this" or "the country" is the knowledge base's to read
+        return ""
+    said = " ".join([question] + [f"{t.meant} {t.answer}" for t in prior]).lower()
+    for m in _POINTING.finditer(question):
+        head = (m.group("head") or m.group("kind")).lower()
+        if head in _NOT_THINGS or m.group(0).split()[1].lower() in _NOT_THINGS:
+            continue
+        elsewhere = said.replace(m.group(0).lower(), " ", 1)
+        if not re.search(rf"\b{re.escape(head.rstrip('s'))}", elsewhere):
+            return m.group(0)
+    return ""
 
 
 def rewrite(question: str, previous: str) -> tuple[str, str]:
@@ -120,7 +158,14 @@ def rewrite(question: str, previous: str) -> tuple[str, str]:
     if lead and body and len(body.split()) <= _FRAGMENT_WORDS and not _ASKING.match(body).group(0).strip():  # type: ignore[union-attr]
         return _fill(previous, body), "a fragment put in place of the part of the earlier question it replaces"
     topic = topic_of(previous)
+    if re.search(r"\b(?:them|they|their|theirs)\b", rest, re.IGNORECASE):
+        topic = topic_of(previous, plural=True)
+    elif re.search(r"\b(?:it|its)\b", rest, re.IGNORECASE):
+        topic = topic_of(previous, plural=False)
     pointed = _pointed(rest, topic, action_of(previous)) if topic else rest
+    place = place_of(previous)
+    if place and _THERE.search(pointed):
+        pointed = _THERE.sub(place, pointed)
     if pointed != rest:
         return _sentence(pointed), f"a pronoun read as the earlier question's topic ({_definite(topic)})"
     if lead and rest:
@@ -128,18 +173,52 @@ def rewrite(question: str, previous: str) -> tuple[str, str]:
     return _glued(previous, question.strip()), "read with the earlier question's words"
 
 
-def topic_of(question: str) -> str:
+def topic_of(question: str, plural: bool | None = None) -> str:
     """What a question is about, as a noun phrase: its words after the asking words and the main
     verb, less a trailing prepositional phrase ("How do I create a Telegram bot with BotFather?"
-    -> "a Telegram bot"; "What is a good turnover ratio for retail?" -> "a good turnover ratio")."""
+    -> "a Telegram bot"; "What is a good turnover ratio for retail?" -> "a good turnover ratio";
+    "Which folders may admins ingest from?" -> "folders"; "Is there a container image?" -> "a
+    container image")."""
     text = question.strip().rstrip("?؟.! ")
     asking = _ASKING.match(text)
     head = asking.group(0) if asking else ""
     rest = text[len(head):].strip()
-    if head and _VERB_BEFORE.search(head) and len(rest.split()) > 1:
+    kind = _WHICH.match(text)
+    if kind and not _VERB_BEFORE.search(head):
+        subject = _subject(text[kind.end():].strip())  # "Which port does the webhook listen on?": the webhook
+        choices = [c for c in (subject, kind.group(1)) if c]
+        if plural is not None:  # "them" stands for the plural one, "it" for the other
+            choices.sort(key=lambda c: c.split()[-1].lower().endswith("s") != plural)
+        rest = choices[0]
+    elif head and _VERB_BEFORE.search(head) and rest.split(None, 1)[0].lower() in _DETERMINERS:
+        rest = _subject(rest) or rest  # "Where do the words users read come from?": the words users read
+    elif head and _VERB_BEFORE.search(head) and len(rest.split()) > 1:
         rest = rest.split(None, 1)[1]  # the main verb
+        if rest.split(None, 1)[0].lower() in _PARTICLES and len(rest.split()) > 1:
+            rest = rest.split(None, 1)[1]  # "set up groundbot"
+    rest = re.sub(r"^there\s+", "", rest, flags=re.IGNORECASE)
     core = _TRAILING_PP.sub("", rest).strip() or rest
+    core = re.sub(r"\s+(?:there|here)$", "", core, flags=re.IGNORECASE)
+    core = re.split(r"\s+(?:a|an)\s+", core, maxsplit=1)[0] if re.match(r"^[A-Za-z][\w-]*\s+(?:a|an)\s", core) else core
     return core if core and len(core.split()) <= 8 else ""
+
+
+def _subject(rest: str) -> str:
+    """The subject of "<the subject> <verb> [<preposition>]" ("the words users read come from" ->
+    "the words users read"), when it opens with a determiner."""
+    words_ = rest.split()
+    if len(words_) < 3 or words_[0].lower() not in _DETERMINERS:
+        return ""
+    if words_[-1].lower() in _PREPOSITIONS | _PARTICLES:
+        words_ = words_[:-1]
+    return " ".join(words_[:-1]) if len(words_) > 2 else ""
+
+
+def place_of(question: str) -> str:
+    """Where the earlier question was about, when it said ("in Slack", "on Telegram"): a later
+    "there" stands for it."""
+    m = re.search(r"\s((?:in|on|at|inside)\s+[^?]+?)\s*\??$", question.strip(), re.IGNORECASE)
+    return m.group(1) if m and len(m.group(1).split()) <= 5 else ""
 
 
 def action_of(question: str) -> str:

@@ -133,6 +133,9 @@ class Pipeline(SuggestionOffers):
         ctx.retrieval_query, ctx.query_vector = query, vector
         # a mixed-language KB answers from sources in the question's language where there are any
         ctx.hits = prefer_language(hits, ctx.language, lambda h: h.text)
+        if ctx.resolution.unnamed and self.settings.retrieval.ask_back:  # "this burger": which one?
+            return Outcome(Trigger.ABORT, reasons.AMBIGUOUS_QUESTION,
+                           f"The question speaks of “{ctx.resolution.unnamed}”, which the conversation has not named.")
         return Outcome(Trigger.RETRIEVED)
 
     def _gate(self, ctx: TurnContext) -> Outcome:

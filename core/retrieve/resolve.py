@@ -107,7 +107,7 @@ def is_follow_up(question: str) -> bool:
     toks = words(normalize_text(question))
     if not toks:
         return False
-    pointing = any(rx.search(question) for rx in (_POSSESSIVE, _OBJECT, _DEMONSTRATIVE, _ASKED_ABOUT))
+    pointing = any(rx.search(question) for rx in (_POSSESSIVE, _OBJECT, _DEMONSTRATIVE, _ASKED_ABOUT, _THERE))
     return bool(pointing) or bool(ANAPHORA_FA & set(toks)) or bool(lead_of(question))
 
 

@@ -77,13 +77,22 @@ def _new_terms(text: str, previous: str) -> tuple[str, ...]:
 
 def search(resolution: Resolution, embedder: Embedder, index: ChunkIndex, top_k: int,
            scope: str | None) -> tuple[str, Any, list[Hit]]:
-    """(the query searched, its vector, the hits: the previous answer's section set aside when the
-    follow-up asks what another section says)."""
+    """(the query searched, its vector, the hits). A follow-up also searches the question before
+    it, so the section that answered it is among the hits to read ("Can I mix it with English
+    documents?" is answered by the same section as the question before), then set aside when the
+    follow-up asks what another section says."""
     query = resolution.resolved
-    norm = normalize_text(query)
-    vector = embedder.embed_queries([norm])[0]
-    hits = index.search(norm, vector, top_k, scope=scope)
-    return query, vector, set_aside_previous(hits, resolution)
+    norms = [normalize_text(query)]
+    if resolution.follow_up and resolution.previous and resolution.previous_section:
+        norms.append(normalize_text(resolution.previous))
+    vectors = embedder.embed_queries(norms)
+    hits = index.search(norms[0], vectors[0], top_k, scope=scope)
+    if len(norms) > 1:
+        seen = {h.chunk_id for h in hits}
+        before = [h for h in index.search(norms[1], vectors[1], 2, scope=scope)
+                  if section_of(h) == resolution.previous_section and h.chunk_id not in seen]
+        hits = list(hits) + before[:1]
+    return query, vectors[0], set_aside_previous(hits, resolution)
 
 
 def section_of(hit: Hit) -> str:

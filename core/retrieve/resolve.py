@@ -43,12 +43,13 @@ _OBJECT = re.compile(r"\b(them|they|it(?!\s+(?:possible|safe|ok|okay|true|necess
 _ACTION = re.compile(r"\bit(?=\s+(?:take|takes|cost|costs|last|lasts|require|requires|run|runs)\b)", re.IGNORECASE)
 _DEMONSTRATIVE = re.compile(r"\b(this|that)\b(?=\s*(?:\?|$|\s+(?:is|does|do|can|will|work|works|mean|means|cost|"
                             r"costs|happen|happens)\b))", re.IGNORECASE)
+_DO_THAT = re.compile(r"\bdo\s+(?:that|it|this)\b", re.IGNORECASE)
 _ASKED_ABOUT = re.compile(r"\b(is|does|do|can|will|was|are|about)\s+(this|that)\b(?!\s+(?:the|a|an)\b)", re.IGNORECASE)
 # one thing of a kind that has many ("the actor", "this county"): a question naming only its kind points at nothing
 _ONE_OF_MANY = ("actor", "actress", "singer", "author", "artist", "writer", "director", "athlete", "player", "president",
-                "band", "country", "county", "city", "town", "province", "nation", "park", "museum", "clinic",
-                "hospital", "school", "university", "stadium", "restaurant", "chain", "company", "movie", "album", "song",
-                "novel", "episode", "burger", "island", "river", "lake", "mountain")
+                "band", "country", "county", "province", "nation", "chain", "movie", "album", "song", "novel", "episode",
+                "burger", "island", "river", "lake", "mountain")  # not "the company" or "the library": an
+# organisation's own knowledge base calls its company, library or office "the" one
 _POINTING = re.compile(r"\b(?:(?:this|these|those)\s+(?:[a-z][\w'-]*\s+){0,3}?(?P<head>[a-z][\w-]*)|the\s+"
                        r"(?:[a-z][\w'-]*\s+)?(?P<kind>" + "|".join(_ONE_OF_MANY) + r")(?:'s)?)\b", re.IGNORECASE)
 _NOT_THINGS = frozenset(["is", "are", "was", "were", "does", "do", "did", "can", "could", "will", "would", "should", "has",
@@ -162,7 +163,7 @@ def rewrite(question: str, previous: str) -> tuple[str, str]:
         topic = topic_of(previous, plural=True)
     elif re.search(r"\b(?:it|its)\b", rest, re.IGNORECASE):
         topic = topic_of(previous, plural=False)
-    pointed = _pointed(rest, topic, action_of(previous)) if topic else rest
+    pointed = _pointed(rest, topic, action_of(previous), deed_of(previous)) if topic else rest
     place = place_of(previous)
     if place and _THERE.search(pointed):
         pointed = _THERE.sub(place, pointed)
@@ -221,6 +222,16 @@ def place_of(question: str) -> str:
     return m.group(1) if m and len(m.group(1).split()) <= 5 else ""
 
 
+def deed_of(question: str) -> str:
+    """What a how-to question asks to do, as a verb phrase ("How do I renew a book?" -> "renew a
+    book"), or ""."""
+    text = question.strip().rstrip("?؟.! ")
+    asking = _ASKING.match(text)
+    head = asking.group(0) if asking else ""
+    rest = text[len(head):].strip()
+    return rest if head and _VERB_BEFORE.search(head) and len(rest.split()) > 1 and rest.isascii() else ""
+
+
 def action_of(question: str) -> str:
     """What a how-to question asks to do, as a gerund phrase ("How do I re-ingest documents?" ->
     "re-ingesting documents"), or "" when it asks about a thing ("What is groundbot?")."""
@@ -262,9 +273,12 @@ def _glued(previous: str, question: str) -> str:
     return f"{question.strip()} ({' '.join(carried)})" if carried else question.strip()
 
 
-def _pointed(text: str, topic: str, action: str = "") -> str:
+def _pointed(text: str, topic: str, action: str = "", deed: str = "") -> str:
     """The text with each pronoun that stands for the topic replaced by it ("it takes" stands for
-    the earlier question's action, when it had one: "re-ingesting documents")."""
+    the earlier question's action, when it had one: "re-ingesting documents"; "do that" for what
+    it asked to do: "renew a book")."""
+    if deed:
+        text = _DO_THAT.sub(lambda m: deed, text)
     if action:
         text = _ACTION.sub(lambda m: action, text)
     text = _POSSESSIVE.sub(lambda m: _possessive(topic), text)

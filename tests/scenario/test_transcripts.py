@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from core.messages import ConversationKey, Decision, Suggestion
+from core.messages import ConversationKey, Decision, PriorTurn, Suggestion
 from storage.records.shared_state import SharedState
 from storage.records.spool import TurnSpool
 from storage.records.transcripts import SqlTranscriptStore
@@ -149,7 +149,7 @@ def test_a_turn_reads_and_writes_its_conversation_as_one_unit(database_url: str,
         turn_id, _ = conversation.record("u", "", decision("first"), "awaiting_clarification")
     with store.begin_turn(key, 2) as conversation:
         assert conversation.found is not None and conversation.found.state == "awaiting_clarification"
-        assert conversation.found.history == [("first", "a [C1]")] and turn_id is not None
+        assert conversation.found.history == [PriorTurn("first", "a [C1]")] and turn_id is not None
     missing = SqlTranscriptStore(f"sqlite:///{(tmp_path / 'no-such-dir' / 't.db').as_posix()}",
                                  spool=TurnSpool(tmp_path / "spool.jsonl"), lock_budget_s=0.2)
     with missing.begin_turn(key, 2) as conversation:

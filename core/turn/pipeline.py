@@ -180,7 +180,7 @@ class Pipeline(SuggestionOffers):
         ctx.gate.checks_failed.append("one_reading")
         ctx.gate.passed, ctx.gate.reason = False, reasons.AMBIGUOUS_QUESTION
         return Outcome(Trigger.GATE_FAIL, reasons.AMBIGUOUS_QUESTION,
-                       "The sources answer more than one reading of the question: " + "; ".join(ctx.readings) + ".")
+                       f"The sources answer {len(ctx.readings)} different readings of the question.")
 
     def _read(self, ctx: TurnContext) -> Reading | None:
         """The reader's verdict, or None without a reader or when it fails (the gates then decide alone)."""

@@ -143,6 +143,11 @@ class Verification:
     removed_claims: list[str] = field(default_factory=list)  # the claims left out of kept_answer
 
 
+def section_label(title: str, heading: str) -> str:
+    """A chunk's section as a conversation remembers it: "title > heading"."""
+    return " > ".join(p for p in (title, heading) if p)
+
+
 @dataclass(frozen=True)
 class PriorTurn:
     """An earlier turn of the conversation, as the next one reads it: what was asked, what it was

@@ -39,8 +39,7 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     whatever else it reads (core.ports.PassageReader), so settling changes which chunks are read,
     never a probability."""
     head, tail = _to_read(hits, cfg)
-    views = [reader_passage(question, h.title, h.heading, h.faq_answer if h.kind == "faq" and h.faq_answer else h.text)
-             for h in head]
+    views = [_view(question, h) for h in head]
     asked = reader_question(question)
     probs: list[float] = []
     if cfg.settle_probability > 0 and len(head) > 1:
@@ -58,6 +57,23 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     return Reading(hits=ordered, best=float(best),
                    answered=best >= cfg.min_answer_probability or asked_verbatim(question, ordered, extractive, cfg.min_answer_probability),
                    floor=cfg.min_answer_probability, read=len(scored))
+
+
+def read_rest(question: str, hits: Sequence[Hit], reader: PassageReader, limit: int) -> list[Hit]:
+    """The first `limit` hits, each with its probability: only the ones not read yet are read (a
+    chunk's probability does not depend on what else is read, so the others keep theirs)."""
+    head = list(hits[:limit])
+    unread = [i for i, h in enumerate(head) if h.answer_probability is None]
+    if unread:
+        probs = reader.score(reader_question(question), [_view(question, head[i]) for i in unread])
+        for i, p in zip(unread, probs, strict=True):
+            head[i] = replace(head[i], answer_probability=round(float(p), 6))
+    return head
+
+
+def _view(question: str, hit: Hit) -> str:
+    """A chunk as the reader reads it (core/gate/reader_input.py)."""
+    return reader_passage(question, hit.title, hit.heading, hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text)
 
 
 def _to_read(hits: Sequence[Hit], cfg: ReaderSettings) -> tuple[list[Hit], list[Hit]]:

@@ -41,11 +41,12 @@ def readings(question: str, hits: Sequence[Hit], floor: float, cfg: RetrievalSet
             picked.append(hit)
     if len(picked) < 2:
         return []
-    labels = [set(content_terms(f"{h.title} {h.heading} {h.faq_question}")) for h in picked]
-    picked = [h for h, label in zip(picked, labels, strict=True) if asked <= label]  # each heading asks it too
-    if len(picked) < 2:
+    labelled = [(h, set(content_terms(f"{h.title} {h.heading} {h.faq_question}"))) for h in picked]
+    labelled = [(h, label) for h, label in labelled if asked <= label]  # each heading asks it too
+    if len(labelled) < 2:
         return []
-    told = [set(content_terms(f"{h.title} {h.heading} {h.faq_question}")) - asked for h in picked]
+    picked = [h for h, _ in labelled]
+    told = [label - asked for _, label in labelled]
     apart = [terms - set().union(*(o for j, o in enumerate(told) if j != i)) for i, terms in enumerate(told)]
     return [h for h, own in zip(picked, apart, strict=True) if own][:3] if sum(1 for a in apart if a) >= 2 else []
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.messages import PriorTurn
+from core.text.language import language_of
 from core.text.lexicon import content_terms
 from core.text.normalize import normalize_text, words
 
@@ -63,6 +64,8 @@ _WHICH = re.compile(r"^\s*(?:which|what)\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:ma
 _PARTICLES = frozenset(["up", "out", "off", "down", "back", "over", "away"])
 _DETERMINERS = frozenset(["the", "a", "an", "my", "our", "your", "their", "its", "this", "that", "these", "those"])
 _THERE = re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )\bthere\b(?!\s+(?:is|are|was|were|a|an|any)\b)", re.IGNORECASE)
+_PLURAL = re.compile(r"\b(?:them|they|their|theirs)\b", re.IGNORECASE)
+_SINGULAR = re.compile(r"\b(?:it|its)\b", re.IGNORECASE)
 _FRAGMENT_WORDS = 6  # "And over HTTP?", "What about a private chat?": a fragment, not a question of its own
 
 
@@ -122,9 +125,14 @@ def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = Non
     if not is_follow_up(question):
         return Resolution(question, question, method="standalone", why="names its own topic", unnamed=unnamed)
     rewritten, how = rewrite(question, last.meant)
-    new = tuple(t for t in dict.fromkeys(content_terms(rewritten)) if t not in set(content_terms(last.meant)))
     return Resolution(question, rewritten, follow_up=True, method="local", why=how, previous=last.meant,
-                      previous_section=last.section, new_terms=new, unnamed=unnamed)
+                      previous_section=last.section, new_terms=new_terms(rewritten, last.meant), unnamed=unnamed)
+
+
+def new_terms(question: str, previous: str) -> tuple[str, ...]:
+    """The content words a follow-up asks about that the question before it did not use."""
+    before = set(content_terms(previous))
+    return tuple(t for t in dict.fromkeys(content_terms(question)) if t not in before)
 
 
 def unnamed_referent(question: str, prior: Sequence[PriorTurn]) -> str:
@@ -148,8 +156,7 @@ def unnamed_referent(question: str, prior: Sequence[PriorTurn]) -> str:
 def rewrite(question: str, previous: str) -> tuple[str, str]:
     """(the follow-up as a question of its own, how it was rewritten). Only English is rewritten
     in place; a follow-up in another language is searched with the earlier question's words."""
-    letters = [ch for ch in question if ch.isalpha()]
-    if sum(1 for ch in letters if ch.isascii()) < 0.5 * len(letters):
+    if language_of(question) != "en":
         return _glued(previous, question.strip()), "read with the earlier question's words"
     lead = lead_of(question)
     rest = question.strip()[len(lead):].strip() if lead else question.strip()
@@ -158,11 +165,8 @@ def rewrite(question: str, previous: str) -> tuple[str, str]:
         return _sentence(previous), "the earlier question, asked again"
     if lead and body and len(body.split()) <= _FRAGMENT_WORDS and not _ASKING.match(body).group(0).strip():  # type: ignore[union-attr]
         return _fill(previous, body), "a fragment put in place of the part of the earlier question it replaces"
-    topic = topic_of(previous)
-    if re.search(r"\b(?:them|they|their|theirs)\b", rest, re.IGNORECASE):
-        topic = topic_of(previous, plural=True)
-    elif re.search(r"\b(?:it|its)\b", rest, re.IGNORECASE):
-        topic = topic_of(previous, plural=False)
+    plural = True if _PLURAL.search(rest) else (False if _SINGULAR.search(rest) else None)
+    topic = topic_of(previous, plural)  # "them" stands for a plural topic, "it" for a singular one
     pointed = _pointed(rest, topic, action_of(previous), deed_of(previous)) if topic else rest
     place = place_of(previous)
     if place and _THERE.search(pointed):
@@ -174,16 +178,22 @@ def rewrite(question: str, previous: str) -> tuple[str, str]:
     return _glued(previous, question.strip()), "read with the earlier question's words"
 
 
+def _asking(question: str) -> tuple[str, str, str]:
+    """(the question without its closing mark, its asking words, the rest): "How do I renew a
+    book?" -> ("How do I renew a book", "How do I ", "renew a book")."""
+    text = question.strip().rstrip("?؟.! ")
+    m = _ASKING.match(text)
+    head = m.group(0) if m else ""
+    return text, head, text[len(head):].strip()
+
+
 def topic_of(question: str, plural: bool | None = None) -> str:
     """What a question is about, as a noun phrase: its words after the asking words and the main
     verb, less a trailing prepositional phrase ("How do I create a Telegram bot with BotFather?"
     -> "a Telegram bot"; "What is a good turnover ratio for retail?" -> "a good turnover ratio";
     "Which folders may admins ingest from?" -> "folders"; "Is there a container image?" -> "a
     container image")."""
-    text = question.strip().rstrip("?؟.! ")
-    asking = _ASKING.match(text)
-    head = asking.group(0) if asking else ""
-    rest = text[len(head):].strip()
+    text, head, rest = _asking(question)
     kind = _WHICH.match(text)
     if kind and not _VERB_BEFORE.search(head):
         subject = _subject(text[kind.end():].strip())  # "Which port does the webhook listen on?": the webhook
@@ -225,28 +235,22 @@ def place_of(question: str) -> str:
 def deed_of(question: str) -> str:
     """What a how-to question asks to do, as a verb phrase ("How do I renew a book?" -> "renew a
     book"), or ""."""
-    text = question.strip().rstrip("?؟.! ")
-    asking = _ASKING.match(text)
-    head = asking.group(0) if asking else ""
-    rest = text[len(head):].strip()
+    _, head, rest = _asking(question)
     return rest if head and _VERB_BEFORE.search(head) and len(rest.split()) > 1 and rest.isascii() else ""
 
 
 def action_of(question: str) -> str:
     """What a how-to question asks to do, as a gerund phrase ("How do I re-ingest documents?" ->
     "re-ingesting documents"), or "" when it asks about a thing ("What is groundbot?")."""
-    text = question.strip().rstrip("?؟.! ")
-    asking = _ASKING.match(text)
-    head = asking.group(0) if asking else ""
-    rest = text[len(head):].split(None, 1)
-    if not head or not _VERB_BEFORE.search(head) or len(rest) < 2 or not rest[0].isascii():
+    deed = deed_of(question).split(None, 1)
+    if len(deed) < 2:
         return ""
-    verb = rest[0].lower()
+    verb = deed[0].lower()
     if verb.endswith("e") and not verb.endswith("ee"):
         verb = verb[:-1]
     elif len(verb) <= 4 and re.fullmatch(r"[a-z]*[^aeiou][aeiou][bdgmnprt]", verb):
         verb += verb[-1]  # run -> running, set -> setting
-    return f"{verb}ing {_TRAILING_PP.sub('', rest[1]).strip() or rest[1]}"
+    return f"{verb}ing {_TRAILING_PP.sub('', deed[1]).strip() or deed[1]}"
 
 
 def _fill(previous: str, fragment: str) -> str:

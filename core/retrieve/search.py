@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.messages import Hit, PriorTurn
+from core.messages import Hit, PriorTurn, section_label
 from core.ports import ChunkIndex, Embedder, Rewriter
-from core.retrieve.resolve import Resolution, earlier, resolve
+from core.retrieve.resolve import Resolution, earlier, new_terms, resolve
+from core.text.language import language_of
 from core.text.lexicon import content_terms
 from core.text.normalize import normalize_text
 
@@ -41,7 +42,7 @@ def resolve_turn(question: str, history: Sequence[PriorTurn], scope: str | None,
     return Resolution(question, question if same else text, follow_up=not same, method="model",
                       why="left as asked by the model" if same else "rewritten by the language model",
                       previous=prior[-1].meant, previous_section=prior[-1].section,
-                      new_terms=_new_terms(text, prior[-1].meant))
+                      new_terms=new_terms(text, prior[-1].meant))
 
 
 def usable_rewrite(question: str, text: str) -> str:
@@ -54,25 +55,14 @@ def usable_rewrite(question: str, text: str) -> str:
         return f"it was {len(clean)} characters long, not a question"
     if "[C" in clean or "NOT_IN_CONTEXT" in clean:
         return "it read like an answer"
-    if _script(clean) != _script(question):
+    if language_of(clean) != language_of(question):
         return "it was in another script than the question"
     return ""
-
-
-def _script(text: str) -> str:
-    letters = [ch for ch in text if ch.isalpha()]
-    latin = sum(1 for ch in letters if ch.isascii() or "\u00c0" <= ch <= "\u024f")
-    return "latin" if letters and latin >= 0.5 * len(letters) else ("other" if letters else "none")
 
 
 def _fallback(local: Resolution, why: str) -> Resolution:
     return Resolution(local.asked, local.resolved, local.follow_up, "local-fallback", f"{why}; {local.why}",
                       local.previous, local.previous_section, local.new_terms)
-
-
-def _new_terms(text: str, previous: str) -> tuple[str, ...]:
-    before = set(content_terms(previous))
-    return tuple(t for t in dict.fromkeys(content_terms(text)) if t not in before)
 
 
 def search(resolution: Resolution, embedder: Embedder, index: ChunkIndex, top_k: int,
@@ -97,7 +87,7 @@ def search(resolution: Resolution, embedder: Embedder, index: ChunkIndex, top_k:
 
 def section_of(hit: Hit) -> str:
     """A hit's section as the record keeps it ("title > heading")."""
-    return " > ".join(p for p in (hit.title, hit.heading) if p)
+    return section_label(hit.title, hit.heading)
 
 
 def set_aside_previous(hits: Sequence[Hit], resolution: Resolution) -> list[Hit]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from core import reasons
 from core.gate.checks import run_gates
 from core.gate.mentions import KnownWords, not_mentioned, weakly_answered
-from core.gate.reading import Reading, asked_verbatim, read
+from core.gate.reading import Reading, asked_verbatim, read, read_rest
 from core.gate.readings import is_short, reading_question, readings
 from core.messages import NOT_SET_UP, Decision, Incoming
 from core.ports import (
@@ -171,9 +171,8 @@ class Pipeline(SuggestionOffers):
             return Outcome(Trigger.GATE_PASS)
         if not is_short(ctx.question, self.settings.retrieval) or self.reader is None:
             return Outcome(Trigger.GATE_PASS)
-        wide = replace(self.settings.reader, settle_probability=0.0, chunks=self.settings.retrieval.top_k)
-        every = read(ctx.question, ctx.hits, self.reader, wide, self.settings.extractive)  # the readings, not the order
-        ctx.readings = [reading_question(h) for h in readings(ctx.question, every.hits, reading.floor, self.settings.retrieval)]
+        every = read_rest(ctx.question, ctx.hits, self.reader, self.settings.retrieval.top_k)  # the readings, not the order
+        ctx.readings = [reading_question(h) for h in readings(ctx.question, every, reading.floor, self.settings.retrieval)]
         if not ctx.readings:
             return Outcome(Trigger.GATE_PASS)
         assert ctx.gate is not None

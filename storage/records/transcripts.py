@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col, func, select
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
-from core.messages import ConversationKey, Decision, PriorTurn, Suggestion
+from core.messages import ConversationKey, Decision, PriorTurn, Suggestion, section_label
 from core.ports import ConversationState, ConversationTurn
 from storage.records.database import MIGRATIONS, make_engine, migrate, transient
 from storage.records.spool import ReplayResult, SpoolError, TurnSpool
@@ -80,7 +80,7 @@ def _prior(question: str, answer: str | None, scope: str | None, sources: Any, r
     """An earlier turn as the next one reads it: the first cited source's section and the
     question it was understood as come from the turn's own record."""
     first = sources[0] if isinstance(sources, list) and sources and isinstance(sources[0], dict) else {}
-    section = " > ".join(str(first[k]) for k in ("title", "heading") if first.get(k))
+    section = section_label(str(first.get("title") or ""), str(first.get("heading") or ""))
     resolved = record.get("resolved_question", "") if isinstance(record, dict) else ""
     return PriorTurn(question, answer or "", resolved=str(resolved or ""), scope=scope or "", section=section)
 

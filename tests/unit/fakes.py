@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from core.messages import ConversationKey, Decision, Generation, Hit, PriorTurn, Suggestion
+from core.messages import ConversationKey, Decision, Generation, Hit, PriorTurn, Suggestion, section_label
 from core.ports import ConversationState, ConversationTurn
 from core.settings import Mode
 from core.text.lexicon import content_terms
@@ -117,7 +117,7 @@ class MemoryStore:
 
     def load_conversation(self, key: ConversationKey, history_turns: int) -> ConversationState:
         history = [PriorTurn(d.question, d.answer, d.resolved_question, d.scope or "",
-                             " > ".join(p for p in (d.sources[0].title, d.sources[0].heading) if p) if d.sources else "")
+                             section_label(d.sources[0].title, d.sources[0].heading) if d.sources else "")
                    for k, _, d in self.turns if k == key][-history_turns:] if history_turns else []
         return ConversationState(key, self.states.get(key.as_str(), "idle"), history)
 

@@ -18,6 +18,7 @@ from bot.services.hooks import Hooks, TurnHandler
 from bot.services.knowledge import KnowledgeBase
 from bot.services.outbox import Courier
 from bot.services.review import ReviewDesk
+from bot.services.sources import Syncer
 from core.generate.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter
@@ -31,6 +32,7 @@ from storage.models.openai_generator import OpenAIGenerator
 from storage.models.openai_rewriter import OpenAIRewriter
 from storage.records.outbox import Outbox
 from storage.records.reviews import ReviewQueue
+from storage.records.source_state import SourceState
 from storage.records.spool import TurnSpool
 from storage.records.transcripts import SqlTranscriptStore
 
@@ -51,6 +53,7 @@ class App:
     index: LanceChunkIndex
     embedder: Embedder
     kb: KnowledgeBase
+    syncer: Syncer
     courier: Courier
     desk: ReviewDesk
     commands: Commands
@@ -106,7 +109,7 @@ class App:
         return report
 
     def stats(self, scope: str | None = None) -> dict[str, Any]:
-        return collect_stats(self.store, self.index, self.embedder, self.courier, scope)
+        return collect_stats(self.store, self.index, self.embedder, self.courier, self.syncer, scope)
 
     def check_suggestions(self) -> None:
         """Decide ahead whether each suggestion would be answered: in each knowledge scope, or
@@ -116,11 +119,13 @@ class App:
 
 
 def collect_stats(store: SqlTranscriptStore, index: LanceChunkIndex, embedder: Embedder,
-                  courier: Courier, scope: str | None = None) -> dict[str, Any]:
+                  courier: Courier, syncer: Syncer, scope: str | None = None) -> dict[str, Any]:
     """Turns, rates, latency and feedback from the database (of one knowledge scope's turns, or
-    all), with the index and the outbox."""
+    all), with the index, the outbox and the last sync of each source (of the scope's sources)."""
     data = store.stats(scope)
     data["index"] = {"chunks": index.count(), "version": index.version(), "embedder": embedder.name}
+    if syncer.specs:
+        data["sources"] = syncer.last_syncs(syncer.feeding(scope))
     if scope is not None:
         data["scope"] = scope
     try:  # reviewed answers still in the outbox: none should stay there long
@@ -250,15 +255,19 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
     courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every)
     kb = KnowledgeBase(index, emb, config.chunking, kb_paths=config.kb_paths, reingest_roots=config.reingest_roots,
                        reviewed_dir=config.data_dir / "reviewed", scopes=scopes)
+    syncer = Syncer(config.sources, kb, SourceState(store.engine), config.secret, config.data_dir,
+                    hooks)
     desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
                       is_admin=config.is_admin, administered=scopes.administered, scope_admins=scopes.admins_of)
-    commands = Commands(kb, partial(collect_stats, store, index, emb, courier), desk, store, config.is_admin, hooks,
-                        scopes)
+    commands = Commands(kb, partial(collect_stats, store, index, emb, courier, syncer), desk, store, config.is_admin,
+                        hooks, scopes, syncer)
     hooks.turn.append(scope_turns(scopes))
     hooks.turn.append(announce_held(desk))
     hooks.ingest.append(partial(_recheck_suggestions, pipeline, scopes))
-    return App(config=config, pipeline=pipeline, store=store, index=index, embedder=emb, kb=kb, courier=courier,
+    hooks.sync.append(lambda report: _recheck_suggestions(pipeline, scopes, "ok") if report.ok else None)
+    return App(config=config, pipeline=pipeline, store=store, index=index, embedder=emb, kb=kb, syncer=syncer,
+               courier=courier,
                desk=desk, commands=commands, hooks=hooks, deliveries=deliveries, scopes=scopes)
 
 

@@ -20,9 +20,11 @@ from pydantic import BeforeValidator
 
 from bot.schema import at, environment_tables, flattened, layout, load_toml, table, without_file
 from bot.scopes import ScopeMap, ScopeSettings, ScopingSettings, check_scopes, parse_scopes
+from bot.sources import check_sources, parse_sources
 from core.profiles import THRESHOLD_KEYS
 from core.settings import CoreSettings
 from storage.index.ann import SearchIndexSettings
+from storage.ingestion.sources.base import SourceSpec
 from storage.settings import ChunkSettings
 
 
@@ -136,6 +138,8 @@ class Config:
     # knowledge scopes ([[scopes]], bot/scopes.py): which documents answer which chats; none = one KB
     scopes: tuple[ScopeSettings, ...] = field(default=(), metadata=without_file())
     scoping: ScopingSettings = field(default_factory=ScopingSettings)
+    # synced sources ([[sources]], bot/sources.py): websites, Git repositories and wikis kept in the index
+    sources: tuple[SourceSpec, ...] = field(default=(), metadata=without_file())
     # similarity thresholds config.toml sets explicitly; they override the embedder's profile
     threshold_overrides: dict[str, dict[str, float]] = field(default_factory=dict, metadata=without_file())
     secrets: dict[str, str] = field(default_factory=dict, repr=False, metadata=without_file())
@@ -194,6 +198,7 @@ class Config:
                 for attr in setting.path:
                     value = getattr(value, attr)
                 names.append(str(value))
+        names.extend(name for s in self.sources for name in (s.token_env, s.user_env))
         return [n for n in dict.fromkeys(names) if n]
 
 
@@ -202,16 +207,19 @@ ENV_PREFIX = "GROUNDBOT_"
 
 def from_toml(data: Mapping[str, Any], source: str = "config.toml") -> Config:
     """Config from a parsed config.toml (missing keys keep their defaults); errors name `source`.
-    `[[scopes]]` is an array of tables, read and checked apart (bot/scopes.py)."""
+    `[[scopes]]` and `[[sources]]` are arrays of tables, read and checked apart (bot/scopes.py,
+    bot/sources.py)."""
     data = dict(data)
     scopes = parse_scopes(data.pop("scopes"), source) if "scopes" in data else ()
+    sources = parse_sources(data.pop("sources"), source) if "sources" in data else ()
     cfg, explicit = load_toml(Config, data, source)
-    check_scopes(scopes, cfg.scoping.default_scope, cfg.kb_paths, source)
+    check_scopes(scopes, cfg.scoping.default_scope, cfg.kb_paths, source, fed={n for s in sources for n in s.scopes})
+    check_sources(sources, [s.name for s in scopes], source)
     overrides: dict[str, dict[str, float]] = {}
     for path, value in explicit.items():  # ("core", section, key): a threshold set in the file
         if path[0] == "core" and path[2] in THRESHOLD_KEYS.get(path[1], ()):
             overrides.setdefault(path[1], {})[path[2]] = value
-    return replace(cfg, threshold_overrides=overrides, scopes=scopes)
+    return replace(cfg, threshold_overrides=overrides, scopes=scopes, sources=sources)
 
 
 def load_config(path: str | Path | None = None, *, data_dir: str | Path | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -79,9 +79,11 @@ def _inside(path: str, roots: Sequence[str]) -> bool:
     return any(p.is_relative_to(Path(r).resolve()) for r in roots)
 
 
-def check_scopes(scopes: Sequence[ScopeSettings], default: str, kb_paths: Sequence[str], source: str) -> None:
+def check_scopes(scopes: Sequence[ScopeSettings], default: str, kb_paths: Sequence[str], source: str,
+                 fed: Collection[str] = ()) -> None:
     """The errors an operator must fix before groundbot starts: a scope named twice or unknown
-    (the default), a chat served by two scopes, a path outside kb_paths, a malformed chat or admin."""
+    (the default), a chat served by two scopes, a path outside kb_paths, a malformed chat or admin.
+    A scope `fed` by a synced source ([[sources]]) needs no paths of its own."""
     names = [s.name for s in scopes]
     for name in {n for n in names if names.count(n) > 1}:
         raise ScopeError(f"{source}: scope {name!r} is defined twice")
@@ -91,7 +93,7 @@ def check_scopes(scopes: Sequence[ScopeSettings], default: str, kb_paths: Sequen
     served: dict[str, str] = {}
     for s in scopes:
         where = f"{source}: scope {s.name!r}"
-        if not s.paths:
+        if not s.paths and s.name not in fed:
             raise ScopeError(f"{where}: paths is empty; a scope needs the documents it answers from")
         for p in s.paths:
             if not _inside(p, kb_paths):

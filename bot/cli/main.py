@@ -24,7 +24,7 @@ def _progress_bar() -> Any:
         bar = bars.get(phase)
         if bar is None:
             # disable=None: drawn on a terminal only, never into a log file or CI output
-            bar = bars[phase] = tqdm(total=total, desc=phase, unit="chunk", file=sys.stderr, leave=False, disable=None)
+            bar = bars[phase] = tqdm(total=total, desc=phase, unit="item", file=sys.stderr, leave=False, disable=None)
         bar.update(done - bar.n)
         if done >= total:
             bar.close()
@@ -147,6 +147,7 @@ EXIT_CODES = """exit codes:
   2    a configuration or usage error (nothing ran)
   3    ask: a turn could be recorded neither in the database nor in the spool;
        serve: the app could not start (a worker's startup failed)
+  4    sync: a source failed (its documents were left as they were)
   130  interrupted (Ctrl-C)"""
 JSON_HELP = "print machine-readable JSON on stdout (messages go to stderr)"
 SCOPE_HELP = ("answer from this knowledge scope ([[scopes]] in config.toml; an unknown name is an error); "
@@ -203,7 +204,8 @@ def _register_optional(sub: Any) -> None:
     """Commands that live in their own modules (platform runners, calibration)."""
     import importlib
 
-    for module in ("bot.cli.calibrate", "bot.cli.run_telegram", "bot.cli.run_slack", "bot.cli.serve", "bot.cli.report"):
+    for module in ("bot.cli.calibrate", "bot.cli.run_telegram", "bot.cli.run_slack", "bot.cli.serve", "bot.cli.report",
+                   "bot.cli.sync"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -2,7 +2,8 @@
 the button) and renders the platform-neutral reply (core/replies.py) it gets back.
 
     stats                       turns, rates, latency, feedback, review queue, index
-    reingest [PATH ...]         the configured knowledge base, or paths inside the allowed roots
+    reingest [PATH|SOURCE ...]  the configured knowledge base and its synced sources, or paths inside
+                                the allowed roots, or named sources ([[sources]]) only
 
 In a chat that a knowledge scope serves (bot/scopes.py), stats and reingest are that scope's,
 and the scope's own admins may run them there besides the global admins.
@@ -18,6 +19,7 @@ from bot.scopes import ScopeMap
 from bot.services.hooks import Hooks
 from bot.services.knowledge import KnowledgeBase
 from bot.services.review import ReviewDesk
+from bot.services.sources import Syncer
 from core.catalogue import say
 from core.messages import NOT_SET_UP, ConversationKey
 from core.ports import PathNotAllowed
@@ -52,6 +54,15 @@ def stats_reply(data: dict[str, Any]) -> Reply:
     if index:
         lines.append(say("stats_index", lang, chunks=index.get("chunks", 0), version=index.get("version", ""),
                          embedder=index.get("embedder", "")))
+    for name, run in data.get("sources", {}).items():
+        if not run.get("synced"):
+            state = say("stats_source_never", lang)
+        elif run.get("ok"):
+            state = say("stats_source_ok", lang, **{k: run.get(k, 0) for k in ("at", "added", "updated", "removed",
+                                                                                "unchanged", "failed")})
+        else:
+            state = say("stats_source_failed", lang, at=run.get("at", ""), error=str(run.get("error", ""))[:200])
+        lines.append(say("stats_source", lang, name=name, kind=run.get("kind", ""), state=state))
     if data.get("scope"):
         lines.insert(0, say("stats_scope", lang, scope=data["scope"]))
     return Reply.of("\n".join(lines))
@@ -70,8 +81,9 @@ class Commands:
 
     def __init__(self, kb: KnowledgeBase, stats: Callable[[str | None], dict[str, Any]], desk: ReviewDesk,
                  store: SqlTranscriptStore, is_admin: Callable[[str, str], bool], hooks: Hooks,
-                 scopes: ScopeMap | None = None) -> None:
+                 scopes: ScopeMap | None = None, syncer: Syncer | None = None) -> None:
         self.kb = kb
+        self.syncer = syncer
         self.stats = stats
         self.desk = desk
         self.store = store  # votes and the turns they are about
@@ -124,8 +136,11 @@ class Commands:
             self.hooks.ingested("refused")
             what = say("what_reingest_scope", lang, scope=scope) if scope else say("what_reingest", lang)
             return Reply.of(say("not_admin", lang, what=what), ok=False)
+        sources = self.syncer.feeding(scope) if self.syncer is not None else []
+        named = [p for p in paths or [] if p in sources]
         try:
-            summary = self.kb.reingest(paths, progress, scope)
+            summary = None if named and len(named) == len(paths or []) else self.kb.reingest(paths, progress, scope)
+            reports = self.syncer.sync(named or sources, progress) if self.syncer is not None and sources else []
         except PathNotAllowed as exc:
             self.hooks.ingested("refused")
             return Reply.of(say("reingest_refused", lang, why=str(exc)), ok=False)
@@ -133,9 +148,12 @@ class Commands:
             self.hooks.ingested("failed")
             return Reply.of(say("reingest_failed", lang, why=f"{type(exc).__name__}: {exc}"), ok=False)
         self.hooks.ingested("ok")
-        if scope:
-            return Reply.of(say("reingest_scope", lang, scope=scope, summary=summary.line()))
-        return Reply.of(say("reingest_done", lang, summary=summary.line()))
+        lines = [say("reingest_synced", lang, line=r.line()) for r in reports]
+        if summary is not None:
+            done = (say("reingest_scope", lang, scope=scope, summary=summary.line()) if scope
+                    else say("reingest_done", lang, summary=summary.line()))
+            lines.insert(0, done)
+        return Reply.of("\n".join(lines), ok=all(r.ok for r in reports))
 
     def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
                  lang: str = "") -> Reply:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from core.messages import Decision, Incoming
+from storage.ingestion.sources.sync import SyncReport
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ class Hooks:
     turn: list[TurnHook] = field(default_factory=list)
     ingest: list[Callable[[IngestResult], None]] = field(default_factory=list)
     vote: list[Callable[[int], None]] = field(default_factory=list)
+    sync: list[Callable[[SyncReport], None]] = field(default_factory=list)
 
     def run_turn(self, msg: Incoming, handler: TurnHandler) -> Decision:
         """`handler(msg)` wrapped in every turn hook, the first registered outermost."""
@@ -41,6 +43,10 @@ class Hooks:
     def ingested(self, result: IngestResult) -> None:
         """A re-ingest asked for from chat ran (ok), was refused before it ran, or failed."""
         self._tell(self.ingest, result)
+
+    def synced(self, report: SyncReport) -> None:
+        """A source was synced (or failed, or was skipped because another worker holds it)."""
+        self._tell(self.sync, report)
 
     def voted(self, value: int) -> None:
         """A user's vote was stored (a new vote, or one changed from up to down or back)."""

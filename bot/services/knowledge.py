@@ -32,7 +32,7 @@ class KnowledgeBase:
         self.roots = [Path(r) for r in (*kb_paths, *reingest_roots)]
         self.reviewed_dir = reviewed_dir
         self.scopes = scopes or ScopeMap()
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()  # one ingest or sync at a time in this process
 
     def ingest(self, paths: Sequence[str | Path] | None = None, progress: Progress | None = None,
                only: Sequence[Path] | None = None) -> IngestSummary:
@@ -40,7 +40,7 @@ class KnowledgeBase:
         time per process."""
         chosen = [Path(p) for p in (paths or self.kb_paths)]
         scopes_of = self.scopes.scopes_of if self.scopes.enabled else None
-        with self._lock:
+        with self.lock:
             return ingest(chosen, self.index, self.embedder, self.chunking, progress, scopes_of, only)
 
     def ensure_ingested(self, progress: Progress | None = None) -> IngestSummary | None:
@@ -114,7 +114,7 @@ class KnowledgeBase:
         folder = self.reviewed_dir / scope if scope and scope in self.scopes.scopes else self.reviewed_dir
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"reviewed-by-{re.sub(r'[^A-Za-z0-9]+', '-', reviewer).strip('-')}.yaml"
-        with self._lock:
+        with self.lock:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
             pairs = list((data or {}).get("faq") or [])
             pairs.append({"question": question, "answer": answer})

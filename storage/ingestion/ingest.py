@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,12 +113,36 @@ def ingest(
     roots = [Path(p).resolve() for p in paths]
     narrowed = [Path(p).resolve() for p in only] if only is not None else None
     docs = load_documents(roots, summary, narrowed)
+    within = roots if narrowed is None else narrowed
+    return update_index(docs, index, embedder, settings, progress, scopes_of,
+                        owned=lambda source: any(_under(source, r) for r in within), summary=summary, started=t0)
+
+
+def update_index(
+    docs: Sequence[Document],
+    index: LanceChunkIndex,
+    embedder: Any,
+    settings: ChunkSettings = ChunkSettings(),
+    progress: Progress | None = None,
+    scopes_of: Callable[[str], Sequence[str]] | None = None,
+    *,
+    owned: Callable[[str], bool],
+    kept: Collection[str] = (),
+    summary: IngestSummary | None = None,
+    started: float | None = None,
+) -> IngestSummary:
+    """Bring the index in line with `docs`: the stored documents whose source `owned` claims
+    and that are neither in `docs` nor `kept` (known unchanged without being read again, as a
+    page that answered 304) are removed, in the same commit that writes the changed ones, so
+    no search ever sees half a sync. Files and synced sources both come through here."""
+    t0 = time.perf_counter() if started is None else started
+    summary = summary or IngestSummary()
     existing = index.existing_docs()
     changed, hashes, doc_scopes = compare(docs, existing, scopes_of, summary)
-    present = {d.doc_id for d in docs}
+    present = {d.doc_id for d in docs} | set(kept)
+    summary.unchanged.extend(sorted(k for k in kept if k in existing))
     summary.removed = sorted(
-        doc_id for doc_id, (source, _) in existing.items()
-        if doc_id not in present and any(_under(source, r) for r in (roots if narrowed is None else narrowed))
+        doc_id for doc_id, (source, _) in existing.items() if doc_id not in present and owned(source)
     )
     chunks: list[Chunk] = []
     keys = settings.heading_keys if settings.heading_keys is not None else embedder.name in KEYED_EMBEDDERS

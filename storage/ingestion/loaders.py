@@ -27,9 +27,13 @@ class LoadError(Exception):
 
 
 def read_text(path: Path) -> str:
-    """The file's text: UTF-8 (or a BOM's encoding), else the encoding charset-normalizer
+    """The file's text (see `decode`)."""
+    return decode(path.read_bytes())
+
+
+def decode(data: bytes) -> str:
+    """Bytes as text: UTF-8 (or a BOM's encoding), else the encoding charset-normalizer
     detects (a cp1252 or latin-1 file is not UTF-16, whatever a blind decode says)."""
-    data = path.read_bytes()
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16")
     if b"\x00" in data[:4096]:
@@ -107,14 +111,17 @@ def markdown_sections(text: str) -> tuple[str, list[Section]]:
     return title, sections
 
 
-def load_markdown(path: Path, doc_id: str) -> Document:
-    title, sections = markdown_sections(read_text(path))
-    return Document(doc_id, str(path.resolve()), title or path.stem.replace("-", " ").replace("_", " "), sections=sections)
+def _stem_title(name: str) -> str:
+    return Path(name).stem.replace("-", " ").replace("_", " ")
 
 
-def load_text(path: Path, doc_id: str) -> Document:
-    text = read_text(path)
-    return Document(doc_id, str(path.resolve()), path.stem.replace("-", " ").replace("_", " "), sections=[Section("", text)])
+def load_markdown(text: str, doc_id: str, source: str, name: str) -> Document:
+    title, sections = markdown_sections(text)
+    return Document(doc_id, source, title or _stem_title(name), sections=sections)
+
+
+def load_text(text: str, doc_id: str, source: str, name: str) -> Document:
+    return Document(doc_id, source, _stem_title(name), sections=[Section("", text)])
 
 
 class _HtmlText(HTMLParser):
@@ -193,7 +200,7 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def load_html(path: Path, doc_id: str) -> Document:
+def load_html(html: str, doc_id: str, source: str, name: str) -> Document:
     """A saved web page: its headings give the sections, and only the paragraphs trafilatura
     counts as the page's main content are kept (navigation, cookie banners, asides, footers
     and related-article lists are dropped). The title is the article's (without the site name
@@ -201,7 +208,6 @@ def load_html(path: Path, doc_id: str) -> Document:
     A page trafilatura finds no main content in is kept whole, chrome tags skipped."""
     import trafilatura
 
-    html = read_text(path)
     parser = _HtmlText()
     parser.feed(html)
     parser.close()
@@ -217,21 +223,21 @@ def load_html(path: Path, doc_id: str) -> Document:
                 kept.append(Section(sec.heading, "\n\n".join(p.strip() for p in paragraphs)))
         sections = kept or sections
     meta = trafilatura.extract_metadata(html)
-    title = " ".join(((meta.title if meta else None) or parser.title).split()) or path.stem
-    return Document(doc_id, str(path.resolve()), title, url=parser.url, sections=sections)
+    title = " ".join(((meta.title if meta else None) or parser.title).split()) or Path(name).stem
+    return Document(doc_id, source, title, url=parser.url, sections=sections)
 
 
-def load_pdf(path: Path, doc_id: str) -> Document:
+def load_pdf(data: bytes, doc_id: str, source: str, name: str) -> Document:
     from pypdf import PdfReader
 
     try:
-        reader = PdfReader(str(path))
+        reader = PdfReader(io.BytesIO(data))
         pages = [(i + 1, page.extract_text() or "") for i, page in enumerate(reader.pages)]
         meta_title = (reader.metadata.title if reader.metadata else None) or ""
     except Exception as exc:  # pypdf raises many kinds on damaged files
         raise LoadError(f"unreadable PDF: {exc}") from exc
     sections = [Section(f"page {n}", text) for n, text in pages if text.strip()]
-    return Document(doc_id, str(path.resolve()), str(meta_title) or path.stem, sections=sections)
+    return Document(doc_id, source, str(meta_title) or Path(name).stem, sections=sections)
 
 
 def _pairs_from_records(records: list[object], where: str) -> list[FaqPair]:
@@ -247,9 +253,8 @@ def _pairs_from_records(records: list[object], where: str) -> list[FaqPair]:
     return pairs
 
 
-def load_faq(path: Path, doc_id: str) -> Document:
-    text = read_text(path)
-    suffix = path.suffix.lower()
+def load_faq(text: str, doc_id: str, source: str, name: str) -> Document:
+    suffix = Path(name).suffix.lower()
     records: list[object]
     try:
         if suffix == ".csv":
@@ -263,21 +268,27 @@ def load_faq(path: Path, doc_id: str) -> Document:
             records = list(data or [])
     except (ValueError, yaml.YAMLError, csv.Error) as exc:
         raise LoadError(f"malformed FAQ file: {exc}") from exc
-    title = path.stem.replace("-", " ").replace("_", " ")
-    return Document(doc_id, str(path.resolve()), title, faqs=_pairs_from_records(records, path.name))
+    return Document(doc_id, source, _stem_title(name), faqs=_pairs_from_records(records, Path(name).name))
 
 
 def load_file(path: Path, doc_id: str) -> Document:
-    suffix = path.suffix.lower()
-    if suffix in (".md", ".markdown"):
-        return load_markdown(path, doc_id)
-    if suffix in (".html", ".htm"):
-        return load_html(path, doc_id)
+    return load_content(path.read_bytes(), path.name, doc_id, str(path.resolve()))
+
+
+def load_content(data: bytes, name: str, doc_id: str, source: str) -> Document:
+    """A document from its bytes, read by the suffix of `name` (a file's, a repository path's,
+    or a web page's, which is given as "page.html"): files and synced sources read alike."""
+    suffix = Path(name).suffix.lower()
     if suffix == ".pdf":
-        return load_pdf(path, doc_id)
+        return load_pdf(data, doc_id, source, name)
+    text = decode(data)
+    if suffix in (".md", ".markdown"):
+        return load_markdown(text, doc_id, source, name)
+    if suffix in (".html", ".htm"):
+        return load_html(text, doc_id, source, name)
     if suffix in FAQ_SUFFIXES:
-        return load_faq(path, doc_id)
-    return load_text(path, doc_id)
+        return load_faq(text, doc_id, source, name)
+    return load_text(text, doc_id, source, name)
 
 
 def discover(root: Path) -> Iterator[tuple[Path, str]]:

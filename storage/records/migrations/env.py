@@ -12,6 +12,7 @@ from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
 import storage.records.shared_state  # noqa: F401  (registers the shared-state tables)
+import storage.records.source_state  # noqa: F401  (registers the synced-source tables)
 import storage.records.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 
 config = context.config

@@ -255,7 +255,7 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
     courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every)
     kb = KnowledgeBase(index, emb, config.chunking, kb_paths=config.kb_paths, reingest_roots=config.reingest_roots,
                        reviewed_dir=config.data_dir / "reviewed", scopes=scopes)
-    syncer = Syncer(config.sources, kb, SourceState(store.engine), config.secret, config.data_dir,
+    syncer = Syncer(config.sources, kb, SourceState(store.engine, lease_s=config.serve.sync_lease_s), config.secret, config.data_dir,
                     hooks)
     desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,

@@ -77,6 +77,8 @@ class ServeSettings:
     telegram_path: str = "/telegram"
     conversation_lease_s: float = 60.0
     delivery_stale_s: float = 15.0  # a claim its worker stopped renewing this long is taken over
+    sync_check_s: float = 30.0  # how often each worker looks for [[sources]] whose interval has passed
+    sync_lease_s: float = 120.0  # a sync's lease; one left by a killed worker expires after this
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,9 @@ def summarise(data: ReportData, now: datetime) -> dict[str, Any]:
         "review_status": dict(Counter(r["status"] for r in data.reviews)),
         "reviewer_agreement": round(len(unchanged) / len(decided), 4) if decided else None,
         "held_decided": len(decided),
+        "syncs": [(r["source"], _utc(r["at"]).isoformat(timespec="minutes"), "ok" if r["ok"] else "FAILED",
+                   *(r[k] for k in ("added", "updated", "removed", "unchanged", "failed")), r["error"][:200])
+                  for r in sorted(data.syncs, key=lambda r: r["source"])],
         "gaps": topic_gaps([t["question"] for t in turns if t["refused"] and t["reason"] != "NEEDS_REVIEW"]),
     }
 

@@ -17,6 +17,7 @@ from prometheus_client.registry import Collector
 
 from core import reasons
 from core.messages import Decision
+from storage.ingestion.sources.sync import SyncReport
 
 STAGE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -64,6 +65,10 @@ class Metrics:
         self.deliveries_taken_over = Counter("groundbot_deliveries_taken_over",
                                              "Deliveries answered for a worker that died after taking them",
                                              ["platform"], registry=r)
+        self.sync_runs = Counter("groundbot_sync_runs", "Syncs of [[sources]], by source and result (ok, failed, skipped)",
+                                 ["source", "result"], registry=r)
+        self.sync_documents = Counter("groundbot_sync_documents", "Documents a sync added, updated, removed, kept "
+                                      "unchanged or failed to read, by source", ["source", "outcome"], registry=r)
         self.ready = Gauge("groundbot_ready", "1 once the database, the index and the model are ready", registry=r,
                            multiprocess_mode="max")
 
@@ -85,6 +90,14 @@ class Metrics:
         if reasons.LLM_UNAVAILABLE in decision.reasons or decision.refusal_reason == reasons.LLM_UNAVAILABLE:
             kind = "timeout" if "timeout" in decision.explanation.lower() else "error"
             self.llm_errors.labels(kind).inc()
+
+    def observe_sync(self, report: SyncReport) -> None:
+        """Count one sync of a source."""
+        result = "skipped" if report.skipped else ("ok" if report.ok else "failed")
+        self.sync_runs.labels(report.source, result).inc()
+        if report.ok and not report.skipped:
+            for outcome, n in report.counts().outcomes().items():
+                self.sync_documents.labels(report.source, outcome).inc(n)
 
     def exposition(self) -> bytes:
         """The text format for GET /metrics (all workers' values in multiprocess mode)."""

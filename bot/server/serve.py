@@ -40,6 +40,7 @@ from bot.server.api_ask import parse_ask
 from bot.server.deliveries import Inbox
 from bot.server.metrics import Metrics
 from bot.server.shared import SharedOnce, SharedRateLimit, SharedThreads, serve_hooks
+from bot.server.sync_schedule import SyncSchedule
 from core.render import decision_json
 
 log = logging.getLogger("groundbot.serve")
@@ -61,6 +62,7 @@ class Service:
     telegram: Any = None  # adapters.telegram.TelegramBot when the webhook is configured
     telegram_secret: str = ""
     inbox: Inbox | None = None  # claims of Slack events and Telegram updates until answered
+    schedule: SyncSchedule | None = None  # syncs the [[sources]] on their intervals
     error: str = ""
     _built: threading.Event = field(default_factory=threading.Event)
 
@@ -88,6 +90,8 @@ class Service:
             settle_heap()  # workers of several are built by build_app, which does not settle it
             self.state = state
             self.app = app
+            self.schedule = SyncSchedule(app.syncer, serve.sync_check_s)
+            self.schedule.start()
             self.metrics.ready.set(1)
         except Exception as exc:
             self.error = f"{type(exc).__name__}: {exc}"
@@ -142,6 +146,8 @@ class Service:
         """Finish work already acknowledged: Telegram updates and Slack answers in progress."""
         if self.inbox is not None:
             await self.inbox.stop()
+        if self.schedule is not None:
+            await run_in_threadpool(self.schedule.stop)
         if self.telegram is not None and self.telegram.application.running:
             await self.telegram.stop()
         if self.slack is not None:

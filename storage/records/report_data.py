@@ -4,13 +4,14 @@ One query per table, filtered by date; the report (bot/cli/report.py) does the a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from storage.records.source_state import SourceState
 from storage.records.transcripts import Feedback, ReviewItem, TurnRecord
 
 
@@ -19,6 +20,7 @@ class ReportData:
     turns: list[dict[str, Any]]
     reviews: list[dict[str, Any]]
     feedback: list[dict[str, Any]]
+    syncs: list[dict[str, Any]] = field(default_factory=list)  # each source's last sync
 
 
 def load(engine: Engine, since: datetime | None = None) -> ReportData:
@@ -37,4 +39,7 @@ def load(engine: Engine, since: datetime | None = None) -> ReportData:
                    for r in session.exec(select(ReviewItem)).all() if r.turn_id in ids]
         feedback = [{"turn_id": f.turn_id, "value": f.value, "reason": f.reason, "created_at": f.created_at}
                     for f in session.exec(select(Feedback)).all() if f.turn_id in ids]
-    return ReportData(turns, reviews, feedback)
+    syncs = [{"source": r.source, "at": r.started_at, "ok": r.ok, "added": r.added, "updated": r.updated,
+              "removed": r.removed, "unchanged": r.unchanged, "failed": r.failed, "error": r.error}
+             for r in SourceState(engine).last_runs().values()]
+    return ReportData(turns, reviews, feedback, syncs)

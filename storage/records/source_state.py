@@ -91,6 +91,10 @@ class RunCounts:
     failed: int = 0
     error: str = ""
 
+    def outcomes(self) -> dict[str, int]:
+        return {"added": self.added, "updated": self.updated, "removed": self.removed,
+                "unchanged": self.unchanged, "failed": self.failed}
+
 
 def _aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)

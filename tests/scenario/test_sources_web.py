@@ -4,6 +4,7 @@ else, and addresses on the internal network are refused unless the source allows
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from bench.system.site_server import SiteServer
 from bot.app import App
 from bot.sources import parse_sources
 from core.messages import ConversationKey, Incoming
-from tests.scenario.site_server import SiteServer
 
 SITE = Path(__file__).resolve().parents[3] / "shared" / "sites" / "starlette-docs"
 PUBLIC = "https://www.starlette.io/"
@@ -186,3 +187,44 @@ def test_the_starlette_docs_site_synced_from_its_sitemap_answers_with_the_public
         assert broken.ok and broken.failed and broken.summary.removed == ["starlette:config/"]
         after = app.index.existing_docs()
         assert {d: v for d, v in after.items()} == {d: v for d, v in before.items() if d != "starlette:config/"}
+
+
+def test_chat_reingest_syncs_the_scopes_sources_for_its_admins_only_and_stats_report_it(
+        make_app: Callable[..., App], site: SiteServer) -> None:
+    from bot.scopes import parse_scopes
+
+    scopes = parse_scopes([{"name": "keepers", "chats": ["slack:C1"], "admins": ["slack:U1"]},
+                           {"name": "docs", "paths": ["docs"], "chats": ["slack:C2"]}], "test")
+    app = make_app(empty=True, kb_paths=(), scopes=scopes,
+                   sources=source(site.base, max_depth=1, scopes=["keepers"]))
+    refused = app.command("slack", "U2", "reingest", chat_id="C1")
+    assert not refused.ok and site.requests == []
+    elsewhere = app.command("slack", "U1", "reingest", "manual", chat_id="C2")  # not this chat's scope
+    assert not elsewhere.ok and site.requests == []
+    done = app.command("slack", "U1", "reingest", "manual", chat_id="C1")
+    assert done.ok and "manual: added 3" in done.text, done.text
+    d = app.ask(Incoming(ConversationKey("slack", "C1"), "U3", "How often is the lamp of the lighthouse changed?"))
+    assert site.base + "lamps/" in [s.url for s in d.sources]
+    other = app.ask(Incoming(ConversationKey("slack", "C2"), "U3", "How often is the lamp of the lighthouse changed?"))
+    assert not any(s.url.startswith(site.base) for s in other.sources)
+    stats = app.command("slack", "U1", "stats", chat_id="C1")
+    assert "Source manual (web): synced" in stats.text and "added 3" in stats.text
+    assert app.stats("keepers")["sources"]["manual"]["added"] == 3
+
+
+@pytest.mark.slow
+def test_groundbot_sync_on_the_command_line(tmp_path: Path, site: SiteServer) -> None:
+    from tests.scenario.test_cli import groundbot
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[paths]\nkb_paths = []\n[[sources]]\nname = "manual"\nkind = "web"\nurl = "{site.base}"\n'
+                   "allow_private_addresses = true\nmax_depth = 1\n", encoding="utf-8")
+    out = groundbot("--config", str(cfg), "sync", "--json", data_dir=tmp_path / "data")
+    assert out.returncode == 0, out.stderr
+    [report] = json.loads(out.stdout)["sources"]
+    assert report["ok"] and sorted(report["added"]) == ["manual:fog/", "manual:index", "manual:lamps/"]
+    unknown = groundbot("--config", str(cfg), "sync", "elsewhere", data_dir=tmp_path / "data")
+    assert unknown.returncode == 2 and "unknown source 'elsewhere'" in unknown.stderr
+    site.fail_after = 0
+    broken = groundbot("--config", str(cfg), "sync", data_dir=tmp_path / "data")
+    assert broken.returncode == 4 and "FAILED, nothing changed" in broken.stdout

@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 over a folder of web pages (a copy of a documentation site),
-for the synced-source tests: strong ETags from the content (so a page changed within the same
-second is not taken for unchanged), 404 for a deleted page, and switches a test flips to break
-it: every request after the next `fail_after` answers 500, or redirects loop."""
+for the sync benchmark and the synced-source tests: strong ETags from the content (so a page
+changed within the same second is not taken for unchanged), 404 for a deleted page, answers a
+test sets for a path (`extra`: redirect loops, huge or binary pages), and a switch that breaks
+it: every request after the next `fail_after` answers 500."""
 
 from __future__ import annotations
 

@@ -9,12 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from dulwich import porcelain
 from dulwich.repo import Repo
 
 from bot.app import App
 from bot.sources import parse_sources
 from core.messages import ConversationKey, Incoming
+
+pytestmark = pytest.mark.slow  # each test embeds and syncs a repository
 
 WEB = "https://git.example.com/guild/handbook/blob/{commit}/{path}"
 

@@ -67,6 +67,7 @@ def cited(app: App, question: str) -> list[str]:
     return [s.url for s in ask(app, question).sources]
 
 
+@pytest.mark.slow
 def test_a_crawled_site_follows_its_links_to_depth_obeys_robots_and_cites_pages(
         make_app: Callable[..., App], site: SiteServer) -> None:
     app = make_app(empty=True, kb_paths=(), sources=source(site.base, max_depth=1))
@@ -78,6 +79,7 @@ def test_a_crawled_site_follows_its_links_to_depth_obeys_robots_and_cites_pages(
     assert site.base + "lamps/" in cited(app, "How often is the lamp of the lighthouse changed?")
 
 
+@pytest.mark.slow
 def test_a_resync_asks_conditionally_and_follows_changes_and_deletions(
         make_app: Callable[..., App], site: SiteServer) -> None:
     app = make_app(empty=True, kb_paths=(), sources=source(site.base, max_depth=2))
@@ -101,6 +103,7 @@ def site_root(site: SiteServer) -> Path:
     return site.root
 
 
+@pytest.mark.slow
 def test_a_failing_server_or_a_page_gone_from_a_failed_fetch_changes_nothing(
         make_app: Callable[..., App], site: SiteServer) -> None:
     app = make_app(empty=True, kb_paths=(), sources=source(site.base, max_depth=2))
@@ -126,6 +129,7 @@ def test_private_addresses_are_refused_unless_the_source_allows_them(
     assert site.requests == [] and app.index.count() == 0
 
 
+@pytest.mark.slow
 def test_hostile_pages_each_end_as_a_clear_error_for_that_page_only(
         make_app: Callable[..., App], site: SiteServer) -> None:
     links = "".join(f"<a href='/{p}/'>{p}</a>" for p in ("loop", "huge", "binary", "latin", "script", "json"))
@@ -189,6 +193,7 @@ def test_the_starlette_docs_site_synced_from_its_sitemap_answers_with_the_public
         assert {d: v for d, v in after.items()} == {d: v for d, v in before.items() if d != "starlette:config/"}
 
 
+@pytest.mark.slow
 def test_chat_reingest_syncs_the_scopes_sources_for_its_admins_only_and_stats_report_it(
         make_app: Callable[..., App], site: SiteServer) -> None:
     from bot.scopes import parse_scopes

@@ -90,7 +90,19 @@ def check_sources(specs: Sequence[SourceSpec], scope_names: Sequence[str], sourc
             if value and not ENV_NAME.match(value):
                 raise SourceError(f"{where} {key}: the name of an environment variable (e.g. "
                                   f"GROUNDBOT_WIKI_TOKEN), never the secret itself")
-        if s.kind in ("confluence", "notion") and not s.token_env:
-            raise SourceError(f"{where}: a {s.kind} source needs token_env (the variable holding its token)")
+        if s.kind in ("confluence", "notion"):
+            _check_wiki(s, where)
         if s.kind == "web" and not s.url.startswith(("http://", "https://")):
             raise SourceError(f"{where}: a web source's url must start with http:// or https://")
+
+
+def _check_wiki(s: SourceSpec, where: str) -> None:
+    """A Confluence or Notion source names its token's variable, its API's address and what to read."""
+    if not s.token_env:
+        raise SourceError(f"{where}: a {s.kind} source needs token_env (the variable holding its token)")
+    if not s.url.startswith(("http://", "https://")):
+        raise SourceError(f"{where}: a {s.kind} source's url must start with http:// or https:// (its API's address)")
+    if s.kind == "confluence" and not (s.space or s.pages):
+        raise SourceError(f"{where}: a confluence source needs space (a space key) or pages (page ids)")
+    if s.kind == "notion" and not (s.pages or s.databases):
+        raise SourceError(f"{where}: a notion source needs pages or databases (their ids)")

@@ -1,0 +1,75 @@
+"""`groundbot serve --workers 2` on the real PostgreSQL server syncing a website on its interval:
+both workers are killed in the middle of the first sync; the index is left as it was,
+the supervisor's new workers wait out the dead holder's lease, one of them syncs (the other finds
+the lease held) and the answers then cite the synced pages."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, text
+
+from bench.system.site_server import SiteServer
+from tests.processes import serve_subprocess, worker_pids
+from tests.scenario.test_serve import API_TOKEN
+from tests.scenario.test_serve_workers import _free_port, ready_workers, wait_until
+from tests.scenario.test_sources_web import write_site
+from tests.scenario.waits import WAIT_S
+
+pytestmark = pytest.mark.processes
+
+
+def rows(db_url: str, sql: str) -> list[Any]:
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            return list(conn.execute(text(sql)))
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[SiteServer]:
+    root = tmp_path / "site"
+    write_site(root)
+    with SiteServer(root) as server:
+        yield server
+
+
+def test_two_workers_sync_once_and_a_sync_killed_midway_is_completed_by_the_next(
+        tmp_path: Path, site: SiteServer, postgres_server: Any, docs_index: Path) -> None:
+    db_url = postgres_server.url()
+    data = tmp_path / "data"
+    shutil.copytree(docs_index, data / "index")  # the bundled docs, ingested as an operator does first
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[paths]\ndata_dir = "{data.as_posix()}"\n[storage]\ndatabase_url = "{db_url}"\n'
+                   "[serve]\nsync_check_s = 1.0\nsync_lease_s = 3.0\n"
+                   f'[[sources]]\nname = "manual"\nkind = "web"\nurl = "{site.base}"\ninterval = "1h"\n'
+                   "allow_private_addresses = true\nrequests_per_second = 1\nconcurrency = 1\nmax_depth = 2\n",
+                   encoding="utf-8")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "GROUNDBOT_API_TOKEN": API_TOKEN}
+    with serve_subprocess(cfg, port, 2, env, tmp_path / "serve.log") as proc:
+        first = ready_workers(url, proc, 2)
+        wait_until(lambda: any(path == "/lamps/" for path, _ in site.requests), WAIT_S, "the sync to start")
+        for pid in worker_pids(proc.pid):  # mid-sync: robots.txt and a page or two fetched, nothing written
+            os.kill(pid, signal.SIGKILL)
+        assert rows(db_url, "SELECT count(*) FROM sync_run")[0][0] == 0
+        assert rows(db_url, "SELECT count(*) FROM source_page")[0][0] == 0
+        replaced = ready_workers(url, proc, 2)
+        assert not replaced & first
+        done = wait_until(lambda: rows(db_url, "SELECT ok, added FROM sync_run"), WAIT_S * 2, "a finished sync")
+        assert [(bool(ok), added) for ok, added in done] == [(True, 4)]
+        assert rows(db_url, "SELECT count(*) FROM source_page")[0][0] == 4
+        r = httpx.post(url + "/api/ask", json={"question": "How often is the lamp of the lighthouse changed?"},
+                       headers={"Authorization": f"Bearer {API_TOKEN}"}, timeout=WAIT_S)
+        assert site.base + "lamps/" in [s["url"] for s in r.json()["sources"]]
+    assert rows(db_url, "SELECT count(*) FROM sync_run")[0][0] == 1  # the other worker never synced it again

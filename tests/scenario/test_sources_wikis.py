@@ -101,6 +101,7 @@ def test_a_confluence_space_is_synced_kept_unchanged_updated_and_pruned(make_app
             assert all(s.url != wifi_url and s.doc_id != f"wiki:{wifi}" for s in d.sources), d.sources
 
 
+@pytest.mark.slow
 def test_a_refused_token_or_a_broken_confluence_changes_nothing(make_app: Callable[..., App],
                                                                 caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
@@ -140,6 +141,7 @@ def test_a_wiki_on_a_private_address_is_refused_unless_allowed(make_app: Callabl
         assert app.index.existing_docs() == {} and app.syncer.state.pages("wiki") == {}
 
 
+@pytest.mark.slow
 def test_confluence_cloud_pages_by_id_with_an_account_email(make_app: Callable[..., App]) -> None:
     """Cloud: basic auth with the account's e-mail; pages named by id, one of them gone (404)."""
     with ConfluenceStandIn(CONF_TOKEN, user="admin@example.com") as wiki:

@@ -42,7 +42,12 @@ class GitConnector:
                                           password=self.token or None, quiet=True)
         if "://" not in url and ":" not in url.split("/", 1)[0]:  # a local path
             return get_transport_and_path(str(Path(url).expanduser().resolve()), quiet=True)
-        return get_transport_and_path(url, quiet=True)  # ssh: the server's own keys and known_hosts
+        host = urlsplit(url).hostname if "://" in url else url.split(":", 1)[0].rsplit("@", 1)[-1]
+        try:  # ssh: the address rule as for https; the server's own keys and known_hosts
+            check_address(f"https://{host}/", self.spec.allow_private_addresses)
+        except FetchError as exc:
+            raise SourceFailed(str(exc).replace("https://", "ssh://", 1)) from None
+        return get_transport_and_path(url, quiet=True)
 
     def _fetch(self) -> tuple[object, bytes]:
         """The mirror, fetched now, and the commit id of the branch to read."""

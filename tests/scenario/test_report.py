@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bot.cli.main import main as cli_main
+from storage.records.source_state import RunCounts, SourceState
 from tests.scenario.test_review_console import HOLD_AT, RISKY, Console
 
 
@@ -30,6 +31,10 @@ def test_report_counts_routes_reviews_feedback_and_gaps(make_app: Callable[..., 
     items = [e.id for e in app.desk.queue.entries() if e.origin == "held"]
     admin(f"/review approve {items[0]}")
     admin(f"/review edit {items[1]} Messages hold up to 4096 characters.")
+    state = SourceState(app.store.engine)
+    state.record_run(RunCounts("site", 1.5, True, added=25))
+    state.record_run(RunCounts("site", 0.2, False, error="the sitemap answered HTTP 503 <b>"))
+    state.record_run(RunCounts("handbook", 0.4, True, updated=2, unchanged=9))
     routing = tmp_path / "routing.json"
     routing.write_text(json.dumps({"split": "test", "defaults": {"template_risk": 0.5, "hold_risk": 0.75},
                                    "at_defaults": {"right": {"reply": 0.5, "template": 0.2, "hold": 0.1, "refuse": 0.2, "n": 10}},
@@ -49,6 +54,8 @@ def test_report_counts_routes_reviews_feedback_and_gaps(make_app: Callable[..., 
     for png in ("outcomes.png", "risk.png", "queue.png", "feedback.png", "tradeoff.png"):
         assert (out / png).stat().st_size > 1000 and f'src="{png}"' in page
     assert "HaluEval risk routing (test split" in page
+    assert [(r[0], r[2], r[3], r[4]) for r in summary["syncs"]] == [("handbook", "ok", 0, 2), ("site", "FAILED", 0, 0)]
+    assert "Synced sources: last sync" in page and "HTTP 503 &lt;b&gt;" in page  # each source's last sync
 
 
 def _browser() -> str:

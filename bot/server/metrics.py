@@ -64,6 +64,9 @@ class Metrics:
         self.deliveries_taken_over = Counter("groundbot_deliveries_taken_over",
                                              "Deliveries answered for a worker that died after taking them",
                                              ["platform"], registry=r)
+        self.access_refused = Counter("groundbot_access_refused",
+                                      "Requests refused access, by route, who (a token's holder, never the token), "
+                                      "the scope asked for and why", ["route", "who", "scope", "reason"], registry=r)
         self.ready = Gauge("groundbot_ready", "1 once the database, the index and the model are ready", registry=r,
                            multiprocess_mode="max")
 

@@ -129,8 +129,8 @@ class ReviewPage:
         if who != EVERY_SCOPE and (entry is None or not app.desk.may_review(entry, _own(who))):
             # another scope's item and no item at all read alike: the page tells nothing of the others
             scope = str(entry.record.get("scope") or "") if entry is not None else ""
-            return await self._refuse(Refused(403, "item_not_in_scope", "No such item in your scope's queue; "
-                                                                        "nothing was changed.", _holder(who), scope))
+            return await self._refuse(Refused(403, "item_not_in_scope", "No such item in the queue of your "
+                                                                        "scope; nothing was changed.", _holder(who), scope))
         if entry is None or action not in ACTIONS:
             return _page(400, message="Unknown item or action; nothing was changed.")
         from starlette.concurrency import run_in_threadpool

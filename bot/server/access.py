@@ -121,9 +121,9 @@ class ApiAccess:
         if query:  # URLs end up in proxies' and browsers' logs: a token there is a leaked token
             return Refused(400, "query_string", "/api/ask takes no query parameters; send the token in the "
                                                 "Authorization header, never in the URL")
+        if self.open_caller is not None and (not authorization or not self.tokens):
+            return self.open_caller  # no token sent, or none configured that one could be checked against
         if not authorization:
-            if self.open_caller is not None:
-                return self.open_caller
             return Refused(401, "no_token", "missing bearer token")
         scheme, _, given = authorization.partition(" ")
         holder = matching(given.strip(), self.tokens) if scheme.lower() == "bearer" else None

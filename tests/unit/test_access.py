@@ -80,6 +80,10 @@ def test_scopes_without_any_api_token_refuse_to_start_unless_one_scope_is_open(
     assert "[serve] open_api_scope" in err
     opened = ApiAccess.of(load(tmp_path, HEAD + '[serve]\nopen_api_scope = "eng"\n\n' + HR + ENG))
     assert opened.caller("", "") == Caller("open", "eng")
+    assert opened.caller("Bearer anything", "") == Caller("open", "eng")  # no token configured to check it against
+    both = ApiAccess.of(load(tmp_path, HEAD + '[serve]\nopen_api_scope = "eng"\n\n' + HR + ENG, {"HR_API": HR_TOKEN}))
+    assert both.caller("", "") == Caller("open", "eng") and both.caller(f"Bearer {HR_TOKEN}", "").scope == "hr"  # type: ignore[union-attr]
+    assert isinstance(both.caller("Bearer wrong", ""), Refused)  # a token sent must be a known one
     hr_only = ApiAccess.of(load(tmp_path, HEAD + HR + ENG, {"HR_API": HR_TOKEN}))  # ENG_API unset: eng closed
     assert hr_only.caller("", "") == Refused(401, "no_token", "missing bearer token")
     one_kb = ApiAccess.of(load(tmp_path, HEAD))  # no scopes, no token: open to the one knowledge base, as before

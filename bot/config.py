@@ -73,6 +73,8 @@ class ServeSettings:
     api_token_env: str = "GROUNDBOT_API_TOKEN"
     review_token_env: str = "GROUNDBOT_REVIEW_TOKEN"  # when set, /review is the review queue's web page
     review_session_hours: float = 8.0  # how long a sign-in to the /review page lasts
+    # with [[scopes]]: the one scope /api/ask answers without a token ("" = a token is required)
+    open_api_scope: str = ""
     slack_path: str = "/slack/events"
     telegram_path: str = "/telegram"
     conversation_lease_s: float = 60.0
@@ -201,6 +203,8 @@ class Config:
                     value = getattr(value, attr)
                 names.append(str(value))
         names.extend(name for s in self.sources for name in (s.token_env, s.user_env))
+        for scope in self.scopes:  # each scope's own tokens (bot/server/access.py)
+            names += [scope.api_token_env, scope.review_token_env]
         return [n for n in dict.fromkeys(names) if n]
 
 
@@ -217,11 +221,26 @@ def from_toml(data: Mapping[str, Any], source: str = "config.toml") -> Config:
     cfg, explicit = load_toml(Config, data, source)
     check_scopes(scopes, cfg.scoping.default_scope, cfg.kb_paths, source, fed={n for s in sources for n in s.scopes})
     check_sources(sources, [s.name for s in scopes], source)
+    _check_serve_scopes(cfg.serve, scopes, source)
     overrides: dict[str, dict[str, float]] = {}
     for path, value in explicit.items():  # ("core", section, key): a threshold set in the file
         if path[0] == "core" and path[2] in THRESHOLD_KEYS.get(path[1], ()):
             overrides.setdefault(path[1], {})[path[2]] = value
     return replace(cfg, threshold_overrides=overrides, scopes=scopes, sources=sources)
+
+
+def _check_serve_scopes(serve: ServeSettings, scopes: tuple[ScopeSettings, ...], source: str) -> None:
+    """`[serve] open_api_scope` names a scope, and no scope's token variable is a global one
+    (a scope's token would then open every scope)."""
+    names = [s.name for s in scopes]
+    if serve.open_api_scope and serve.open_api_scope not in names:
+        raise ValueError(f"{source}: [serve] open_api_scope = {serve.open_api_scope!r} is not a scope; "
+                         f"known scopes: {', '.join(names) or '(none: without [[scopes]] leave it empty)'}")
+    for s in scopes:
+        for env in (s.api_token_env, s.review_token_env):
+            if env and env in (serve.api_token_env, serve.review_token_env):
+                raise ValueError(f"{source}: scope {s.name!r}: {env!r} is a [serve] token variable, which opens "
+                                 "every scope; give the scope's token a variable of its own")
 
 
 def load_config(path: str | Path | None = None, *, data_dir: str | Path | None = None,

@@ -20,6 +20,7 @@ from core.messages import NOT_SET_UP, ConversationKey
 
 PLATFORMS = ("console", "cli", "api", "slack", "telegram")
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # goes into LanceDB filters and folder names as is
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")  # an environment variable's name
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class ScopeSettings:
     chats: tuple[str, ...] = ()  # "slack:C0123HR", "telegram:-100123", "console", "api", "cli", or a platform
     admins: tuple[str, ...] = ()  # "slack:U0123", "telegram:42": may re-ingest this scope and see its stats
     refusal: str = ""  # this scope's refusal message ("" = the [refusal] messages)
+    api_token_env: str = ""  # the variable holding this scope's /api/ask token (it asks in this scope only)
+    review_token_env: str = ""  # the variable holding this scope's /review sign-in (its items only)
 
 
 @dataclass(frozen=True)
@@ -64,13 +67,18 @@ def parse_scopes(raw: Any, source: str) -> tuple[ScopeSettings, ...]:
                 close = difflib.get_close_matches(key, keys, n=1)
                 hint = f"; did you mean {close[0]}?" if close else f" (known keys: {', '.join(keys)})"
                 raise ScopeError(f"{where}: unknown key {key!r}{hint}")
-        if not isinstance(name, str) or not NAME.match(name):
+        if not isinstance(name, str) or not NAME.fullmatch(name):
             raise ScopeError(f"{where}: name must be 1-64 letters, digits, '.', '_' or '-', got {name!r}")
         refusal = entry.get("refusal", "")
         if not isinstance(refusal, str):
             raise ScopeError(f"{where}: refusal must be a string")
+        envs = [entry.get(k, "") for k in ("api_token_env", "review_token_env")]
+        for key, env in zip(("api_token_env", "review_token_env"), envs, strict=True):
+            if not isinstance(env, str) or (env and not ENV_NAME.fullmatch(env)):
+                raise ScopeError(f"{where}: {key} must name an environment variable (e.g. 'GROUNDBOT_HR_API_TOKEN'), "
+                                 f"got {env!r}")
         paths, chats, admins = (_strings(entry.get(k, []), f"{where} {k}") for k in ("paths", "chats", "admins"))
-        out.append(ScopeSettings(name, paths, chats, admins, refusal))
+        out.append(ScopeSettings(name, paths, chats, admins, refusal, *envs))
     return tuple(out)
 
 
@@ -109,6 +117,21 @@ def check_scopes(scopes: Sequence[ScopeSettings], default: str, kb_paths: Sequen
             served[chat] = s.name
         for admin in s.admins:
             _check_admin(admin, where)
+    _check_token_envs(scopes, source)
+
+
+def _check_token_envs(scopes: Sequence[ScopeSettings], source: str) -> None:
+    """One variable per token: a token's holder is known by the variable it came from, so two
+    scopes (or a scope's API and review sign-in) sharing one would make one caller two."""
+    named: dict[str, str] = {}
+    for s in scopes:
+        for key in ("api_token_env", "review_token_env"):
+            env = getattr(s, key)
+            if env and env in named:
+                raise ScopeError(f"{source}: scope {s.name!r}: {key} {env!r} is already the {named[env]}; "
+                                 "give each token a variable of its own")
+            if env:
+                named[env] = f"{key} of scope {s.name!r}"
 
 
 def _check_admin(admin: str, where: str) -> None:

@@ -11,6 +11,14 @@ from bot.config import Config
 
 
 def cmd_serve(cfg: Config, args: argparse.Namespace) -> int:
+    from bot.server.access import AccessConfigError, ApiAccess, review_tokens
+
+    try:  # before anything starts: a configuration that would leave scopes open is not served
+        ApiAccess.of(cfg)
+        review_tokens(cfg)
+    except AccessConfigError as exc:
+        print(f"groundbot serve: {exc}", file=sys.stderr)
+        return 2
     s = cfg.serve
     host = args.host or s.host
     port = s.port if args.port is None else args.port

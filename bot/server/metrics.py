@@ -69,6 +69,9 @@ class Metrics:
                                  ["source", "result"], registry=r)
         self.sync_documents = Counter("groundbot_sync_documents", "Documents a sync added, updated, removed, kept "
                                       "unchanged or failed to read, by source", ["source", "outcome"], registry=r)
+        self.access_refused = Counter("groundbot_access_refused",
+                                      "Requests refused access, by route, who (a token's holder, never the token), "
+                                      "the scope asked for and why", ["route", "who", "scope", "reason"], registry=r)
         self.ready = Gauge("groundbot_ready", "1 once the database, the index and the model are ready", registry=r,
                            multiprocess_mode="max")
 

@@ -3,8 +3,8 @@ HTTP, run as N identical worker processes sharing one database.
 
 Routes: `GET /healthz` (the process is alive), `GET /readyz` (503 until the database answers,
 the index is open and the model is loaded), `GET /metrics` (Prometheus), `POST /api/ask` (the
-`ask --json` decision for a web widget or another service; a bearer token when one is
-configured), the Slack Events API endpoint (slack-bolt's own Starlette adapter, signatures
+`ask --json` decision for a web widget or another service; a bearer token per knowledge scope,
+bot/server/access.py), the Slack Events API endpoint (slack-bolt's own Starlette adapter, signatures
 checked by bolt) and the Telegram webhook (Telegram's secret token checked). The App is built
 in the background so /healthz answers at once; each worker builds its own. Several workers share
 one port, and there a worker takes connections only once built, leaving them to its ready
@@ -36,7 +36,8 @@ from starlette.routing import Route
 
 from bot.app import App, settle_heap
 from bot.config import Config
-from bot.server.api_ask import parse_ask
+from bot.server.access import ApiAccess, Refusals, Refused, review_tokens
+from bot.server.api_ask import incoming, parse_ask
 from bot.server.deliveries import Inbox
 from bot.server.metrics import Metrics
 from bot.server.shared import SharedOnce, SharedRateLimit, SharedThreads, serve_hooks
@@ -63,6 +64,7 @@ class Service:
     telegram_secret: str = ""
     inbox: Inbox | None = None  # claims of Slack events and Telegram updates until answered
     schedule: SyncSchedule | None = None  # syncs the [[sources]] on their intervals
+    access_log: Any = None  # storage.records.access.AccessLog: refusals of access, once built
     error: str = ""
     _built: threading.Event = field(default_factory=threading.Event)
 
@@ -72,6 +74,7 @@ class Service:
 
     def build(self) -> None:
         """Load the model, open the index and the database, wire the front ends (in a thread)."""
+        from storage.records.access import AccessLog
         from storage.records.shared_state import SharedState
 
         try:
@@ -89,6 +92,7 @@ class Service:
             app.index.warm()  # each table's index files opened before the first question
             settle_heap()  # workers of several are built by build_app, which does not settle it
             self.state = state
+            self.access_log = AccessLog(app.store.engine)
             self.app = app
             self.schedule = SyncSchedule(app.syncer, serve.sync_check_s)
             self.schedule.start()
@@ -173,12 +177,14 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
     """The ASGI application of one worker. `app_factory` builds the App (default: ready_app).
     `accept_when_ready`: take no connection before the App is built (uvicorn starts accepting
     after the lifespan's startup), for workers sharing a port; a lone worker answers /readyz
-    with 503 while it loads instead."""
+    with 503 while it loads instead. AccessConfigError when the tokens would leave scopes open."""
     from bot.app import ready_app
 
+    access = ApiAccess.of(config)
     metrics = Metrics(metrics_dir)
     service = Service(config, app_factory or (lambda: ready_app(config)), metrics)
-    ep = _Endpoints(config, service, metrics, accept_when_ready=accept_when_ready)
+    refusals = Refusals(metrics, lambda: service.access_log)
+    ep = _Endpoints(config, service, metrics, access, refusals, accept_when_ready=accept_when_ready)
     routes = [
         Route("/healthz", ep.healthz, methods=["GET"]),
         Route("/readyz", ep.readyz, methods=["GET"]),
@@ -187,11 +193,12 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
         Route(config.serve.slack_path, ep.slack_events, methods=["POST"]),
         Route(config.serve.telegram_path, ep.telegram_webhook, methods=["POST"]),
     ]
-    review_token = config.secret(config.serve.review_token_env)
-    if review_token:  # the review queue's web page, for admins holding the token
+    tokens = review_tokens(config)
+    if tokens:  # the review queue's web page, for admins holding a token (of every scope, or of one)
         from bot.server.review_page import ReviewPage
 
-        routes += ReviewPage(review_token, lambda: service.app, session_hours=config.serve.review_session_hours).routes()
+        routes += ReviewPage(tokens, lambda: service.app, refusals,
+                             session_hours=config.serve.review_session_hours).routes()
     asgi = Starlette(routes=routes, lifespan=ep.lifespan)
     asgi.state.service = service
     return asgi
@@ -201,10 +208,13 @@ class _Endpoints:
     """The routes of one worker, and its lifespan: build the App off the event loop, then
     start Telegram's update processing; on shutdown finish the work already acknowledged."""
 
-    def __init__(self, config: Config, service: Service, metrics: Metrics, *, accept_when_ready: bool = False) -> None:
+    def __init__(self, config: Config, service: Service, metrics: Metrics, access: ApiAccess, refusals: Refusals, *,
+                 accept_when_ready: bool = False) -> None:
         self.config = config
         self.service = service
         self.metrics_ = metrics
+        self.access = access
+        self.refusals = refusals
         self.accept_when_ready = accept_when_ready
 
     @contextlib.asynccontextmanager
@@ -247,19 +257,27 @@ class _Endpoints:
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
     async def api_ask(self, request: Request) -> Response:
-        token = self.config.secret(self.config.serve.api_token_env)
-        given = request.headers.get("authorization", "")
-        if token and not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-            return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
-                                headers={"WWW-Authenticate": "Bearer"})
-        parsed = parse_ask(await request.body(), self.config.scope_map())
+        """Who asks (401 without a known token), what (400), and in which scope (403 outside the
+        token's); nothing is searched before all three are settled."""
+        caller = self.access.caller(request.headers.get("authorization", ""), request.url.query)
+        if isinstance(caller, Refused):
+            return await self._refused(caller)
+        parsed = parse_ask(await request.body())
         if isinstance(parsed, str):
             return JSONResponse({"error": parsed}, status_code=400)
+        msg = incoming(self.access, caller, parsed)
+        if isinstance(msg, Refused):
+            return await self._refused(msg)
         if self.service.app is None:
             return _unavailable(self.service)
 
-        decision = await run_in_threadpool(self.service.app.ask, parsed)
+        decision = await run_in_threadpool(self.service.app.ask, msg)
         return JSONResponse(decision_json(decision))
+
+    async def _refused(self, refused: Refused) -> Response:
+        await run_in_threadpool(self.refusals.record, "api_ask", refused)
+        headers = {"WWW-Authenticate": "Bearer"} if refused.status == 401 else None
+        return JSONResponse({"error": refused.message}, status_code=refused.status, headers=headers)
 
     async def slack_events(self, request: Request) -> Response:
         service = self.service

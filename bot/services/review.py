@@ -102,12 +102,17 @@ class ReviewDesk:
         entry = self.queue.entry(item_id)
         if entry is None:
             return Reply.of(say("review_unknown", ADMIN_LANG, id=item_id), ok=False)
-        if own is not None and entry.record.get("scope") not in own:
+        if not self.may_review(entry, own):
             what = say("what_review_scope", ADMIN_LANG, scope=entry.record.get("scope") or "-")
             return Reply.of(say("not_admin", ADMIN_LANG, what=what), ok=False)
         if action == Action.SHOW:
             return self.show(entry)
         return self.decide(entry, Action(action), f"{platform}:{user_id}", text.strip())
+
+    @staticmethod
+    def may_review(entry: QueueEntry, own: list[str] | None) -> bool:
+        """Whether a reviewer of `own` scopes (None: every scope, a global admin) may see and decide the item."""
+        return own is None or entry.record.get("scope") in own
 
     def listing(self, scopes: list[str] | None = None) -> Reply:
         """The open items, oldest first: all of them for a global admin, a scope admin's scopes' own."""

@@ -17,8 +17,8 @@ from pathlib import Path
 from bot.services.hooks import Hooks
 from bot.services.knowledge import KnowledgeBase
 from storage.ingestion.sources.base import Connector, Progress, SourceSpec
+from storage.ingestion.sources.connectors import connector_for
 from storage.ingestion.sources.sync import SyncReport, sync_source
-from storage.ingestion.sources.web import WebConnector
 from storage.records.source_state import SourceState
 
 log = logging.getLogger(__name__)
@@ -58,16 +58,8 @@ class Syncer:
         return [self.specs[n] for n in dict.fromkeys(names)]
 
     def connector(self, spec: SourceSpec) -> Connector:
-        """The reader of one source, by kind."""
-        if spec.kind == "web":
-            return WebConnector(spec)
-        if spec.kind == "git":
-            from storage.ingestion.sources.git import GitConnector
-
-            return GitConnector(spec, self.data_dir / "sources" / spec.name, self.secret(spec.token_env))
-        from storage.ingestion.sources.wikis import wiki_connector
-
-        return wiki_connector(spec, self.secret(spec.token_env), self.secret(spec.user_env))
+        """The reader of one source, by kind, with its secrets from the environment."""
+        return connector_for(spec, self.data_dir / "sources", self.secret(spec.token_env), self.secret(spec.user_env))
 
     def sync(self, names: Sequence[str] | None = None, progress: Progress | None = None) -> list[SyncReport]:
         """Sync the named sources (all by default), one after another; each is reported."""

@@ -5,7 +5,7 @@ lease that lets one worker of many sync a source at a time.
 
 Why in the transcript database: with several `groundbot serve` workers on several machines,
 only the database is shared; a page state in one worker's memory would make every other
-worker fetch the whole site again. Tables are created by Alembic revision 0010.
+worker fetch the whole site again. Tables are created by Alembic revision 0011.
 """
 
 from __future__ import annotations

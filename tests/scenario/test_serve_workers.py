@@ -9,6 +9,7 @@ import io
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -159,7 +160,8 @@ def test_a_turn_through_serve_logs_a_json_line_with_its_turn_uid_and_conversatio
         root.setLevel(saved[1])
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]  # every line is one JSON object
     [turn] = [e for e in lines if e.get("turn_uid") == decision["turn_uid"] and e["logger"] == "groundbot.turns"]
-    key = ConversationKey("api", f"web-{API_TOKEN}").as_str()
-    assert turn["conversation"] == key.replace(API_TOKEN, "[REDACTED:GROUNDBOT_API_TOKEN]")
+    key = ConversationKey("api", f"web-{API_TOKEN}").as_str()  # and the caller's namespace as its thread
+    assert re.fullmatch(re.escape(key.replace(API_TOKEN, "[REDACTED:GROUNDBOT_API_TOKEN]")) + "[0-9a-f]{16}",
+                        turn["conversation"])
     assert turn["message"] == "turn answered" and turn["level"] == "info" and turn["latency_ms"] > 0
     assert API_TOKEN not in stream.getvalue()

@@ -18,8 +18,8 @@ from bot.app import App
 from bot.config import from_toml
 from core.messages import ConversationKey, Decision, Incoming
 from storage.ingestion.sources.base import SourceSpec
+from storage.ingestion.sources.connectors import wiki_connector
 from storage.ingestion.sources.sync import SyncReport
-from storage.ingestion.sources.wikis import wiki_connector
 from tests.scenario.confluence_standin import ConfluenceStandIn
 from tests.scenario.notion_standin import NotionStandIn, block
 

@@ -121,17 +121,23 @@ def test_a_chat_not_set_up_is_refused_without_a_search_or_suggestions() -> None:
 
 def test_api_ask_takes_a_known_scope_and_refuses_an_unknown_one(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from bot.server.api_ask import parse_ask
+    from bot.server.access import ApiAccess, Caller, Refused
+    from bot.server.api_ask import AskBody, incoming, parse_ask
 
     monkeypatch.chdir(tmp_path)
-    scopes = load(tmp_path, HEAD + HR + ENG).scope_map()
-    asked = parse_ask(b'{"question": "Where is the office?", "scope": "eng"}', scopes)
+    cfg = load(tmp_path, HEAD + HR + ENG)
+    access = ApiAccess({}, {}, cfg.scope_map(), None)
+    every = Caller("global", None, b"t")
+    body = parse_ask(b'{"question": "Where is the office?", "scope": "eng"}')
+    assert body == AskBody("Where is the office?", scope="eng")
+    asked = incoming(access, every, body)
     assert isinstance(asked, Incoming) and asked.scope == "eng"
-    assert parse_ask(b'{"question": "Where is the office?", "scope": "finance"}', scopes) == (
-        "unknown scope 'finance' (scopes: hr, eng)")
-    assert parse_ask(b'{"question": "Where is the office?", "scope": 3}', scopes) == "'scope' must be a string"
-    plain = parse_ask(b'{"question": "Where is the office?"}', scopes)
-    assert isinstance(plain, Incoming) and plain.scope is None  # the "api" chat's scope is resolved per turn
+    unknown = incoming(access, every, AskBody("Where is the office?", scope="finance"))
+    assert isinstance(unknown, Refused) and unknown.status == 400
+    assert unknown.message == "unknown scope 'finance' (scopes: hr, eng)"
+    assert parse_ask(b'{"question": "Where is the office?", "scope": 3}') == "'scope' must be a string"
+    plain = incoming(access, every, AskBody("Where is the office?", conversation="w"))
+    assert isinstance(plain, Incoming) and plain.scope == NOT_SET_UP  # the "api" chat's scope: no entry, no default
 
 
 def test_metrics_and_the_report_count_turns_per_scope() -> None:

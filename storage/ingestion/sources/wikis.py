@@ -18,11 +18,8 @@ from typing import Any
 
 import httpx
 
-from storage.ingestion.sources.base import Collected, Connector, Progress, SourceFailed, SourceSpec
+from storage.ingestion.sources.base import SourceFailed, SourceSpec
 from storage.ingestion.sources.fetch import USER_AGENT, FetchError, check_address
-from storage.records.source_state import PageState
-
-NOT_SET = "the environment variable {name} is not set (it holds the {kind} token)"
 
 
 class _Capped(httpx.SyncByteStream):
@@ -113,36 +110,3 @@ def check_base(spec: SourceSpec) -> None:
         check_address(spec.url, spec.allow_private_addresses)
     except FetchError as exc:
         raise SourceFailed(str(exc)) from None
-
-
-class _Unusable:
-    """A wiki source that cannot be read at all (no token): every sync fails, saying why."""
-
-    def __init__(self, spec: SourceSpec, why: str) -> None:
-        self.spec = spec
-        self.why = why
-
-    def collect(self, known: dict[str, PageState], progress: Progress | None = None) -> Collected:
-        raise SourceFailed(self.why)
-
-    def close(self) -> None:
-        return None
-
-
-def wiki_connector(spec: SourceSpec, token: str, user: str = "") -> Connector:
-    """The connector of a `confluence` or `notion` source. `token` and `user` are the values of
-    the variables `token_env` and `user_env` name (Confluence Cloud: e-mail and API token)."""
-    if not token:
-        return _Unusable(spec, NOT_SET.format(name=spec.token_env or "token_env", kind=spec.kind))
-    if spec.kind == "confluence":
-        if spec.user_env and not user:
-            return _Unusable(spec, f"the environment variable {spec.user_env} is not set "
-                                   "(the Confluence account's e-mail)")
-        from storage.ingestion.sources.confluence import ConfluenceConnector
-
-        return ConfluenceConnector(spec, token, user)
-    if spec.kind == "notion":
-        from storage.ingestion.sources.notion import NotionConnector
-
-        return NotionConnector(spec, token)
-    return _Unusable(spec, f"{spec.kind!r} is not a wiki kind")

@@ -1,0 +1,194 @@
+"""Who may ask `POST /api/ask` in which knowledge scope, and who may review which scope's items on
+the `/review` page: the HTTP side of the boundary that chats draw with `[[scopes]] chats`.
+
+A token's holder is known by the variable the token came from: `[serve] api_token_env` (and
+`review_token_env`) open every scope; a scope's own `api_token_env` (`review_token_env`) opens
+that scope alone. With scopes configured the API needs a token unless `[serve] open_api_scope`
+names the one scope it answers without one: a configuration that would leave every scope open
+refuses to start. Tokens are compared in constant time (digests of equal length, every token
+compared) and never logged; a refusal names the holder ("scope:hr", "global", "open" or "none").
+API conversations live under a key derived from the holder and the scope, so another holder's
+conversation id starts a fresh conversation instead of continuing someone else's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.config import Config
+from bot.scopes import NAME, ScopeError, ScopeMap
+from bot.server.metrics import Metrics
+from core.messages import ConversationKey
+
+if TYPE_CHECKING:
+    from storage.records.access import AccessLog
+
+log = logging.getLogger("groundbot.access")
+
+GLOBAL, OPEN, NOBODY = "global", "open", "none"
+UNKNOWN_SCOPE = "(unknown)"  # the label of a scope name that is not configured (bounded cardinality)
+
+
+class AccessConfigError(ValueError):
+    """The tokens as configured would leave scopes open, or make two holders one."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """A request's holder: `scope` is the one scope it may ask in (None: every scope)."""
+
+    who: str
+    scope: str | None
+    secret: bytes = b""  # keys its conversations' namespace (its token; empty for the open API)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """An access refusal as answered (`message`) and as recorded (who, scope label, reason)."""
+
+    status: int
+    reason: str
+    message: str
+    who: str = NOBODY
+    scope: str = ""
+
+
+def matching(given: str, tokens: Mapping[str, str]) -> str | None:
+    """The holder whose token `given` is, comparing it with every token in constant time (digests
+    of one length, no early exit), so neither timing nor length tells which token came close."""
+    digest = hashlib.sha256(given.encode("utf-8", "surrogatepass")).digest()
+    found = None
+    for holder, token in tokens.items():
+        if hmac.compare_digest(digest, hashlib.sha256(token.encode()).digest()):
+            found = holder
+    return found
+
+
+def distinct(tokens: Mapping[str, str], what: str) -> None:
+    """Two holders with one token would be one caller: refuse to start, naming them (not the token)."""
+    seen: dict[str, str] = {}
+    for holder, token in tokens.items():
+        if token in seen:
+            raise AccessConfigError(f"{what}: {seen[token]} and {holder} have the same token; give each its own")
+        seen[token] = holder
+
+
+class ApiAccess:
+    """The callers of /api/ask: the token each is known by, and the open API's caller if any."""
+
+    def __init__(self, tokens: Mapping[str, str], callers: Mapping[str, Caller], scopes: ScopeMap,
+                 open_caller: Caller | None) -> None:
+        self.tokens = dict(tokens)  # holder -> token
+        self.callers = dict(callers)  # holder -> Caller
+        self.scopes = scopes
+        self.open_caller = open_caller
+
+    @classmethod
+    def of(cls, config: Config) -> ApiAccess:
+        """From the config and the environment it read; AccessConfigError when scopes would be open."""
+        scopes, serve = config.scope_map(), config.serve
+        tokens, callers = {}, {}
+        if token := config.secret(serve.api_token_env):
+            tokens[GLOBAL], callers[GLOBAL] = token, Caller(GLOBAL, None, token.encode())
+        for s in config.scopes:
+            if s.api_token_env and (token := config.secret(s.api_token_env)):
+                holder = f"scope:{s.name}"
+                tokens[holder], callers[holder] = token, Caller(holder, s.name, token.encode())
+            elif s.api_token_env:
+                log.warning("scope %s: %s is not set; /api/ask asks in this scope with the global token only",
+                            s.name, s.api_token_env)
+        distinct(tokens, "/api/ask")
+        open_scope = serve.open_api_scope
+        if open_scope and open_scope not in scopes.scopes:
+            raise AccessConfigError(f"[serve] open_api_scope = {open_scope!r} is not a scope")
+        open_caller = Caller(OPEN, open_scope) if open_scope else None
+        if scopes.enabled and not tokens and open_caller is None:
+            raise AccessConfigError(
+                f"knowledge scopes are configured but /api/ask has no token, so it would answer from every scope: "
+                f"set {serve.api_token_env} (every scope) or a scope's api_token_env variable, or set "
+                "[serve] open_api_scope to the one scope it may answer without a token")
+        if not scopes.enabled and not tokens:
+            open_caller = Caller(OPEN, None)  # one knowledge base and no token: open, as documented
+        return cls(tokens, callers, scopes, open_caller)
+
+    def caller(self, authorization: str, query: str) -> Caller | Refused:
+        """The holder of the request's bearer token, or why it is refused."""
+        if query:  # URLs end up in proxies' and browsers' logs: a token there is a leaked token
+            return Refused(400, "query_string", "/api/ask takes no query parameters; send the token in the "
+                                                "Authorization header, never in the URL")
+        if self.open_caller is not None and (not authorization or not self.tokens):
+            return self.open_caller  # no token sent, or none configured that one could be checked against
+        if not authorization:
+            return Refused(401, "no_token", "missing bearer token")
+        scheme, _, given = authorization.partition(" ")
+        holder = matching(given.strip(), self.tokens) if scheme.lower() == "bearer" else None
+        if holder is None:
+            return Refused(401, "wrong_token", "missing or wrong bearer token")
+        return self.callers[holder]
+
+    def scope_for(self, caller: Caller, asked: str | None, conversation: str) -> str | None | Refused:
+        """The scope the caller's question is answered from: its own, or the one it names when
+        it may; an unknown scope is listed only to a caller that may read every scope."""
+        if asked is not None and not NAME.fullmatch(asked):  # never echoed: it may be 10 kB of anything
+            return Refused(400, "bad_scope", "'scope' must be a scope name: 1-64 letters, digits, '.', '_' or '-'",
+                           caller.who, UNKNOWN_SCOPE)
+        if caller.scope is not None:
+            if asked is None or asked == caller.scope:
+                return caller.scope
+            label = asked if asked in self.scopes.scopes else UNKNOWN_SCOPE
+            return Refused(403, "scope_not_allowed", f"this token asks in scope {caller.scope!r} only",
+                           caller.who, label)
+        if asked is None:
+            return self.scopes.resolve(ConversationKey("api", conversation)) if self.scopes.enabled else None
+        try:
+            return self.scopes.check(asked)
+        except ScopeError as exc:
+            return Refused(400, "unknown_scope", str(exc), caller.who, UNKNOWN_SCOPE)
+
+    @staticmethod
+    def key(caller: Caller, scope: str | None, conversation: str) -> ConversationKey:
+        """The conversation's key: its id under a namespace keyed by the holder's token, so the
+        same id from another holder, or in another scope, is another conversation."""
+        label = f"groundbot-api-conversation\0{caller.who}\0{scope or ''}".encode()
+        namespace = hmac.new(caller.secret or b"groundbot-open-api", label, hashlib.sha256).hexdigest()[:16]
+        return ConversationKey("api", conversation, namespace)
+
+
+def review_tokens(config: Config) -> dict[str, str]:
+    """The /review sign-ins: "*" (every scope) for `[serve] review_token_env`, else a scope's name."""
+    tokens = {}
+    if token := config.secret(config.serve.review_token_env):
+        tokens["*"] = token
+    for s in config.scopes:
+        if s.review_token_env and (token := config.secret(s.review_token_env)):
+            tokens[s.name] = token
+    distinct(tokens, "/review")
+    return tokens
+
+
+class Refusals:
+    """Each refusal counted in /metrics, logged as one structured line and kept as a row in the
+    records database once the worker's App is built (storage/records/access.py)."""
+
+    def __init__(self, metrics: Metrics, access_log: Callable[[], AccessLog | None]) -> None:
+        self.metrics = metrics
+        self.access_log = access_log  # the AccessLog once built
+
+    def record(self, route: str, refused: Refused) -> None:
+        self.metrics.access_refused.labels(route, refused.who, refused.scope, refused.reason).inc()
+        log.warning("access refused: %s %s %s (who %s, scope %s)", route, refused.status, refused.reason,
+                    refused.who, refused.scope or "-",
+                    extra={"route": route, "who": refused.who, "scope": refused.scope, "reason": refused.reason,
+                           "status": refused.status})
+        access_log = self.access_log()
+        if access_log is None:
+            return
+        try:
+            access_log.record(route, refused.who, refused.scope, refused.reason, refused.status)
+        except Exception as exc:  # the refusal stands; the database being away must not turn it into a 500
+            log.warning("access refusal not recorded: %s", type(exc).__name__)

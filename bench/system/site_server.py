@@ -2,7 +2,7 @@
 for the sync benchmark and the synced-source tests: strong ETags from the content (so a page
 changed within the same second is not taken for unchanged), 404 for a deleted page, answers a
 test sets for a path (`extra`: redirect loops, huge or binary pages), and a switch that breaks
-it: every request after the next `fail_after` answers 500."""
+it: every request after the next `fail_after` answers 500, and `hold` keeps pages waiting."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ class SiteServer:
         self.requests: list[tuple[str, int]] = []  # (path, status)
         self.fail_after: int | None = None  # answer 500 once this many more requests were served
         self.extra: dict[str, tuple[int, dict[str, str], bytes]] = {}  # path -> (status, headers, body)
+        self.arrived: list[str] = []  # every request's path as it arrives (before `hold`)
+        self.hold: threading.Event | None = None  # while set to an unset event, pages wait (robots.txt does not)
         self._lock = threading.Lock()
         site = self
 
@@ -29,13 +31,19 @@ class SiteServer:
                 pass
 
             def do_GET(self) -> None:
+                site.arrived.append(urlsplit(self.path).path)
+                if site.hold is not None and not self.path.startswith("/robots.txt"):
+                    site.hold.wait(120)
                 status, headers, body = site.answer(self.path, self.headers.get("If-None-Match", ""))
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(status)
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # the client died waiting (a killed worker)
+                    pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

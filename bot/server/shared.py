@@ -42,7 +42,7 @@ def serve_hooks(hooks: Hooks, state: SharedState, metrics: Metrics, *, turn_wait
     hooks.turn[:0] = [lease, observe]  # outermost: the lease is held while the turn is announced
     hooks.ingest.append(lambda result: metrics.ingest_runs.labels(result).inc())
     hooks.vote.append(lambda value: metrics.feedback.labels("up" if value > 0 else "down").inc())
-    hooks.sync.append(metrics.observe_sync)
+    hooks.sync.insert(0, metrics.observe_sync)  # counted before the suggestions are checked again
 
 
 class SharedOnce:

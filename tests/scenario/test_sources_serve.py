@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,16 +53,18 @@ def test_two_workers_sync_once_and_a_sync_killed_midway_is_completed_by_the_next
     cfg.write_text(f'[paths]\ndata_dir = "{data.as_posix()}"\n[storage]\ndatabase_url = "{db_url}"\n'
                    "[serve]\nsync_check_s = 1.0\nsync_lease_s = 3.0\n"
                    f'[[sources]]\nname = "manual"\nkind = "web"\nurl = "{site.base}"\ninterval = "1h"\n'
-                   "allow_private_addresses = true\nrequests_per_second = 1\nconcurrency = 1\nmax_depth = 2\n",
+                   "allow_private_addresses = true\nmax_depth = 2\n",
                    encoding="utf-8")
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "GROUNDBOT_API_TOKEN": API_TOKEN}
+    site.hold = threading.Event()  # the first page waits: the sync is caught in the middle
     with serve_subprocess(cfg, port, 2, env, tmp_path / "serve.log") as proc:
         first = ready_workers(url, proc, 2)
-        wait_until(lambda: any(path == "/lamps/" for path, _ in site.requests), WAIT_S, "the sync to start")
-        for pid in worker_pids(proc.pid):  # mid-sync: robots.txt and a page or two fetched, nothing written
+        wait_until(lambda: "/" in site.arrived, WAIT_S, "the sync to start")
+        for pid in worker_pids(proc.pid):  # mid-sync: robots.txt read, the start page asked for, nothing written
             os.kill(pid, signal.SIGKILL)
+        site.hold.set()
         assert rows(db_url, "SELECT count(*) FROM sync_run")[0][0] == 0
         assert rows(db_url, "SELECT count(*) FROM source_page")[0][0] == 0
         replaced = ready_workers(url, proc, 2)
@@ -72,4 +75,11 @@ def test_two_workers_sync_once_and_a_sync_killed_midway_is_completed_by_the_next
         r = httpx.post(url + "/api/ask", json={"question": "How often is the lamp of the lighthouse changed?"},
                        headers={"Authorization": f"Bearer {API_TOKEN}"}, timeout=WAIT_S)
         assert site.base + "lamps/" in [s["url"] for s in r.json()["sources"]]
+        def sync_lines() -> list[str]:
+            return [line for line in httpx.get(url + "/metrics", timeout=WAIT_S).text.splitlines() if "sync" in line]
+
+        metrics = wait_until(lambda: (lines := sync_lines()) and any('result="ok"' in x for x in lines) and lines,
+                             WAIT_S, "the sync counted in /metrics")
+        assert 'groundbot_sync_runs_total{result="ok",source="manual"} 1.0' in metrics
+        assert 'groundbot_sync_documents_total{outcome="added",source="manual"} 4.0' in metrics
     assert rows(db_url, "SELECT count(*) FROM sync_run")[0][0] == 1  # the other worker never synced it again

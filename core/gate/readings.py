@@ -9,11 +9,14 @@ knowledge base answers as asked: the section's heading or FAQ question).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from core.messages import Hit
 from core.settings import RetrievalSettings
 from core.text.lexicon import content_terms
+
+_SITE_SUFFIX = re.compile(r"\s+[|–—-]\s+")  # a page title's site name: "Page | Site", "Page - Site"
 
 
 def is_short(question: str, cfg: RetrievalSettings) -> bool:
@@ -60,3 +63,24 @@ def reading_question(hit: Hit) -> str:
     if heading.endswith(("?", "؟")):
         return heading
     return f"{heading} ({hit.title})" if heading else hit.title
+
+
+def named_readings(question: str, unnamed: str, hits: Sequence[Hit], limit: int) -> list[str]:
+    """The question asked about each thing the sources name where it says "this burger" or "the
+    actor": the phrase replaced by the title of each distinct document among the retrieved
+    chunks, best first ("What does this library offer?" -> "What does Sacramento Public Library
+    offer?"). Offered with the question back, each only if it is answered as asked."""
+    if not unnamed or unnamed not in question:
+        return []
+    out: list[str] = []
+    for hit in hits:
+        title = _SITE_SUFFIX.split(" ".join(hit.title.split()), 1)[0].strip()  # "Rules | Court of X" -> "Rules"
+        if not title or len(title) > 60:
+            continue
+        possessive = "'s" if unnamed.lower().endswith("'s") else ""
+        asked = question.replace(unnamed, title + possessive, 1)
+        if asked not in out:
+            out.append(asked)
+        if len(out) >= limit:
+            break
+    return out

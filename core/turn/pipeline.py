@@ -17,7 +17,7 @@ from core import reasons
 from core.gate.checks import run_gates
 from core.gate.mentions import KnownWords, not_mentioned, weakly_answered
 from core.gate.reading import Reading, asked_verbatim, read, read_rest
-from core.gate.readings import is_short, reading_question, readings
+from core.gate.readings import is_short, named_readings, reading_question, readings
 from core.messages import NOT_SET_UP, Decision, Incoming
 from core.ports import (
     ChunkIndex,
@@ -134,6 +134,8 @@ class Pipeline(SuggestionOffers):
         # a mixed-language KB answers from sources in the question's language where there are any
         ctx.hits = prefer_language(hits, ctx.language, lambda h: h.text)
         if ctx.resolution.unnamed and self.settings.retrieval.ask_back:  # "this burger": which one?
+            ctx.readings = named_readings(ctx.question, ctx.resolution.unnamed, ctx.hits,
+                                          self.settings.refusal.max_suggestions + 1)
             return Outcome(Trigger.ABORT, reasons.AMBIGUOUS_QUESTION,
                            f"The question speaks of “{ctx.resolution.unnamed}”, which the conversation has not named.")
         return Outcome(Trigger.RETRIEVED)

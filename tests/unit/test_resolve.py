@@ -98,3 +98,22 @@ def test_the_previous_section_is_set_aside_when_another_says_what_the_follow_up_
     assert set_aside_previous([socket, http], r) == [http]
     same = resolve("And what does it cost?", [SOCKET])  # nothing else says so: the section stays
     assert set_aside_previous([socket, http], same) == [socket, http]
+
+
+def test_an_unnamed_thing_is_offered_as_each_thing_the_sources_name() -> None:
+    from core.gate.readings import named_readings
+    from core.messages import Hit
+
+    def hit(title: str) -> Hit:
+        return Hit("c", title, "", title, "", "text", 0.5)
+
+    hits = [hit("Sacramento Public Library"), hit("Sacramento Public Library"), hit("Rules & Forms | Superior Court"),
+            hit("Mark T. Vande Hei - NASA"), hit("x" * 90)]
+    asked = "What all facilities does this library provide for the public?"
+    assert named_readings(asked, "this library", hits, 3) == [
+        "What all facilities does Sacramento Public Library provide for the public?",
+        "What all facilities does Rules & Forms provide for the public?",
+        "What all facilities does Mark T. Vande Hei provide for the public?"]
+    assert named_readings("What awards has the actor's film won?", "the actor's", hits[:1], 3) == [
+        "What awards has Sacramento Public Library's film won?"]
+    assert named_readings(asked, "", hits, 3) == [] and named_readings(asked, "that book", hits, 3) == []

@@ -134,8 +134,9 @@ class Pipeline(SuggestionOffers):
         # a mixed-language KB answers from sources in the question's language where there are any
         ctx.hits = prefer_language(hits, ctx.language, lambda h: h.text)
         if ctx.resolution.unnamed and self.settings.retrieval.ask_back:  # "this burger": which one?
-            ctx.readings = named_readings(ctx.question, ctx.resolution.unnamed, ctx.hits,
-                                          self.settings.refusal.max_suggestions + 1)
+            unnamed = ctx.resolution.unnamed
+            asked = ctx.question if unnamed in ctx.question else ctx.asked  # the phrase as typed
+            ctx.readings = named_readings(asked, unnamed, ctx.hits, self.settings.refusal.max_suggestions + 1)
             return Outcome(Trigger.ABORT, reasons.AMBIGUOUS_QUESTION,
                            f"The question speaks of “{ctx.resolution.unnamed}”, which the conversation has not named.")
         return Outcome(Trigger.RETRIEVED)

@@ -80,3 +80,27 @@ def test_the_console_says_how_a_follow_up_was_understood_and_why_shows_it(make_a
     text = out.getvalue()
     assert "(Answering: How do I run the Slack bot over HTTP?)" in text
     assert "understood as: How do I run the Slack bot over HTTP?  (local: a fragment put in place" in text
+
+
+def test_an_unnamed_thing_is_asked_back_with_each_named_one_answerable(make_app: Callable[..., Any],
+                                                                       tmp_path: Any) -> None:
+    kb = tmp_path / "libraries"
+    kb.mkdir()
+    for name, rooms in (("Folsom Public Library", "a maker space with 3D printers, a quiet reading room and "
+                                                   "six study rooms that can be booked for two hours"),
+                        ("Elk Grove Public Library", "a children's story corner, a seed library for gardeners "
+                                                     "and a computer lab with free printing")):
+        (kb / f"{name.split()[0].lower()}.md").write_text(
+            f"# {name}\n\n## Facilities\n\nThe {name} provides {rooms} for the public. Membership cards are "
+            "free for every resident of the county and can be renewed at the front desk.\n", encoding="utf-8")
+    app = make_app(empty=True, kb_paths=(str(kb),))
+    app.ingest([kb])
+    ask(app, "lib", "Are membership cards free for residents of the county?")
+    d = ask(app, "lib", "What facilities does this library provide for the public?")
+    assert d.refused and d.refusal_reason == reasons.AMBIGUOUS_QUESTION
+    offered = {s.text for s in d.suggestions}
+    assert offered == {"What facilities does Folsom Public Library provide for the public?",
+                       "What facilities does Elk Grove Public Library provide for the public?"}
+    for s in d.suggestions:
+        picked = app.ask(Incoming(ConversationKey("console", "lib"), "u1", "", suggestion_id=s.id))
+        assert not picked.refused and picked.question == s.text

@@ -40,9 +40,10 @@ def serve_hooks(hooks: Hooks, state: SharedState, metrics: Metrics, *, turn_wait
         return decision
 
     hooks.turn[:0] = [lease, observe]  # outermost: the lease is held while the turn is announced
-    hooks.ingest.append(lambda result: metrics.ingest_runs.labels(result).inc())
-    hooks.vote.append(lambda value: metrics.feedback.labels("up" if value > 0 else "down").inc())
-    hooks.sync.insert(0, metrics.observe_sync)  # counted before the suggestions are checked again
+    # counted first: the App's own listeners check the suggestions again after an ingest or a sync
+    hooks.ingest.insert(0, lambda result: metrics.ingest_runs.labels(result).inc())
+    hooks.vote.insert(0, lambda value: metrics.feedback.labels("up" if value > 0 else "down").inc())
+    hooks.sync.insert(0, metrics.observe_sync)
 
 
 class SharedOnce:

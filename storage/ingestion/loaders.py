@@ -7,6 +7,7 @@ import io
 import json
 import logging
 import re
+import threading
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -54,6 +55,7 @@ def decode(data: bytes) -> str:
 
 
 _COMMON_LEGACY = ("cp1252", "cp1256", "cp1251")
+_TRAFILATURA = threading.Lock()  # it aborted the process when pages were read in several threads at once
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 
@@ -213,7 +215,9 @@ def load_html(html: str, doc_id: str, source: str, name: str) -> Document:
     parser.close()
     parser._flush()
     sections = parser.sections
-    main = trafilatura.extract(html, output_format="txt", include_comments=False, include_tables=True)
+    with _TRAFILATURA:
+        main = trafilatura.extract(html, output_format="txt", include_comments=False, include_tables=True)
+        meta = trafilatura.extract_metadata(html)
     if main and main.strip():
         content = _squash(main)
         kept: list[Section] = []
@@ -222,7 +226,6 @@ def load_html(html: str, doc_id: str, source: str, name: str) -> Document:
             if paragraphs:
                 kept.append(Section(sec.heading, "\n\n".join(p.strip() for p in paragraphs)))
         sections = kept or sections
-    meta = trafilatura.extract_metadata(html)
     title = " ".join(((meta.title if meta else None) or parser.title).split()) or Path(name).stem
     return Document(doc_id, source, title, url=parser.url, sections=sections)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fnmatch
 import gzip
 import io
+import threading
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -27,6 +28,9 @@ from storage.ingestion.sources.fetch import GONE, USER_AGENT, Fetcher, FetchErro
 from storage.records.source_state import PageState
 
 MAX_SITEMAPS = 50
+# one page parsed at a time in the process: pages are fetched by several threads, but trafilatura
+# and lxml parsing pages in several threads at once aborted the process (and once dropped a chunk)
+_PARSING = threading.Lock()
 NOT_PAGES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".css", ".js", ".zip", ".gz", ".tar",
              ".woff", ".woff2", ".ttf", ".mp4", ".mp3", ".xml", ".json", ".inv")
 TYPES = {"text/html": "page.html", "application/xhtml+xml": "page.html", "text/markdown": "page.md",
@@ -203,6 +207,10 @@ class WebConnector:
         return page
 
     def _parse(self, page: _Page, body: bytes, content_type: str, fetch_url: str) -> None:
+        with _PARSING:  # trafilatura and lxml are not safe to run in several threads at once
+            self._parse_one(page, body, content_type, fetch_url)
+
+    def _parse_one(self, page: _Page, body: bytes, content_type: str, fetch_url: str) -> None:
         name = TYPES.get(content_type.split(";", 1)[0].strip().lower())
         if name is None:
             page.error = f"not a document (content type {content_type[:80]!r})"

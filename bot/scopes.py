@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -53,22 +53,30 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-def parse_scopes(raw: Any, source: str) -> tuple[ScopeSettings, ...]:
-    """The `[[scopes]]` array of a parsed config.toml, each entry checked on its own."""
+def named_entries(raw: Any, source: str, table: str, keys: Sequence[str],
+                  error: type[ScopeError]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Each entry of a `[[table]]` array as (where it is, its name, the entry), once its keys are
+    known ones (an unknown key is named, with the closest known one) and its name is one that
+    can go into filters and folder names as is."""
     if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
-        raise ScopeError(f"{source}: scopes must be written as [[scopes]] tables")
-    keys = [f.name for f in fields(ScopeSettings)]
-    out = []
+        raise error(f"{source}: {table} must be written as [[{table}]] tables")
     for i, entry in enumerate(raw, start=1):
         name = entry.get("name")
-        where = f"{source}: [[scopes]] #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
+        where = f"{source}: [[{table}]] #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
         for key in entry:
             if key not in keys:
                 close = difflib.get_close_matches(key, keys, n=1)
-                hint = f"; did you mean {close[0]}?" if close else f" (known keys: {', '.join(keys)})"
-                raise ScopeError(f"{where}: unknown key {key!r}{hint}")
+                hint = f"; did you mean {close[0]}?" if close else f" (known keys: {', '.join(sorted(keys))})"
+                raise error(f"{where}: unknown key {key!r}{hint}")
         if not isinstance(name, str) or not NAME.fullmatch(name):
-            raise ScopeError(f"{where}: name must be 1-64 letters, digits, '.', '_' or '-', got {name!r}")
+            raise error(f"{where}: name must be 1-64 letters, digits, '.', '_' or '-', got {name!r}")
+        yield where, name, entry
+
+
+def parse_scopes(raw: Any, source: str) -> tuple[ScopeSettings, ...]:
+    """The `[[scopes]]` array of a parsed config.toml, each entry checked on its own."""
+    out = []
+    for where, name, entry in named_entries(raw, source, "scopes", [f.name for f in fields(ScopeSettings)], ScopeError):
         refusal = entry.get("refusal", "")
         if not isinstance(refusal, str):
             raise ScopeError(f"{where}: refusal must be a string")

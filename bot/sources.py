@@ -8,7 +8,6 @@ that names the entry and the key, not fail at 3 a.m. in the middle of a sync.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import fields, replace
@@ -16,7 +15,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from bot.scopes import NAME, ScopeError
+from bot.scopes import ScopeError, named_entries
 from storage.ingestion.sources.base import KINDS, SourceSpec
 
 _INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
@@ -44,20 +43,9 @@ def parse_interval(value: Any, where: str) -> float:
 
 def parse_sources(raw: Any, source: str) -> tuple[SourceSpec, ...]:
     """The `[[sources]]` array of a parsed config.toml, each entry checked on its own."""
-    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
-        raise SourceError(f"{source}: sources must be written as [[sources]] tables")
     keys = [f.name for f in fields(SourceSpec) if f.name != "interval_s"] + ["interval"]
     out = []
-    for i, entry in enumerate(raw, start=1):
-        name = entry.get("name")
-        where = f"{source}: [[sources]] #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
-        for key in entry:
-            if key not in keys:
-                close = difflib.get_close_matches(key, keys, n=1)
-                hint = f"; did you mean {close[0]}?" if close else f" (known keys: {', '.join(sorted(keys))})"
-                raise SourceError(f"{where}: unknown key {key!r}{hint}")
-        if not isinstance(name, str) or not NAME.match(name):
-            raise SourceError(f"{where}: name must be 1-64 letters, digits, '.', '_' or '-', got {name!r}")
+    for where, _name, entry in named_entries(raw, source, "sources", keys, SourceError):
         if entry.get("kind") not in KINDS:
             raise SourceError(f"{where}: kind must be one of {', '.join(KINDS)}, got {entry.get('kind')!r}")
         if not isinstance(entry.get("url"), str) or not entry["url"].strip():

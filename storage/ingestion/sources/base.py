@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from storage.documents import Document
+from storage.ingestion.loaders import LoadError, load_content
 from storage.records.source_state import PageState
 
 KINDS = ("web", "git", "confluence", "notion")
@@ -60,6 +61,19 @@ class SourceSpec:
     def source_prefix(self) -> str:
         """Every stored `source` of this source's documents starts with it."""
         return f"sync:{self.name}:"
+
+
+def to_document(data: bytes, name: str, doc_id: str, source: str, url: str) -> Document | str:
+    """A document read from a source's bytes as the file loaders read a file of that `name`,
+    cited at `url`; or why it cannot be (it is then reported as failed, and left as it was)."""
+    try:
+        doc = load_content(data, name, doc_id, source)
+    except (LoadError, ValueError) as exc:
+        return f"cannot be read: {exc}"
+    if not doc.sections and not doc.faqs:
+        return "no text"
+    doc.url = url
+    return doc
 
 
 class SourceFailed(Exception):

@@ -25,8 +25,7 @@ from urllib.parse import quote
 
 import httpx
 
-from storage.ingestion.loaders import LoadError, load_content
-from storage.ingestion.sources.base import Collected, Progress, SourceFailed, SourceSpec
+from storage.ingestion.sources.base import Collected, Progress, SourceFailed, SourceSpec, to_document
 from storage.ingestion.sources.fetch import REDIRECTS, FetchError
 from storage.ingestion.sources.wikis import ApiTransport, api_client, check_base, obj, scrub
 from storage.records.source_state import PageState
@@ -212,16 +211,11 @@ class ConfluenceConnector:
             return
         url = self.base + read.webui if read.webui else ""
         source = f"{self.spec.source_prefix}{url or page.page_id}"
-        try:
-            doc = load_content(storage_to_html(read.title, value).encode(), "page.html", doc_id, source)
-        except (LoadError, ValueError) as exc:
-            out.failed.append((doc_id, f"cannot be read: {exc}"))
-            return
-        if not doc.sections:
-            out.failed.append((doc_id, "no text"))
+        doc = to_document(storage_to_html(read.title, value).encode(), "page.html", doc_id, source, url)
+        if isinstance(doc, str):
+            out.failed.append((doc_id, doc))
             return
         doc.title = read.title or doc.title
-        doc.url = url
         out.docs.append(doc)
         out.states[doc_id] = PageState(url=url, version=read.version)
 

@@ -13,8 +13,8 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
 from storage.documents import Document
-from storage.ingestion.loaders import SUFFIXES, LoadError, load_content
-from storage.ingestion.sources.base import Collected, Progress, SourceFailed, SourceSpec
+from storage.ingestion.loaders import SUFFIXES
+from storage.ingestion.sources.base import Collected, Progress, SourceFailed, SourceSpec, to_document
 from storage.ingestion.sources.fetch import FetchError, check_address
 from storage.records.source_state import PageState
 
@@ -117,16 +117,11 @@ class GitConnector:
         if len(data) > self.spec.max_page_bytes:
             out.failed.append((doc_id, f"{len(data)} bytes, over the limit of {self.spec.max_page_bytes}"))
             return None
-        try:
-            doc = load_content(data, PurePosixPath(path).name, doc_id, f"{self.spec.source_prefix}{path}")
-        except (LoadError, ValueError) as exc:
-            out.failed.append((doc_id, f"cannot be read: {exc}"))
+        read = to_document(data, PurePosixPath(path).name, doc_id, f"{self.spec.source_prefix}{path}", url)
+        if isinstance(read, str):
+            out.failed.append((doc_id, read))
             return None
-        if not doc.sections and not doc.faqs:
-            out.failed.append((doc_id, "no text"))
-            return None
-        doc.url = url
-        return doc
+        return read
 
     def close(self) -> None:
         return None

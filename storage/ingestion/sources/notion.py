@@ -16,8 +16,7 @@ from typing import Any
 
 import httpx
 
-from storage.ingestion.loaders import LoadError, load_content
-from storage.ingestion.sources.base import Collected, Progress, SourceFailed, SourceSpec
+from storage.ingestion.sources.base import Collected, Progress, SourceFailed, SourceSpec, to_document
 from storage.ingestion.sources.fetch import FetchError
 from storage.ingestion.sources.notion_blocks import block_markdown, page_title, table_lines
 from storage.ingestion.sources.wikis import ApiTransport, api_client, check_base, scrub
@@ -177,16 +176,11 @@ class NotionConnector:
                 out.failed.append((doc_id, str(exc)))
             return
         text = "\n".join([f"# {' '.join(title.split()) or page_id}", "", *lines]).strip() + "\n"
-        try:
-            doc = load_content(text.encode("utf-8"), "page.md", doc_id, f"{self.spec.source_prefix}{url or page_id}")
-        except (LoadError, ValueError) as exc:
-            out.failed.append((doc_id, f"cannot be read: {exc}"))
-            return
-        if not doc.sections:
-            out.failed.append((doc_id, "no text"))
+        doc = to_document(text.encode("utf-8"), "page.md", doc_id, f"{self.spec.source_prefix}{url or page_id}", url)
+        if isinstance(doc, str):
+            out.failed.append((doc_id, doc))
             return
         doc.title = title
-        doc.url = url
         out.docs.append(doc)
         out.states[doc_id] = PageState(url=url, version=version)
 

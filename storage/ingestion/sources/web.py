@@ -22,8 +22,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from protego import Protego
 
 from storage.documents import Document
-from storage.ingestion.loaders import LoadError, load_content
-from storage.ingestion.sources.base import Collected, Progress, SourceFailed, SourceSpec
+from storage.ingestion.sources.base import Collected, Progress, SourceFailed, SourceSpec, to_document
 from storage.ingestion.sources.fetch import GONE, USER_AGENT, Fetcher, FetchError
 from storage.records.source_state import PageState
 
@@ -215,18 +214,13 @@ class WebConnector:
         if name is None:
             page.error = f"not a document (content type {content_type[:80]!r})"
             return
-        try:
-            doc = load_content(body, name, page.doc_id, self.spec.source_prefix + page.url)
-        except (LoadError, ValueError) as exc:
-            page.error = f"cannot be read: {exc}"
-            return
         if name == "page.html":
             page.links = self._links(body, fetch_url)
-        if not doc.sections and not doc.faqs:
-            page.error = "no text"
-            return
-        doc.url = page.url
-        page.doc = doc
+        read = to_document(body, name, page.doc_id, self.spec.source_prefix + page.url, page.url)
+        if isinstance(read, str):
+            page.error = read
+        else:
+            page.doc = read
 
     def _links(self, body: bytes, fetch_url: str) -> list[str]:
         import lxml.html

@@ -300,31 +300,46 @@ class SharedState:
     def _acquire(self, key: str, wait_s: float) -> bool:
         deadline = self.clock() + wait_s
         pause = 0.01
-        while True:
-            with Session(self.engine) as session:
-                now = _now()
-                session.execute(delete(ConversationLease).where(col(ConversationLease.key) == key,
-                                                                col(ConversationLease.expires_at) < now))
-                session.add(ConversationLease(key=key, holder=self.holder,
-                                              expires_at=now + timedelta(seconds=self.lease_s)))
-                try:
-                    session.commit()
-                    return True
-                except IntegrityError:
-                    session.rollback()
+        while not self.try_lease(key):
             if self.clock() >= deadline:
                 return False
             time.sleep(pause)
             pause = min(pause * 1.5, 0.2)
+        return True
+
+    def try_lease(self, key: str) -> bool:
+        """Take `key`'s lease for `lease_s` if nobody holds it (or its holder let it expire)."""
+        with Session(self.engine) as session:
+            now = _now()
+            session.execute(delete(ConversationLease).where(col(ConversationLease.key) == key,
+                                                            col(ConversationLease.expires_at) < now))
+            session.add(ConversationLease(key=key, holder=self.holder, expires_at=now + timedelta(seconds=self.lease_s)))
+            try:
+                session.commit()
+                return True
+            except IntegrityError:
+                session.rollback()
+                return False
+
+    def renew_lease(self, key: str) -> None:
+        """Another `lease_s` for a lease this worker holds (a long job's heartbeat)."""
+        with Session(self.engine) as session:
+            session.execute(update(ConversationLease).where(col(ConversationLease.key) == key,
+                                                            col(ConversationLease.holder) == self.holder)
+                            .values(expires_at=_now() + timedelta(seconds=self.lease_s)))
+            session.commit()
 
     def _release(self, key: str) -> None:
         try:
-            with Session(self.engine) as session:
-                session.execute(delete(ConversationLease).where(col(ConversationLease.key) == key,
-                                                                col(ConversationLease.holder) == self.holder))
-                session.commit()
+            self.release_lease(key)
         except Exception as exc:  # the lease expires on its own; never fail a finished turn over it
             log.warning("could not release conversation lease %s: %s", key, str(exc).splitlines()[0][:200])
+
+    def release_lease(self, key: str) -> None:
+        with Session(self.engine) as session:
+            session.execute(delete(ConversationLease).where(col(ConversationLease.key) == key,
+                                                            col(ConversationLease.holder) == self.holder))
+            session.commit()
 
     def claims(self) -> dict[str, int]:
         """Deliveries by state (for tests and the load benchmark)."""

@@ -12,21 +12,17 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import socket
 import threading
-import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from sqlalchemy import delete
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, Session, SQLModel, col, select
 
-from storage.records.shared_state import ConversationLease
+from storage.records.shared_state import SharedState
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +99,10 @@ def _aware(value: datetime) -> datetime:
 class SourceState:
     """Page states, sync runs and sync leases over one engine (migrated by the caller)."""
 
-    def __init__(self, engine: Engine, holder: str = "", lease_s: float = 120.0) -> None:
+    def __init__(self, engine: Engine, lease_s: float = 120.0) -> None:
         self.engine = engine
-        self.holder = holder or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lease_s = lease_s
+        self.leases = SharedState(engine, lease_s=lease_s)  # the lease table, shared with conversations
 
     # -- page states -----------------------------------------------------------------
     def pages(self, source: str) -> dict[str, PageState]:
@@ -173,7 +169,7 @@ class SourceState:
         `lease_s` until the body ends), False when another live worker holds it. A lease left
         by a killed worker expires after `lease_s` and the next sync takes it."""
         key = f"sync:{source}"
-        if not self._take(key):
+        if not self.leases.try_lease(key):
             yield False
             return
         stop = threading.Event()
@@ -184,42 +180,17 @@ class SourceState:
         finally:
             stop.set()
             beat.join(timeout=5)
-            self._release(key)
-
-    def _take(self, key: str) -> bool:
-        with Session(self.engine) as session:
-            now = _now()
-            session.execute(delete(ConversationLease).where(col(ConversationLease.key) == key,
-                                                            col(ConversationLease.expires_at) < now))
-            session.add(ConversationLease(key=key, holder=self.holder, expires_at=now + timedelta(seconds=self.lease_s)))
             try:
-                session.commit()
-                return True
-            except IntegrityError:
-                session.rollback()
-                return False
+                self.leases.release_lease(key)
+            except Exception as exc:  # it expires on its own
+                log.warning("could not release sync lease %s: %s", key, str(exc).splitlines()[0][:200])
 
     def _renew_until(self, key: str, stop: threading.Event) -> None:
         while not stop.wait(self.lease_s / 3):
             try:
-                with Session(self.engine) as session:
-                    lease = session.get(ConversationLease, key)
-                    if lease is not None and lease.holder == self.holder:
-                        lease.expires_at = _now() + timedelta(seconds=self.lease_s)
-                        session.add(lease)
-                        session.commit()
+                self.leases.renew_lease(key)
             except Exception as exc:  # the next beat tries again; the lease lasts lease_s
                 log.warning("could not renew sync lease %s: %s", key, str(exc).splitlines()[0][:200])
-
-    def _release(self, key: str) -> None:
-        try:
-            with Session(self.engine) as session:
-                session.execute(delete(ConversationLease).where(col(ConversationLease.key) == key,
-                                                                col(ConversationLease.holder) == self.holder))
-                session.commit()
-        except Exception as exc:  # it expires on its own
-            log.warning("could not release sync lease %s: %s", key, str(exc).splitlines()[0][:200])
-
 
 def _links(raw: str) -> list[str]:
     try:

@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from bench.system.site_server import SiteServer
 from tests.processes import serve_subprocess, worker_pids
 from tests.scenario.test_serve import API_TOKEN
 from tests.scenario.test_serve_workers import _free_port, ready_workers, wait_until
-from tests.scenario.test_sources_web import write_site
+from tests.scenario.test_sources_web import site  # noqa: F401  (the lighthouse site on 127.0.0.1)
 from tests.scenario.waits import WAIT_S
 
 pytestmark = pytest.mark.processes
@@ -36,16 +35,8 @@ def rows(db_url: str, sql: str) -> list[Any]:
         engine.dispose()
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[SiteServer]:
-    root = tmp_path / "site"
-    write_site(root)
-    with SiteServer(root) as server:
-        yield server
-
-
 def test_two_workers_sync_once_and_a_sync_killed_midway_is_completed_by_the_next(
-        tmp_path: Path, site: SiteServer, postgres_server: Any, docs_index: Path) -> None:
+        tmp_path: Path, site: SiteServer, postgres_server: Any, docs_index: Path) -> None:  # noqa: F811
     db_url = postgres_server.url()
     data = tmp_path / "data"
     shutil.copytree(docs_index, data / "index")  # the bundled docs, ingested as an operator does first

@@ -48,7 +48,7 @@ from bench.grounding.report import provenance
 from bench.grounding.resolution import condense
 from bench.grounding.run import base_config
 from bench.history import record
-from bot.app import App, build_app
+from bot.app import App
 from bot.config import Config
 from core.messages import Decision
 from core.retrieve import resolve as resolve_mod
@@ -270,20 +270,6 @@ class Kbs:
     workdir: Path
 
 
-@contextlib.contextmanager
-def point_app(config: Config, index: str, workdir: Path, embedder: Any, tag: str) -> Iterator[App]:
-    """An App over an index already ingested, with a transcript store of its own."""
-    data = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir=workdir))
-    app = build_app(replace(config, data_dir=data, index_uri=index), embedder=embedder)
-    app.pipeline.index = RecordingIndex(app.pipeline.index)  # type: ignore[assignment]
-    try:
-        yield app
-    finally:
-        engine = getattr(app.store, "engine", None)
-        if engine is not None:
-            engine.dispose()
-
-
 def measure(point: Point, config: Config, kbs: Kbs, embedder: Any, dump: Dump | None = None) -> dict[str, Any]:
     """Play the point's parts: its figures per part, and the facts of every MTRAG-UN last turn."""
     t0 = time.perf_counter()
@@ -292,14 +278,14 @@ def measure(point: Point, config: Config, kbs: Kbs, embedder: Any, dump: Dump | 
     parts = set(point.parts)
     first: list[tuple[str, bool]] = []
     with resolver(point.resolver):
-        with point_app(cfg, kbs.docs_index, kbs.workdir, embedder, f"{point.key}-docs") as app:
+        with temp_app(replace(cfg, index_uri=kbs.docs_index), embedder=embedder, prefix=f"{point.key}-docs") as app:
             conv.run_docs_conversations(app, [c for c in conv.load_docs_conversations() if c.split in parts], result,
                                         dump)
             para, off = questions()
             for i, a in enumerate([a for a in para + off if a.split in parts]):
                 d = ask(app, "tradeoff", "first", i, a.question)
                 first.append((a.split, from_section(d, a.file, a.heading) if a.file else d.refused))
-        with point_app(cfg, kbs.mtrag_index, kbs.workdir, embedder, f"{point.key}-mtrag") as app:
+        with temp_app(replace(cfg, index_uri=kbs.mtrag_index), embedder=embedder, prefix=f"{point.key}-mtrag") as app:
             watch = Watch(app)
             conv.run_mtrag(app, [t for t in kbs.tasks if t.split in parts], kbs.names, result, dump, conv.Clock())
     m = result.metrics

@@ -138,8 +138,9 @@ class Commands:
             return Reply.of(say("not_admin", lang, what=what), ok=False)
         sources = self.syncer.feeding(scope) if self.syncer is not None else []
         named = [p for p in paths or [] if p in sources]
+        others = [p for p in paths or [] if p not in sources]
         try:
-            summary = None if named and len(named) == len(paths or []) else self.kb.reingest(paths, progress, scope)
+            summary = None if named and not others else self.kb.reingest(others or None, progress, scope)
             reports = self.syncer.sync(named or sources, progress) if self.syncer is not None and sources else []
         except PathNotAllowed as exc:
             self.hooks.ingested("refused")

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import delete
 from sqlalchemy.engine import Engine
-from sqlmodel import Field, Session, SQLModel, col, select
+from sqlmodel import Field, Session, SQLModel, col, func, select
 
 from storage.records.shared_state import SharedState
 
@@ -142,12 +142,10 @@ class SourceState:
 
     def last_runs(self) -> dict[str, SyncRun]:
         """Each source's latest sync run."""
+        latest = select(func.max(SyncRun.id)).group_by(col(SyncRun.source))
         with Session(self.engine) as session:
-            rows = session.exec(select(SyncRun).order_by(col(SyncRun.id).desc()).limit(5000)).all()
-        latest: dict[str, SyncRun] = {}
-        for r in rows:
-            latest.setdefault(r.source, r)
-        return latest
+            rows = session.exec(select(SyncRun).where(col(SyncRun.id).in_(latest))).all()
+        return {r.source: r for r in rows}
 
     def last_success(self, source: str) -> datetime | None:
         """When the source last synced without failing (when `serve` syncs it next)."""

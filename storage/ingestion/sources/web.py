@@ -43,7 +43,6 @@ class _Page:
     doc: Document | None = None
     state: PageState | None = None
     kept: bool = False
-    gone: bool = False
     error: str = ""
     links: list[str] = field(default_factory=list)
 
@@ -185,8 +184,7 @@ class WebConnector:
         page = _Page(url, doc_id)
         fetch_url = self.to_fetch(url)
         if robots is not None and not robots.can_fetch(fetch_url, USER_AGENT):
-            page.gone = True  # disallowed now: treated as gone, never fetched
-            return page
+            return page  # disallowed now: never fetched, and gone from the index like a 404
         before = known.get(doc_id)
         try:
             got = self.fetcher.get(fetch_url, etag=before.etag if before else "",
@@ -195,8 +193,8 @@ class WebConnector:
             page.error = str(exc)
             return page
         if got.status in GONE:
-            page.gone = True
-        elif got.status == 304 and before is not None:
+            return page  # neither read nor kept: the sync removes it
+        if got.status == 304 and before is not None:
             page.kept = True
         elif got.status == 304:
             page.error = "answered 304 to an unconditional request"

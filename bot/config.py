@@ -61,6 +61,9 @@ class SlackSettings:
     api_base_url: str = ""
     http_port: int = 3000
     admin_channel: str = ""  # channel id the review queue's cards are posted to (with buttons)
+    # a thread reply of someone groundbot answered in that channel thread is a follow-up without a
+    # mention (needs the message.channels / message.groups events: docs/slack.md)
+    thread_follow_ups: bool = True
 
 
 @dataclass(frozen=True)

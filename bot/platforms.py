@@ -1,6 +1,6 @@
 """The platform front ends built from config: settings values and secrets mapped onto what the
-Slack and Telegram adapters take. Part of the composition root, shared by the `groundbot slack`
-and `groundbot telegram` commands and by `groundbot serve`."""
+Slack and Telegram adapters take, and the rows they keep state in. Part of the composition root,
+shared by the `groundbot slack` and `groundbot telegram` commands and by `groundbot serve`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from adapters.slack import DEFAULT_REFUSAL, SlackAdapter
 from adapters.telegram import TelegramBot, TelegramOptions, WebhookOptions
 from bot.config import Config
 from core.ports import Backend
+from storage.records.shared_state import SharedState
 
 
 @dataclass(frozen=True)
@@ -34,12 +35,33 @@ def slack_secrets(cfg: Config, *, http: bool) -> SlackSecrets:
     return secrets
 
 
-def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets) -> SlackAdapter:
-    """The adapter with this config's Web API base URL and refusal message (calls auth.test)."""
+class SlackThreads:
+    """Who groundbot answered in which Slack channel thread, as reply-thread rows
+    (`slack:<channel>:<thread>:<user>`), so a follow-up without a mention reaches any worker,
+    and a restart forgets nothing (adapters/slack/threads.py)."""
+
+    def __init__(self, state: SharedState) -> None:
+        self.state = state
+
+    @staticmethod
+    def key(channel: str, thread: str, user: str) -> str:
+        return f"slack:{channel}:{thread}:{user}"
+
+    def remember(self, channel: str, thread: str, user: str) -> None:
+        self.state.remember_thread(self.key(channel, thread, user), thread)
+
+    def answered(self, channel: str, thread: str, user: str) -> bool:
+        return self.state.thread_of(self.key(channel, thread, user)) is not None
+
+
+def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets, state: SharedState) -> SlackAdapter:
+    """The adapter with this config's Web API base URL and refusal message (calls auth.test);
+    with `[slack] thread_follow_ups`, thread replies without a mention kept in `state`'s rows."""
     refusal = cfg.core.refusal.messages.get("en") or DEFAULT_REFUSAL
     return SlackAdapter(backend, bot_token=secrets.bot_token, signing_secret=secrets.signing_secret,
                         api_base_url=cfg.slack.api_base_url, refusal_message=refusal,
-                        admin_channel=cfg.slack.admin_channel)
+                        admin_channel=cfg.slack.admin_channel,
+                        threads=SlackThreads(state) if cfg.slack.thread_follow_ups else None)
 
 
 # what Telegram accepts as a webhook secret token

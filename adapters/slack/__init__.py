@@ -2,8 +2,9 @@
 to the backend, decisions back out as Block Kit messages in the question's thread.
 
 By concern: `rendering` (Block Kit), `markup` (Slack markup -> question), `once` (redelivered
-events handled once), `handlers` (questions and buttons), `admin` (slash commands), `http`
-(the Events API endpoint), `lifecycle` (the bolt App, Socket Mode or HTTP).
+events handled once), `threads` (thread replies that are follow-ups without a mention),
+`handlers` (questions and buttons), `admin` (slash commands), `http` (the Events API
+endpoint), `lifecycle` (the bolt App, Socket Mode or HTTP).
 """
 
 from adapters.slack.http import SlackHTTPServer, events_endpoint

@@ -1,6 +1,7 @@
-"""Events and buttons to backend calls: questions (mentions, direct messages) answered in
-their thread, suggestion and feedback buttons. To add a button, give it an action id in
-rendering and one `app.action(...)` line in `register`."""
+"""Events and buttons to backend calls: questions (mentions, direct messages, and thread
+replies of the people groundbot answered there: adapters/slack/threads.py) answered in their
+thread, suggestion and feedback buttons. To add a button, give it an action id in rendering
+and one `app.action(...)` line in `register`."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from adapters.slack.rendering import (
     render_decision,
     reply_blocks,
 )
+from adapters.slack.threads import AnsweredThreads, thread_reply
 from core.catalogue import say
 from core.messages import ConversationKey, Incoming, message_uid
 from core.ports import Backend
@@ -40,13 +42,15 @@ WORKING_REACTION = "eyes"
 
 @dataclass
 class Wiring:
-    """What every listener needs; `once` may be swapped for shared rows (`groundbot serve`)."""
+    """What every listener needs; `once` may be swapped for shared rows (`groundbot serve`);
+    `threads` None: channel thread replies without a mention are not follow-ups."""
 
     backend: Backend
     client: WebClient
     once: OnceKeys
     refusal_message: str
     progress_interval_s: float
+    threads: AnsweredThreads | None = None
 
 
 def ids(body: dict[str, Any]) -> tuple[str, str, str]:
@@ -57,7 +61,8 @@ def ids(body: dict[str, Any]) -> tuple[str, str, str]:
 
 
 class Questions:
-    """Mentions and direct messages are questions; the buttons under replies act on them."""
+    """Mentions, direct messages and follow-ups in answered threads are questions; the buttons
+    under replies act on them."""
 
     def __init__(self, wiring: Wiring) -> None:
         self.w = wiring
@@ -76,13 +81,32 @@ class Questions:
             self.w.once.done(event_key(body))
 
     def on_message(self, body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
-        """Direct messages are questions; channel messages only count when they mention the bot."""
+        """Direct messages are questions; a channel message is one when it mentions the bot (as
+        `app_mention`) or is a thread reply of someone groundbot answered in that thread."""
         try:
-            if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
-                return
-            self.question(body, event, context.get("bot_user_id") or "")
+            bot_user_id = context.get("bot_user_id") or ""
+            if event.get("channel_type") == "im":
+                if not event.get("subtype") and not event.get("bot_id"):
+                    self.question(body, event, bot_user_id)
+            elif self.follow_up(event, bot_user_id):
+                self.question(body, event, bot_user_id)
         finally:
             self.w.once.done(event_key(body))
+
+    def follow_up(self, event: dict[str, Any], bot_user_id: str) -> bool:
+        """A thread reply, without a mention, by someone groundbot has answered in that thread."""
+        if self.w.threads is None or not thread_reply(event, bot_user_id):
+            return False
+        channel, thread, user = str(event.get("channel") or ""), str(event["thread_ts"]), str(event["user"])
+        try:
+            if channel and self.w.threads.answered(channel, thread, user):
+                return True
+        except Exception:  # the database is away: a reply nobody can place is left alone, not guessed at
+            log.exception("could not look up thread %s of %s; reply %s left alone", thread, channel, event.get("ts"))
+            return False
+        log.debug("thread reply %s in %s: groundbot has not answered %s there; left alone", event.get("ts"),
+                  channel, user)
+        return False
 
     def question(self, body: dict[str, Any], event: dict[str, Any], bot_user_id: str) -> None:
         channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
@@ -95,36 +119,52 @@ class Questions:
         msg = Incoming(ConversationKey(PLATFORM, channel, thread), str(event.get("user", "")),
                        question_text(str(event.get("text", "")), bot_user_id), team_id=team,
                        uid=message_uid(PLATFORM, team, channel, ts))
+        direct = event.get("channel_type") == "im"  # a direct message's replies are all questions
         if self.w.once.taken_over(key) and answered_before(self.w.client, channel, thread, msg.uid):
             log.warning("message %s was answered before its worker died; not answering it again", key)
+            if not direct:
+                self.remember_asker(channel, thread, msg.user_id)
             self.w.once.done(key)
             return
         self.react("reactions_add", channel, ts)
         try:
-            self.answer(msg, channel, thread)
+            if self.answer(msg, channel, thread) and not direct:
+                self.remember_asker(channel, thread, msg.user_id)
         finally:
             self.w.once.done(key)  # first: a worker killed after the answer went out must not leave it open
             self.react("reactions_remove", channel, ts)
 
-    def answer(self, msg: Incoming, channel: str, thread: str, picked_by: str = "") -> None:
-        """Ask the backend and post the decision in the thread; a crash still gets a refusal."""
+    def answer(self, msg: Incoming, channel: str, thread: str, picked_by: str = "") -> bool:
+        """Ask the backend and post the decision in the thread; a crash still gets a refusal.
+        True when the reply went out."""
         try:
             messages = render_decision(self.w.backend.ask(msg), picked_by=picked_by)
         except Exception:
             log.exception("answering %s failed", msg.key.as_str())
             messages = [failure_message(self.w.refusal_message, say("internal_error", language_of(msg.text)))]
-        self.post(channel, thread, messages, answer_metadata(msg.uid))
+        return self.post(channel, thread, messages, answer_metadata(msg.uid))
+
+    def remember_asker(self, channel: str, thread: str, user: str) -> None:
+        """Remember that `user` was answered in `thread`: their next reply there is a follow-up."""
+        if self.w.threads is None or not user:
+            return
+        try:
+            self.w.threads.remember(channel, thread, user)
+        except Exception:  # the database is away: this reply needs a mention, the answer is out
+            log.exception("could not remember that %s was answered in thread %s of %s", user, thread, channel)
 
     def post(self, channel: str, thread: str, messages: Sequence[SlackMessage],
-             metadata: dict[str, Any] | None = None) -> None:
-        """Post in the thread; `metadata` marks an answer to a question (adapters/slack/answered.py)."""
+             metadata: dict[str, Any] | None = None) -> bool:
+        """Post in the thread; `metadata` marks an answer to a question (adapters/slack/answered.py).
+        True when every message was posted."""
         for m in messages:
             try:
                 self.w.client.chat_postMessage(channel=channel, thread_ts=thread, text=m.text, blocks=m.blocks,
                                                unfurl_links=False, unfurl_media=False, metadata=metadata)
             except SlackApiError as exc:
                 log.error("posting to %s failed: %s", channel, exc.response.get("error"))
-                return
+                return False
+        return True
 
     def react(self, method: str, channel: str, ts: str) -> None:
         """The eyes reaction says "working on it"; failing to add or remove it must not stop the answer."""
@@ -146,7 +186,8 @@ class Questions:
             return  # a double click
         label = str((action.get("text") or {}).get("text", ""))
         msg = Incoming(ConversationKey(PLATFORM, channel, thread), user, label, team_id=team, suggestion_id=sid)
-        self.answer(msg, channel, thread, picked_by=user)
+        if self.answer(msg, channel, thread, picked_by=user):
+            self.remember_asker(channel, thread, user)
 
     def on_feedback(self, ack: Callable[..., Any], body: dict[str, Any], action: dict[str, Any]) -> None:
         """Thumbs up/down are stored with the turn; a thumbs-down opens a modal that asks why

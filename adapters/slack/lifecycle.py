@@ -18,6 +18,7 @@ from adapters.slack.handlers import PLATFORM, Questions, Wiring
 from adapters.slack.http import SlackHTTPServer
 from adapters.slack.once import OnceFilter, OnceKeys, skip_redelivered
 from adapters.slack.review import ReviewActions, SlackDelivery
+from adapters.slack.threads import AnsweredThreads, never_a_question
 from core.ports import Backend
 
 log = logging.getLogger("groundbot.slack")
@@ -29,13 +30,16 @@ class SlackAdapter:
     """Wires a groundbot backend into a slack-bolt App.
 
     `api_base_url` points the Web API client elsewhere (GovSlack, a proxy, a local
-    stand-in); 429 answers are retried after their Retry-After by slack-sdk itself.
+    stand-in); 429 answers are retried after their Retry-After by slack-sdk itself. With
+    `threads` (who was answered in which channel thread, shared rows), a thread reply of someone
+    groundbot answered there is a follow-up without a mention (adapters/slack/threads.py).
     """
 
     def __init__(self, backend: Backend, *, bot_token: str, signing_secret: str = "", api_base_url: str = "",
                  refusal_message: str = DEFAULT_REFUSAL, rate_limit_retries: int = 3,
                  progress_interval_s: float = 1.0, client_timeout_s: float = 30.0, workers: int = 8,
-                 once: OnceKeys | None = None, admin_channel: str = "") -> None:
+                 once: OnceKeys | None = None, admin_channel: str = "",
+                 threads: AnsweredThreads | None = None) -> None:
         if not bot_token:
             raise ValueError("a Slack bot token (xoxb-...) is required")
         self.backend = backend
@@ -44,13 +48,14 @@ class SlackAdapter:
         client_args: dict[str, Any] = {"base_url": api_base_url} if api_base_url else {}
         self.client = WebClient(token=bot_token, timeout=int(client_timeout_s), retry_handlers=retry, **client_args)
         # `groundbot serve` swaps `once` for rows shared by every worker
-        self.wiring = Wiring(backend, self.client, once or OnceFilter(), refusal_message, progress_interval_s)
+        self.wiring = Wiring(backend, self.client, once or OnceFilter(), refusal_message, progress_interval_s, threads)
         # the work after each ack runs here; close() lets in-flight answers finish
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="groundbot-slack")
         # auth.test runs here: a bad token or an unreachable API fails at start-up, not on the first message
         self.app = BoltApp(name="groundbot", client=self.client, signing_secret=signing_secret, logger=log,
                            listener_executor=self.executor)
-        self.app.use(skip_redelivered(lambda: self.wiring.once))
+        self.app.use(skip_redelivered(lambda: self.wiring.once,
+                                      lambda body, bot: never_a_question(body, bot, self.wiring.threads is not None)))
         self.questions = Questions(self.wiring)
         self.admin = AdminCommands(self.wiring)
         self.review = ReviewActions(self.wiring)

@@ -72,11 +72,15 @@ def event_key(body: dict[str, Any]) -> str:
     return f"event:{event_id}" if event_id else ""
 
 
-def skip_redelivered(once: Callable[[], OnceKeys]) -> Callable[..., BoltResponse]:
+def skip_redelivered(once: Callable[[], OnceKeys],
+                     ignored: Callable[[dict[str, Any], str], bool] = lambda body, bot: False) -> Callable[..., BoltResponse]:
     """bolt middleware: ack a redelivered event (same event id) without handling it again.
-    The event is claimed with its body before bolt acks it; the listener marks it done."""
+    The event is claimed with its body before bolt acks it; the listener marks it done. An event
+    `ignored(body, bot_user_id)` says no listener answers is acked at once, unclaimed."""
 
-    def middleware(body: dict[str, Any], next_: Callable[[], BoltResponse]) -> BoltResponse:
+    def middleware(body: dict[str, Any], context: dict[str, Any], next_: Callable[[], BoltResponse]) -> BoltResponse:
+        if ignored(body, str(context.get("bot_user_id") or "")):
+            return BoltResponse(status=200, body="")
         key = event_key(body)
         if key and not once().claim(key, body):
             event_id = body.get("event_id")

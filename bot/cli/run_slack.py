@@ -38,10 +38,11 @@ def cmd_slack(cfg: Config, args: argparse.Namespace) -> int:
         print(f"groundbot slack: {exc}", file=sys.stderr)
         return 2
     from bot.app import ready_app
+    from storage.records.shared_state import SharedState
 
     app = ready_app(cfg)
     try:
-        adapter = build_adapter(cfg, app, secrets)
+        adapter = build_adapter(cfg, app, secrets, SharedState(app.store.engine))
     except Exception as exc:  # bad token, unreachable API: say so instead of a traceback
         print(f"groundbot slack: cannot connect to the Slack Web API: {exc}", file=sys.stderr)
         return 2

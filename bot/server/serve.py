@@ -111,7 +111,7 @@ class Service:
         from adapters.slack import events_endpoint
         from bot.platforms import SlackSecrets, build_adapter
 
-        self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing))
+        self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing), state)
         self.slack.once = SharedOnce(state, self.metrics, "slack")
         self.slack_endpoint = events_endpoint(self.slack.app)
 

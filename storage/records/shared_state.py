@@ -3,8 +3,9 @@
 A worker's memory is lost when it restarts and is invisible to its siblings, so anything that
 decides whether or how a message is answered lives here instead: platform deliveries (a unique
 key, so a Slack retry or a re-delivered Telegram update reaching any worker is answered once),
-per-user rate-limit events, the reply-thread map (which conversation a bot message belongs to)
-and conversation leases (one turn of a conversation at a time, whichever worker holds it).
+per-user rate-limit events, the reply-thread map (which conversation a bot message belongs to;
+on Slack, who was answered in which channel thread) and conversation leases (one turn of a
+conversation at a time, whichever worker holds it).
 Tables are created by Alembic revision 0003; delivery claims by 0007.
 
 A delivery is *claimed* (holder, claimed_at, the platform payload) before the platform is
@@ -81,11 +82,12 @@ class RateEvent(SQLModel, table=True):
 
 
 class ReplyThread(SQLModel, table=True):
-    """The conversation thread a bot message belongs to, so a reply to it continues that thread."""
+    """The conversation thread a bot message belongs to, so a reply to it continues that thread;
+    on Slack, the channel thread a person was answered in, so their next reply there does."""
 
     __tablename__ = "reply_thread"
     id: int | None = Field(default=None, primary_key=True)
-    key: str = Field(unique=True, index=True)  # platform:chat:message
+    key: str = Field(unique=True, index=True)  # platform:chat:message (Slack: slack:channel:thread:user)
     thread: str
     created_at: datetime = Field(default_factory=_now)
 

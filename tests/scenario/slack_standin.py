@@ -4,7 +4,8 @@ The real slack-sdk client talks to it over HTTP (`base_url`), and the real Socke
 client connects to its websocket after `apps.connections.open`. Every Web API request is
 recorded with its parsed body so tests assert what the bot actually sent; a 429 with
 Retry-After can be injected per method; tests push envelopes over the websocket and read
-the acks the bot sends back.
+the acks the bot sends back. `message_event` is the `message` event Slack sends an app
+subscribed to a channel's messages (`message.channels`) for a message the bot itself posted.
 """
 
 from __future__ import annotations
@@ -161,6 +162,17 @@ class SlackStandIn:
             for m in thread:
                 m.pop("metadata", None)
         return {"ok": True, "messages": thread, "has_more": False}
+
+    def message_event(self, posted: Call) -> dict[str, Any]:
+        """The `message` event Slack delivers for a message the bot posted (chat.postMessage),
+        as subscribers of the channel's messages get it: from the bot, in its thread."""
+        msg = posted.result["message"]
+        channel = str(posted.args["channel"])
+        kind = {"C": "channel", "G": "group", "D": "im"}.get(channel[:1], "channel")
+        return {"type": "message", "channel": channel, "channel_type": kind, "user": BOT_USER, "bot_id": BOT_ID,
+                "app_id": "A0GROUND", "text": msg["text"], "ts": msg["ts"], "event_ts": msg["ts"], "team": TEAM,
+                "bot_profile": {"id": BOT_ID, "name": "groundbot", "team_id": TEAM},
+                **({"thread_ts": msg["thread_ts"]} if msg.get("thread_ts") else {})}
 
     def requests(self, method: str) -> list[Call]:
         with self._cond:

@@ -1,7 +1,8 @@
 """Knowledge scopes through the real slack-bolt App and slack-sdk clients against the local
 Slack stand-in (Socket Mode and HTTP): #hr is answered from HR's documents, #eng is refused the
 same question though its text is in the index, suggestions offered in #hr are answered there,
-and an admin of one scope cannot re-ingest another."""
+a thread is read in its own channel's scope only, and an admin of one scope cannot re-ingest
+another."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import pytest
 from adapters.slack import SlackAdapter
 from bot.app import build_app
 from bot.config import load_config
+from bot.platforms import SlackThreads
+from storage.records.shared_state import SharedState
 from tests.scenario.scoped_kb import (
     ENG_ADMIN_SLACK,
     ENG_CHANNEL,
@@ -53,7 +56,7 @@ def scoped_slack(standin: SlackStandIn, tmp_path: Path, embedder: Any,
         app = build_app(scoped(replace(cfg, data_dir=tmp_path / "data"), kb), embedder=embedder)
         app.ingest()
         adapter = SlackAdapter(app, bot_token=BOT_TOKEN, signing_secret=SECRET, api_base_url=standin.api_url,
-                               progress_interval_s=0.0)
+                               progress_interval_s=0.0, threads=SlackThreads(SharedState(app.store.engine)))
         return run_adapter(mode, standin, app, adapter, monkeypatch, stops)
 
     yield factory
@@ -76,6 +79,32 @@ def test_hr_channel_is_answered_from_hr_and_eng_is_refused_the_same_question(
     assert not any("leave" in b["text"]["text"].lower() for b in buttons(eng))
     hr_turn, eng_turn = bot.app.store.turns()
     assert (hr_turn.scope, hr_turn.refused, eng_turn.scope, eng_turn.refused) == ("hr", False, "eng", True)
+
+
+@pytest.mark.parametrize("mode", ["socket", "http"])
+def test_a_thread_is_read_in_its_own_channels_scope_only(scoped_slack: Callable[[str], Slack], mode: str) -> None:
+    """A Slack thread never leaves its channel; a message in another channel that names the same
+    thread (ts) is not a follow-up of it, and a question asked there is read in that channel's
+    scope alone, with none of the first channel's turns."""
+    bot = scoped_slack(mode)
+    thread = "1804.000100"
+    bot.mention(HR_QUESTION, ts=thread, channel=HR_CHANNEL)
+    bot.replies(1)
+    bot.settle()
+    bot.say("Can it be split into blocks?", ts="1804.000200", thread_ts=thread, channel=ENG_CHANNEL)
+    bot.settle()
+    assert len(bot.api.requests("chat.postMessage")) == 1 and len(bot.app.store.turns()) == 1
+    bot.mention("Can it be split into blocks?", ts="1804.000300", thread_ts=thread, channel=ENG_CHANNEL)
+    _, eng = bot.replies(2)
+    assert (eng.args["channel"], eng.args["thread_ts"]) == (ENG_CHANNEL, thread) and "blocks" not in blocks_text(eng)
+    bot.say("Can it be split into blocks?", ts="1804.000400", thread_ts=thread, channel=HR_CHANNEL)  # in #hr
+    *_, hr = bot.replies(3)
+    assert (hr.args["channel"], hr.args["thread_ts"]) == (HR_CHANNEL, thread)
+    first, in_eng, in_hr = bot.app.store.turns()
+    assert (in_eng.scope, in_eng.refused, in_eng.record["history"]) == ("eng", True, "none")
+    assert in_eng.conversation_id != first.conversation_id and HR_WORDS not in blocks_text(eng)
+    assert (in_hr.scope, in_hr.record["history"]) == ("hr", "loaded")  # the #hr thread's follow-up, in hr
+    assert in_hr.conversation_id == first.conversation_id
 
 
 def test_suggestions_offered_in_hr_are_answered_in_hr(scoped_slack: Callable[[str], Slack]) -> None:

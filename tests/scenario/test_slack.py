@@ -44,7 +44,7 @@ from adapters.slack.rendering import (
 from bot.app import App, build_app
 from bot.cli.main import main as cli_main
 from bot.config import load_config
-from bot.platforms import build_adapter, slack_secrets
+from bot.platforms import SlackThreads, build_adapter, slack_secrets
 from bot.server.metrics import Metrics
 from bot.server.shared import SharedOnce
 from core import reasons
@@ -220,6 +220,14 @@ class Slack:
                  "team": TEAM, "event_ts": ts, **({"thread_ts": thread_ts} if thread_ts else {})}
         return self.event(event, **kw)
 
+    def say(self, text: str, *, ts: str, thread_ts: str = "", user: str = USER, channel: str = CHANNEL,
+            channel_type: str = "channel", **fields: Any) -> tuple[dict[str, Any], float]:
+        """A person's message in a channel, as `message.channels` (`message.groups` for a private
+        channel) delivers it: in the thread `thread_ts` when given, `fields` added (subtype ...)."""
+        event = {"type": "message", "channel": channel, "channel_type": channel_type, "user": user, "text": text,
+                 "ts": ts, "event_ts": ts, "team": TEAM, **({"thread_ts": thread_ts} if thread_ts else {}), **fields}
+        return self.event(event)
+
     def command(self, command: str, text: str = "", *, user: str = ADMIN, channel: str = CHANNEL) -> dict[str, Any]:
         payload = {"token": "legacy", "team_id": TEAM, "team_domain": "standin", "channel_id": channel,
                    "channel_name": "general", "user_id": user, "user_name": user.lower(), "command": command,
@@ -311,21 +319,25 @@ def run_adapter(mode: str, standin: SlackStandIn, app: Any, adapter: SlackAdapte
 @pytest.fixture
 def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
           monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Slack]]:
-    """start(mode, generator=None, hold_risk=None, admin_channel="") -> a running Slack bot over
-    `mode` ("socket" or "http")."""
+    """start(mode, generator=None, hold_risk=None, admin_channel="", environ={}) -> a running Slack
+    bot over `mode` ("socket" or "http"); `environ` adds GROUNDBOT_* settings to config.toml's."""
     stops: list[Callable[[], None]] = []
 
-    def factory(mode: str, *, generator: Any = None, hold_risk: float | None = None, admin_channel: str = "") -> Slack:
+    def factory(mode: str, *, generator: Any = None, hold_risk: float | None = None, admin_channel: str = "",
+                environ: dict[str, str] | None = None) -> Slack:
         data = tmp_path / f"data-{len(stops)}"
         shutil.copytree(kb_index, data / "index")
-        cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_SLACK_BOT_TOKEN": BOT_TOKEN})
+        cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_SLACK_BOT_TOKEN": BOT_TOKEN, **(environ or {})})
         cfg = replace(cfg, data_dir=data, admins={**cfg.admins, "slack": (ADMIN,)}, reingest_roots=(str(tmp_path),))
         if hold_risk is not None:  # answers at or above this risk wait for review
             review = replace(cfg.core.review, template_risk=hold_risk, hold_risk=hold_risk)
             cfg = replace(cfg, core=replace(cfg.core, review=review))
         app = build_app(cfg, embedder=embedder, generator=generator)
+        # as build_adapter wires it: the answered threads are rows of the transcript database
+        threads = SlackThreads(SharedState(app.store.engine)) if cfg.slack.thread_follow_ups else None
         adapter = SlackAdapter(app, bot_token=cfg.secret(cfg.slack.bot_token_env), signing_secret=SECRET,
-                               api_base_url=standin.api_url, progress_interval_s=0.0, admin_channel=admin_channel)
+                               api_base_url=standin.api_url, progress_interval_s=0.0, admin_channel=admin_channel,
+                               threads=threads)
         return run_adapter(mode, standin, app, adapter, monkeypatch, stops)
 
     yield factory
@@ -654,7 +666,7 @@ api_base_url = "{standin.api_url}"
     shutil.copytree(kb_index, tmp_path / "data" / "index")
     app = build_app(cfg, embedder=embedder)
     secrets = slack_secrets(cfg, http=False)
-    adapter = build_adapter(cfg, app, secrets)
+    adapter = build_adapter(cfg, app, secrets, SharedState(app.store.engine))
     handler = adapter.socket_mode(secrets.app_token)
     handler.connect()
     try:

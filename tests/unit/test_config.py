@@ -183,10 +183,28 @@ def test_every_setting_can_come_from_the_environment() -> None:
      "environment variable GROUNDBOT_STORGE__LOCK_BUDGET_S: unknown table [storge]; did you mean [storage]?"),
     ("GROUNDBOT_STORAGE__LOCK_BUDGET_S", "soon", "[storage] lock_budget_s = 'soon': expected a number"),
     ("GROUNDBOT_LOG__FORMAT", "xml", "[log] format = 'xml': expected one of 'text', 'json'"),
+    ("GROUNDBOT_SLACK__THREAD_FOLLOW_UPS", "sometimes", "[slack] thread_follow_ups = 'sometimes': expected true or false"),
 ])
 def test_a_bad_environment_setting_names_the_variable(name: str, value: str, expected: str) -> None:
     with pytest.raises(ValueError, match=re.escape(expected)):
         load_config(ROOT / "config.toml", environ={name: value})
+
+
+def test_slack_thread_follow_ups_are_on_by_default_and_checked(tmp_path: Path) -> None:
+    from bot.schema import ConfigError
+
+    assert load_config(ROOT / "config.toml", environ={}).slack.thread_follow_ups is True
+    off = tmp_path / "off.toml"
+    off.write_text("[slack]\nthread_follow_ups = false\n", encoding="utf-8")
+    assert load_config(off, environ={}).slack.thread_follow_ups is False
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[slack]\nthread_follow_ups = 2\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=re.escape("[slack] thread_follow_ups = 2: expected true or false")):
+        load_config(bad, environ={})
+    typo = tmp_path / "typo.toml"
+    typo.write_text("[slack]\nthread_followups = false\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="did you mean thread_follow_ups"):
+        load_config(typo, environ={})
 
 
 def test_the_secrets_are_every_env_setting_of_the_schema() -> None:

@@ -316,6 +316,9 @@ def test_thirty_wrong_tokens_from_one_client_get_429_and_another_client_is_answe
     assert count and int(float(count.group(1))) >= 30 - first + 1
     assert ("api_ask", "none", "too_many_attempts", 429) in set(
         served.rows("SELECT route, who, reason, status FROM access_refusal"))
+    counted = dict(served.rows(f"SELECT subject, count(*) FROM rate_event WHERE subject LIKE '%client:{guesser}' "
+                               "GROUP BY subject"))  # the worker counted in the database, not in its memory
+    assert counted == {f"fail:client:{guesser}": 10, f"lock:client:{guesser}": 1}
     time.sleep(0.5)  # the log line is written before the response; the file is flushed by then
     locks = [e for e in served.log_lines() if e.get("lock") == "client" and e.get("client") == guesser]
     assert len(locks) == 1 and "refused with 429" in locks[0]["message"]

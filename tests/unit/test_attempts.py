@@ -127,3 +127,27 @@ def test_a_metrics_token_that_is_an_api_or_review_token_stops_the_start(tmp_path
 def test_trusted_proxies_are_addresses_or_networks(tmp_path: Path, value: str) -> None:
     with pytest.raises(ValueError, match=r"\[serve\] trusted_proxies .*not an IP address or network"):
         config(tmp_path, f'trusted_proxies = ["{value}"]')
+
+
+def test_two_workers_count_one_clients_wrong_credentials_together(tmp_path: Path) -> None:
+    from bot.config import ServeSettings
+    from bot.server.attempts import Attempts
+    from storage.records.database import make_engine, migrate
+    from storage.records.shared_state import SharedState
+
+    url = f"sqlite:///{(tmp_path / 'records.db').as_posix()}"
+    migrate(make_engine(url))
+    serve = ServeSettings(wrong_credentials_per_client=4, wrong_credentials_total=0)
+    a, b = (Attempts(serve, lambda s=SharedState(make_engine(url)): s) for _ in range(2))  # type: ignore[misc]
+    for worker in (a, b, a):
+        assert worker.locked("api_ask", "203.0.113.7") is None
+        worker.wrong("api_ask", "203.0.113.7")
+    b.wrong("review", "203.0.113.7")  # the fourth, at another route: the client is locked everywhere
+    for worker in (a, b):
+        refused = worker.locked("metrics", "203.0.113.7")
+        assert refused is not None and refused.status == 429 and 59 <= refused.retry_after <= 60
+        assert worker.locked("api_ask", "198.51.100.4") is None
+    with make_engine(url).connect() as conn:  # the counts are the database's, not either worker's memory
+        rows = conn.exec_driver_sql("SELECT subject, count(*) FROM rate_event GROUP BY subject").all()
+    assert dict(rows) == {"fail:client:203.0.113.7": 4, "lock:client:203.0.113.7": 1, "fail:route:api_ask": 3,
+                          "fail:route:review": 1}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator
+from pydantic import AfterValidator, BeforeValidator
 
 from bot.schema import at, environment_tables, flattened, layout, load_toml, table, without_file
 from bot.scopes import ScopeMap, ScopeSettings, ScopingSettings, check_scopes, parse_scopes
@@ -66,6 +66,20 @@ class SlackSettings:
     thread_follow_ups: bool = True
 
 
+def _proxy_address(value: str) -> str:
+    """An IP address (10.0.0.2, ::1) or network (10.0.0.0/8): whom a forwarded-for header is taken from."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_network(value) if "/" in value else ipaddress.ip_address(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IP address or network (such as 10.0.0.2 or 10.0.0.0/8)") from None
+    return value
+
+
+ProxyAddress = Annotated[str, AfterValidator(_proxy_address)]
+
+
 @dataclass(frozen=True)
 class ServeSettings:
     """`groundbot serve`: one HTTP port for Slack, the Telegram webhook, /api/ask and operations."""
@@ -84,6 +98,15 @@ class ServeSettings:
     delivery_stale_s: float = 15.0  # a claim its worker stopped renewing this long is taken over
     sync_check_s: float = 30.0  # how often each worker looks for [[sources]] whose interval has passed
     sync_lease_s: float = 120.0  # a sync's lease; one left by a killed worker expires after this
+    # /metrics asks for this variable's value as a bearer token; without one (and with an /api/ask
+    # token set) it answers loopback requests only (bot/server/access.py)
+    metrics_token_env: str = "GROUNDBOT_METRICS_TOKEN"
+    # reverse proxies whose X-Forwarded-For names the client (addresses or networks); () = the peer is the client
+    trusted_proxies: tuple[ProxyAddress, ...] = ()
+    # wrong credentials (tokens, /review sign-ins, Slack signatures, Telegram secrets) before 429 (bot/server/attempts.py)
+    wrong_credentials_per_client: int = 10  # from one client address within the window; 0 = no limit
+    wrong_credentials_total: int = 100  # at one route within the window, from every client together; 0 = no limit
+    wrong_credentials_window_s: float = 60.0
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ def cmd_serve(cfg: Config, args: argparse.Namespace) -> int:
         print(f"groundbot serve: the index {cfg.index_path} does not exist yet; with several workers run "
               "'groundbot ingest' first (one worker ingests the configured KB on its first start)", file=sys.stderr)
         return 2
-    from bot.server.serve import serve
+    from bot.server.run import serve
 
     return serve(cfg, host, port, workers)
 

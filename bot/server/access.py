@@ -56,6 +56,13 @@ class Refused:
     message: str
     who: str = NOBODY
     scope: str = ""
+    retry_after: int = 0  # a 429's Retry-After, in seconds
+
+    def headers(self, bearer: bool = True) -> dict[str, str]:
+        """The headers the refusal is answered with: how to authenticate, or when to come back."""
+        if self.status == 429:
+            return {"Retry-After": str(max(1, self.retry_after))}
+        return {"WWW-Authenticate": "Bearer"} if self.status == 401 and bearer else {}
 
 
 def matching(given: str, tokens: Mapping[str, str]) -> str | None:
@@ -159,6 +166,49 @@ class ApiAccess:
         return ConversationKey("api", conversation, namespace)
 
 
+class MetricsAccess:
+    """Who may read /metrics (its labels name scopes and sources): the holder of the token in
+    `[serve] metrics_token_env`'s variable when it is set; else, when /api/ask has a token (the
+    operator closed the API), loopback requests only, and not one a proxy forwarded; else anyone."""
+
+    def __init__(self, token: str, loopback_only: bool) -> None:
+        self.token = token
+        self.loopback_only = loopback_only
+
+    @classmethod
+    def of(cls, config: Config, api: ApiAccess, review: Mapping[str, str]) -> MetricsAccess:
+        token = config.secret(config.serve.metrics_token_env)
+        if token and (token in api.tokens.values() or token in review.values()):
+            raise AccessConfigError(f"{config.serve.metrics_token_env} holds an /api/ask or /review token; "
+                                    "give /metrics a token of its own")
+        return cls(token, loopback_only=bool(api.tokens))
+
+    def check(self, authorization: str, client: str, forwarded: bool) -> Refused | None:
+        """None when the request may read /metrics, else its refusal."""
+        if self.token:
+            scheme, _, given = authorization.partition(" ")
+            if not authorization:
+                return Refused(401, "no_token", "missing bearer token")
+            if scheme.lower() != "bearer" or matching(given.strip(), {"metrics": self.token}) is None:
+                return Refused(401, "wrong_token", "missing or wrong bearer token")
+            return None
+        if self.loopback_only and (forwarded or not _loopback(client)):
+            return Refused(403, "not_loopback", "/metrics answers loopback requests only; give it a token "
+                                                "([serve] metrics_token_env) to scrape it from elsewhere")
+        return None
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
 def review_tokens(config: Config) -> dict[str, str]:
     """The /review sign-ins: "*" (every scope) for `[serve] review_token_env`, else a scope's name."""
     tokens = {}
@@ -180,11 +230,14 @@ class Refusals:
         self.access_log = access_log  # the AccessLog once built
 
     def record(self, route: str, refused: Refused) -> None:
+        """A 429 is counted and kept as a row but not logged: the lock it answers was logged when
+        it was taken, once (bot/server/attempts.py)."""
         self.metrics.access_refused.labels(route, refused.who, refused.scope, refused.reason).inc()
-        log.warning("access refused: %s %s %s (who %s, scope %s)", route, refused.status, refused.reason,
-                    refused.who, refused.scope or "-",
-                    extra={"route": route, "who": refused.who, "scope": refused.scope, "reason": refused.reason,
-                           "status": refused.status})
+        if refused.status != 429:
+                log.warning("access refused: %s %s %s (who %s, scope %s)", route, refused.status, refused.reason,
+                        refused.who, refused.scope or "-",
+                        extra={"route": route, "who": refused.who, "scope": refused.scope, "reason": refused.reason,
+                               "status": refused.status})
         access_log = self.access_log()
         if access_log is None:
             return

@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from itsdangerous import BadSignature, TimestampSigner
@@ -31,6 +32,7 @@ from core.replies import Action
 
 if TYPE_CHECKING:
     from bot.app import App
+    from bot.server.attempts import Attempts
 
 COOKIE = "groundbot_review"
 REVIEWER = "web:admin"
@@ -48,10 +50,12 @@ class ReviewPage:
     `app` gives the App once the worker has built it."""
 
     def __init__(self, tokens: dict[str, str], app: Callable[[], App | None], refusals: Refusals,
-                 path: str = "/review", session_hours: float = 8.0) -> None:
+                 path: str = "/review", session_hours: float = 8.0, attempts: Attempts | None = None) -> None:
+        """`attempts`: the limit on wrong sign-in tokens (bot/server/attempts.py); None: no limit."""
         self.tokens = tokens
         self.app = app
         self.refusals = refusals
+        self.attempts = attempts
         self.path = path.rstrip("/")
         self.max_age = max(1, int(session_hours * 3600))
 
@@ -83,12 +87,20 @@ class ReviewPage:
         from starlette.concurrency import run_in_threadpool
 
         await run_in_threadpool(self.refusals.record, "review", refused)
-        return _page(refused.status, message=refused.message, **page)
+        response = _page(refused.status, message=refused.message, **page)
+        response.headers.update(refused.headers(bearer=False))
+        return response
 
     async def login(self, request: Request) -> Response:
+        if self.attempts is not None and (locked := await self.attempts.check("review", request)) is not None:
+            return await self._refuse(replace(locked, message="Too many wrong tokens; try again later."),
+                                      login=True, path=self.path)
         form = await _form(request)
-        who = matching(str(form.get("token", "")), self.tokens)
+        given = str(form.get("token", ""))
+        who = matching(given, self.tokens)
         if who is None:
+            if self.attempts is not None and given:
+                await self.attempts.count("review", request)
             return await self._refuse(Refused(403, "wrong_token", "Wrong token."), login=True, path=self.path)
         response = RedirectResponse(self.path, status_code=303)
         cookie = self._signer(who).sign(f"{who}:{secrets.token_urlsafe(16)}").decode()

@@ -2,10 +2,13 @@
 HTTP, run as N identical worker processes sharing one database.
 
 Routes: `GET /healthz` (the process is alive), `GET /readyz` (503 until the database answers,
-the index is open and the model is loaded), `GET /metrics` (Prometheus), `POST /api/ask` (the
-`ask --json` decision for a web widget or another service; a bearer token per knowledge scope,
-bot/server/access.py), the Slack Events API endpoint (slack-bolt's own Starlette adapter, signatures
-checked by bolt) and the Telegram webhook (Telegram's secret token checked). The App is built
+the index is open and the model is loaded), `GET /metrics` (Prometheus; its own bearer token, or
+loopback only once the API has a token), `POST /api/ask` (the `ask --json` decision for a web
+widget or another service; a bearer token per knowledge scope, bot/server/access.py), the Slack
+Events API endpoint (slack-bolt's own Starlette adapter, signatures checked by bolt) and the
+Telegram webhook (Telegram's secret token checked). Wrong credentials at any of them are limited
+per client and per route (bot/server/attempts.py); docs/deploy.md has the table of who may call
+what. bot/server/run.py runs this app under uvicorn. The App is built
 in the background so /healthz answers at once; each worker builds its own. Several workers share
 one port, and there a worker takes connections only once built, leaving them to its ready
 siblings. A Slack event or a Telegram update is acknowledged only once it is claimed in the
@@ -30,14 +33,17 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from bot.app import App, settle_heap
 from bot.config import Config
-from bot.server.access import ApiAccess, Refusals, Refused, review_tokens
+from bot.server.access import ApiAccess, MetricsAccess, Refusals, Refused, review_tokens
 from bot.server.api_ask import incoming, parse_ask
+from bot.server.attempts import Attempts
 from bot.server.deliveries import Inbox
 from bot.server.metrics import Metrics
 from bot.server.shared import SharedOnce, SharedRateLimit, SharedThreads, serve_hooks
@@ -80,7 +86,8 @@ class Service:
         try:
             app = self.app_factory()
             serve = self.config.serve
-            state = SharedState(app.store.engine, lease_s=serve.conversation_lease_s, stale_s=serve.delivery_stale_s)
+            state = SharedState(app.store.engine, lease_s=serve.conversation_lease_s, stale_s=serve.delivery_stale_s,
+                                events_keep_s=serve.wrong_credentials_window_s)
             serve_hooks(app.hooks, state, self.metrics)
             self.metrics.watch_review_queue(lambda: _or_none(app.store.review_queue_depth))
             self._slack(app, state)
@@ -180,11 +187,13 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
     with 503 while it loads instead. AccessConfigError when the tokens would leave scopes open."""
     from bot.app import ready_app
 
-    access = ApiAccess.of(config)
+    access, tokens = ApiAccess.of(config), review_tokens(config)
     metrics = Metrics(metrics_dir)
     service = Service(config, app_factory or (lambda: ready_app(config)), metrics)
     refusals = Refusals(metrics, lambda: service.access_log)
-    ep = _Endpoints(config, service, metrics, access, refusals, accept_when_ready=accept_when_ready)
+    attempts = Attempts(config.serve, lambda: service.state)
+    ep = _Endpoints(config, service, metrics, access, refusals, accept_when_ready=accept_when_ready,
+                    attempts=attempts, metrics_access=MetricsAccess.of(config, access, tokens))
     routes = [
         Route("/healthz", ep.healthz, methods=["GET"]),
         Route("/readyz", ep.readyz, methods=["GET"]),
@@ -193,13 +202,15 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
         Route(config.serve.slack_path, ep.slack_events, methods=["POST"]),
         Route(config.serve.telegram_path, ep.telegram_webhook, methods=["POST"]),
     ]
-    tokens = review_tokens(config)
     if tokens:  # the review queue's web page, for admins holding a token (of every scope, or of one)
         from bot.server.review_page import ReviewPage
 
-        routes += ReviewPage(tokens, lambda: service.app, refusals,
-                             session_hours=config.serve.review_session_hours).routes()
-    asgi = Starlette(routes=routes, lifespan=ep.lifespan)
+        routes += ReviewPage(tokens, lambda: service.app, refusals, session_hours=config.serve.review_session_hours,
+                             attempts=attempts).routes()
+    # the client of a request is its peer, or what a trusted proxy's X-Forwarded-For names (uvicorn's own
+    # middleware; `serve` turns off uvicorn's default, which trusts any local peer's header)
+    proxies = [Middleware(ProxyHeadersMiddleware, trusted_hosts=list(config.serve.trusted_proxies))]
+    asgi = Starlette(routes=routes, lifespan=ep.lifespan, middleware=proxies if config.serve.trusted_proxies else [])
     asgi.state.service = service
     return asgi
 
@@ -209,13 +220,15 @@ class _Endpoints:
     start Telegram's update processing; on shutdown finish the work already acknowledged."""
 
     def __init__(self, config: Config, service: Service, metrics: Metrics, access: ApiAccess, refusals: Refusals, *,
-                 accept_when_ready: bool = False) -> None:
+                 accept_when_ready: bool = False, attempts: Attempts, metrics_access: MetricsAccess) -> None:
         self.config = config
         self.service = service
         self.metrics_ = metrics
         self.access = access
         self.refusals = refusals
         self.accept_when_ready = accept_when_ready
+        self.attempts = attempts  # wrong credentials limited per client and route (bot/server/attempts.py)
+        self.metrics_access = metrics_access
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _: Starlette) -> AsyncIterator[None]:
@@ -253,14 +266,28 @@ class _Endpoints:
     async def metrics(self, request: Request) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST
 
+        authorization = request.headers.get("authorization", "")
+        if authorization and (locked := await self.attempts.check("metrics", request)):
+            return await self._refused(locked, "metrics")
+        forwarded = "x-forwarded-for" in request.headers or "forwarded" in request.headers
+        refused = self.metrics_access.check(authorization, self.attempts.client(request), forwarded)
+        if refused is not None:
+            if refused.reason == "wrong_token":
+                await self.attempts.count("metrics", request)
+            return await self._refused(refused, "metrics")
         body = await run_in_threadpool(self.metrics_.exposition)
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
     async def api_ask(self, request: Request) -> Response:
-        """Who asks (401 without a known token), what (400), and in which scope (403 outside the
-        token's); nothing is searched before all three are settled."""
-        caller = self.access.caller(request.headers.get("authorization", ""), request.url.query)
+        """Who asks (401 without a known token, 429 after too many wrong ones), what (400), and in
+        which scope (403 outside the token's); nothing is searched before all three are settled."""
+        authorization = request.headers.get("authorization", "")
+        if authorization and (locked := await self.attempts.check("api_ask", request)):
+            return await self._refused(locked)
+        caller = self.access.caller(authorization, request.url.query)
         if isinstance(caller, Refused):
+            if caller.reason == "wrong_token":
+                await self.attempts.count("api_ask", request)
             return await self._refused(caller)
         parsed = parse_ask(await request.body())
         if isinstance(parsed, str):
@@ -274,16 +301,25 @@ class _Endpoints:
         decision = await run_in_threadpool(self.service.app.ask, msg)
         return JSONResponse(decision_json(decision))
 
-    async def _refused(self, refused: Refused) -> Response:
-        await run_in_threadpool(self.refusals.record, "api_ask", refused)
-        headers = {"WWW-Authenticate": "Bearer"} if refused.status == 401 else None
-        return JSONResponse({"error": refused.message}, status_code=refused.status, headers=headers)
+    async def _refused(self, refused: Refused, route: str = "api_ask", *, plain: bool = False) -> Response:
+        await run_in_threadpool(self.refusals.record, route, refused)
+        if plain:  # the platforms' routes: no bearer token to ask for
+            return PlainTextResponse(refused.message, refused.status, headers=refused.headers(bearer=False))
+        return JSONResponse({"error": refused.message}, status_code=refused.status, headers=refused.headers())
 
     async def slack_events(self, request: Request) -> Response:
         service = self.service
         if service.slack_endpoint is None:
             return _unavailable(service) if not service.ready else PlainTextResponse("Slack is not configured", 404)
+        signed = "x-slack-signature" in request.headers
+        if signed and (locked := await self.attempts.check("slack", request)):
+            return await self._refused(locked, "slack", plain=True)
         response: Response = await service.slack_endpoint(request)
+        if response.status_code == 401:  # bolt checked the signature
+            if signed:
+                await self.attempts.count("slack", request)
+            reason = "wrong_signature" if signed else "no_signature"
+            await run_in_threadpool(self.refusals.record, "slack", Refused(401, reason, ""))
         return response
 
     async def telegram_webhook(self, request: Request) -> Response:
@@ -291,8 +327,13 @@ class _Endpoints:
         if service.telegram is None:
             return _unavailable(service) if not service.ready else PlainTextResponse("Telegram is not configured", 404)
         given = request.headers.get(TELEGRAM_SECRET_HEADER, "")
+        if given and (locked := await self.attempts.check("telegram", request)):
+            return await self._refused(locked, "telegram", plain=True)
         if not hmac.compare_digest(given.encode(), service.telegram_secret.encode()):
-            return PlainTextResponse("forbidden", 403)
+            if given:
+                await self.attempts.count("telegram", request)
+            return await self._refused(Refused(403, "wrong_secret" if given else "no_secret", "forbidden"),
+                                       "telegram", plain=True)
         return await _telegram_update(service, await request.body())
 
 
@@ -322,60 +363,3 @@ async def _telegram_update(service: Service, body: bytes) -> Response:
     except (TypeError, KeyError, AttributeError, ValueError) as exc:  # not an update python-telegram-bot reads
         return PlainTextResponse(f"not a Telegram update: {type(exc).__name__}", 400)
     return Response(status_code=200)  # a database error above is a 500: Telegram sends the update again
-
-
-# -- the command ------------------------------------------------------------------------
-class WorkerApp:
-    """A picklable ASGI app for uvicorn's worker processes: each builds its own Starlette app."""
-
-    def __init__(self, config: Config, metrics_dir: Path | None, *, ingest_if_empty: bool = True) -> None:
-        self.config = config
-        self.metrics_dir = metrics_dir
-        self.ingest_if_empty = ingest_if_empty
-        self._asgi: Starlette | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "metrics_dir": self.metrics_dir, "ingest_if_empty": self.ingest_if_empty,
-                "_asgi": None}
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if self._asgi is None:
-            from bot.logs.redact import install_redaction
-            from bot.logs.setup import configure_logging
-
-            configure_logging(self.config.log.format, self.config.log.level)  # a fresh process: its own handler
-            install_redaction(self.config.secrets)  # ... and redaction, before anything logs
-            from bot.app import build_app, ready_app
-
-            cfg = self.config
-            # several workers must not all ingest an empty index at once: `groundbot ingest` first
-            factory = (lambda: ready_app(cfg)) if self.ingest_if_empty else (lambda: build_app(cfg))
-            # several workers share the port: each takes connections only once it can answer them
-            self._asgi = build_asgi(cfg, app_factory=factory, metrics_dir=self.metrics_dir,
-                                    accept_when_ready=self.metrics_dir is not None)
-        await self._asgi(scope, receive, send)
-
-
-def serve(config: Config, host: str, port: int, workers: int) -> int:
-    """Run uvicorn: in this process for one worker, else a supervisor restarting dead workers.
-    The exit status: 0, or uvicorn's STARTUP_FAILURE (3) when the app could not start."""
-    import tempfile
-
-    import uvicorn
-
-    from bot.server.metrics import use_prometheus_multiprocess
-
-    if workers <= 1:
-        uv = uvicorn.Config(WorkerApp(config, None), host=host, port=port, log_level="warning", log_config=None,
-                            timeout_graceful_shutdown=60, lifespan="on")
-        server = uvicorn.Server(uv)
-        server.run()  # exits with STARTUP_FAILURE itself when the app cannot start
-        return 0
-    from bot.server.supervisor import Supervisor, bind
-
-    with tempfile.TemporaryDirectory(prefix="groundbot-metrics-") as metrics_dir:
-        use_prometheus_multiprocess(metrics_dir)  # workers inherit it; their counters are summed
-        uv = uvicorn.Config(WorkerApp(config, Path(metrics_dir), ingest_if_empty=False), host=host, port=port,
-                            log_level="warning", log_config=None, timeout_graceful_shutdown=60, lifespan="on")
-        with bind(host, port) as sock:
-            return Supervisor(uv, sock, workers).run()  # replaces a worker that dies

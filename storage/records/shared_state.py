@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -110,8 +110,11 @@ class SharedState:
     """Delivery de-duplication, rate limits, reply threads and conversation leases over one engine."""
 
     def __init__(self, engine: Engine, *, lease_s: float = 60.0, delivery_ttl_s: float = 7 * 86400.0,
-                 stale_s: float = 15.0, max_attempts: int = 3, clock: Callable[[], float] = time.monotonic) -> None:
+                 stale_s: float = 15.0, max_attempts: int = 3, clock: Callable[[], float] = time.monotonic,
+                 events_keep_s: float = 120.0) -> None:
+        """`events_keep_s`: how long rate-limit and failure events are kept (the longest window)."""
         self.engine = engine
+        self.events_keep_s = max(120.0, events_keep_s)
         self.lease_s = lease_s
         self.delivery_ttl_s = delivery_ttl_s
         self.stale_s = stale_s
@@ -234,7 +237,8 @@ class SharedState:
         self._last_prune = now
         with Session(self.engine) as session:
             session.execute(delete(Delivery).where(col(Delivery.created_at) < _now() - timedelta(seconds=self.delivery_ttl_s)))
-            session.execute(delete(RateEvent).where(col(RateEvent.created_at) < _now() - timedelta(minutes=2)))
+            session.execute(delete(RateEvent).where(col(RateEvent.created_at)
+                                                    < _now() - timedelta(seconds=self.events_keep_s)))
             session.commit()
 
     # -- rate limits -------------------------------------------------------------------
@@ -254,6 +258,40 @@ class SharedState:
             session.add(RateEvent(subject=subject))
             session.commit()
         return 0.0
+
+    # -- locks after repeated failures (wrong credentials) ------------------------------------
+    def locked_s(self, keys: Sequence[str], window_s: float) -> float:
+        """Seconds left of the newest lock on any of `keys` (a lock lasts `window_s` from when
+        `fail` took it); 0 when none holds. One query, whichever worker took the lock."""
+        since = _now() - timedelta(seconds=window_s)
+        with Session(self.engine) as session:
+            newest = session.exec(select(func.max(RateEvent.created_at)).where(
+                col(RateEvent.subject).in_([f"lock:{k}" for k in keys]), col(RateEvent.created_at) >= since)).first()
+        if newest is None:
+            return 0.0
+        return max(0.1, window_s - (_now() - _aware(newest)).total_seconds())
+
+    def fail(self, limits: Mapping[str, int], window_s: float) -> list[str]:
+        """Count one failure against each key of `limits`; the keys whose failures within
+        `window_s` reached their limit now (a limit of 0 never does), each locked from now for
+        `window_s`. The caller asks `locked_s` first and counts nothing while locked, so after a
+        lock a key's count starts again from none."""
+        self._prune()
+        since = _now() - timedelta(seconds=window_s)
+        subjects = [f"fail:{k}" for k in limits]
+        with Session(self.engine) as session:
+            session.add_all([RateEvent(subject=s) for s in subjects])
+            session.flush()
+            counts = dict(session.exec(select(RateEvent.subject, func.count()).where(
+                col(RateEvent.subject).in_(subjects), col(RateEvent.created_at) >= since)
+                .group_by(col(RateEvent.subject))).all())
+            locked = set(session.exec(select(RateEvent.subject).where(
+                col(RateEvent.subject).in_([f"lock:{k}" for k in limits]), col(RateEvent.created_at) >= since)).all())
+            reached = [k for k, limit in limits.items()  # a request that passed the check before the lock: no second one
+                       if 0 < limit <= counts.get(f"fail:{k}", 0) and f"lock:{k}" not in locked]
+            session.add_all([RateEvent(subject=f"lock:{k}") for k in reached])
+            session.commit()
+        return reached
 
     # -- reply threads -------------------------------------------------------------------
     def remember_thread(self, key: str, thread: str) -> None:

@@ -76,6 +76,10 @@ def to_document(data: bytes, name: str, doc_id: str, source: str, url: str) -> D
     return doc
 
 
+class FetchError(Exception):
+    """One URL could not be fetched; the message says why, without credentials."""
+
+
 class SourceFailed(Exception):
     """The source as a whole could not be read (DNS, a 5xx on its sitemap, a refused token, a
     fetch of the repository): nothing of it is changed in the index."""

@@ -1,35 +1,34 @@
 """HTTP fetches for synced sources, with the limits a server reading the open web needs: only
-http(s), no private or loopback address unless the source allows it (checked at every redirect
-hop, so a public page cannot bounce the fetch onto the internal network), a bounded number of
-redirects, a bounded response size, a timeout, a polite rate, and conditional requests so an
-unchanged page costs a 304 and no download.
+http(s), no private or loopback address unless the source allows it (every address a name
+resolves to is checked, and the connection is made to a checked address: see addresses.py),
+checked at every redirect hop, so a public page cannot bounce the fetch onto the internal
+network, a bounded number of redirects, a bounded response size, a timeout, a polite rate, and
+conditional requests so an unchanged page costs a 304 and no download.
 
-Why not httpx's own redirect following: each hop must pass the address check before it is
-requested. A name that resolves differently between the check and the connection (DNS
-rebinding) is not caught; docs/sources.md says so.
+Why not httpx's own redirect following: each hop's URL is checked (scheme, host) and counted
+before it is requested, and its answer read with the same limits.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import threading
 import time
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpx
 from limits import RateLimitItemPerSecond
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
+from storage.ingestion.sources.addresses import AddressGuard, AddressRefused, GuardedTransport, check_url
+from storage.ingestion.sources.addresses import check_address as check_address
+from storage.ingestion.sources.addresses import shown as _shown
+from storage.ingestion.sources.base import FetchError as FetchError
+
 USER_AGENT = "groundbot-sync/1 (+docs/sources.md)"
 GONE = (404, 410)
 REDIRECTS = (301, 302, 303, 307, 308)
-
-
-class FetchError(Exception):
-    """One URL could not be fetched; the message says why, without credentials."""
 
 
 @dataclass(frozen=True)
@@ -42,46 +41,21 @@ class Fetched:
     last_modified: str = ""
 
 
-def check_address(url: str, allow_private: bool) -> None:
-    """Refuse a URL that is not http(s), or whose host resolves to an address that is not on
-    the public internet, unless the source allows private addresses."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise FetchError(f"{_shown(url)}: only http and https URLs are fetched")
-    host = parts.hostname
-    if not host:
-        raise FetchError(f"{_shown(url)}: no host in the URL")
-    try:
-        infos = socket.getaddrinfo(host, parts.port or (443 if parts.scheme == "https" else 80),
-                                   type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise FetchError(f"{_shown(url)}: cannot resolve {host} ({exc})") from None
-    if allow_private:
-        return
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
-        if not address.is_global:
-            raise FetchError(f"{_shown(url)}: {host} resolves to {address}, a private or loopback address; "
-                             "set allow_private_addresses = true for this source to allow it")
-
-
-def _shown(url: str) -> str:
-    """The URL without credentials or query (what logs and reports may show)."""
-    p = urlsplit(url)
-    host = p.hostname or ""
-    return f"{p.scheme}://{host}{':' + str(p.port) if p.port else ''}{p.path}"[:300]
-
-
 class Fetcher:
     """GETs with the limits above; thread-safe (a sync fetches with several threads)."""
 
     def __init__(self, *, allow_private: bool = False, timeout_s: float = 20.0, max_bytes: int = 5_000_000,
                  max_redirects: int = 5, requests_per_second: float = 2.0,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, guard: AddressGuard | None = None,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        """`guard`: the address rule (default: `allow_private`'s, over the system resolver);
+        `transport`: the HTTP transport (default: one connecting through the guard)."""
         self.allow_private = allow_private
+        self.guard = guard or AddressGuard(allow_private)
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
         self.client = httpx.Client(timeout=timeout_s, follow_redirects=False, trust_env=False,
+                                   transport=transport or GuardedTransport(self.guard),
                                    headers={"User-Agent": USER_AGENT, **(headers or {})})
         self._limiter = MovingWindowRateLimiter(MemoryStorage())
         self.set_rate(requests_per_second)
@@ -112,7 +86,7 @@ class Fetcher:
             headers["If-Modified-Since"] = last_modified
         current = url
         for _hop in range(self.max_redirects + 1):
-            check_address(current, self.allow_private)
+            check_url(current)  # the address is checked as the connection is made, once per connection
             self._wait_turn()
             with self._lock:
                 self.requests += 1
@@ -123,6 +97,8 @@ class Fetcher:
                 raise FetchError(f"{_shown(current)}: timed out") from None
             except httpx.HTTPError as exc:
                 raise FetchError(f"{_shown(current)}: {type(exc).__name__}") from None
+            except AddressRefused as exc:  # refused as the connection was made: the message names the URL
+                raise FetchError(f"{_shown(current)}: {exc}") from None
             if isinstance(answer, Fetched):
                 return answer
             current = answer

@@ -3,6 +3,12 @@ git binary needed on the server) into a bare mirror under the data folder, and r
 branch's tree without a checkout. A file whose blob id did not change since the last sync is
 kept without being read; a renamed file is a removal and an addition; a file deleted from the
 branch is removed. Citations link the file at the synced commit when `web_url` is configured.
+
+Over http(s), dulwich's urllib3 connections dial through the address guard of addresses.py (the
+name resolved once per connection, every address checked, the connection made to a checked one;
+redirects too), and no proxy is taken from the environment. Over ssh, ssh itself resolves and
+connects: the host is checked when the sync starts, but a name that resolves differently a moment
+later is not caught there (ssh's host key check against known_hosts is what stands in its way).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from urllib.parse import urlsplit
 
 from storage.documents import Document
 from storage.ingestion.loaders import SUFFIXES
+from storage.ingestion.sources.addresses import AddressGuard, guarded_pool_manager
 from storage.ingestion.sources.base import Collected, Progress, SourceFailed, SourceSpec, to_document
 from storage.ingestion.sources.fetch import FetchError, check_address
 from storage.records.source_state import PageState
@@ -24,27 +31,30 @@ log = logging.getLogger(__name__)
 class GitConnector:
     """Reads one `kind = "git"` source."""
 
-    def __init__(self, spec: SourceSpec, mirror: Path, token: str = "") -> None:
+    def __init__(self, spec: SourceSpec, mirror: Path, token: str = "", guard: AddressGuard | None = None) -> None:
         self.spec = spec
         self.mirror = mirror
         self.token = token
+        self.guard = guard or AddressGuard(spec.allow_private_addresses)
 
     def _remote(self) -> tuple[object, str]:
-        from dulwich.client import get_transport_and_path
+        from dulwich.client import default_user_agent_string, get_transport_and_path
 
         url = self.spec.url
         if url.startswith(("http://", "https://")):
             try:
-                check_address(url, self.spec.allow_private_addresses)
+                check_address(url, self.spec.allow_private_addresses, self.guard)
             except FetchError as exc:
                 raise SourceFailed(str(exc)) from None
             return get_transport_and_path(url, username="x-access-token" if self.token else None,
-                                          password=self.token or None, quiet=True)
+                                          password=self.token or None, quiet=True,
+                                          pool_manager=guarded_pool_manager(self.guard, timeout=self.spec.timeout_s,
+                                                                            headers={"User-agent": default_user_agent_string()}))
         if "://" not in url and ":" not in url.split("/", 1)[0]:  # a local path
             return get_transport_and_path(str(Path(url).expanduser().resolve()), quiet=True)
         host = urlsplit(url).hostname if "://" in url else url.split(":", 1)[0].rsplit("@", 1)[-1]
         try:  # ssh: the address rule as for https; the server's own keys and known_hosts
-            check_address(f"https://{host}/", self.spec.allow_private_addresses)
+            check_address(f"https://{host}/", self.spec.allow_private_addresses, self.guard)
         except FetchError as exc:
             raise SourceFailed(str(exc).replace("https://", "ssh://", 1)) from None
         return get_transport_and_path(url, quiet=True)

@@ -2,8 +2,9 @@
 through, and the factory bot/services/sources.py asks for a wiki source's connector.
 
 Why one guarded transport: an API call carries the source's token, so it must never go where
-the config did not send it. Every request passes the address rule of storage/ingestion/sources/
-fetch.py (no private or loopback address unless the source allows it), redirects are not
+the config did not send it. Every connection passes the address rule of storage/ingestion/
+sources/addresses.py (no private or loopback address unless the source allows it, every address
+of the name checked and the connection made to a checked one), redirects are not
 followed (a token is not carried to another host; a wiki API that redirects is configured at
 the wrong URL), answers are cut at `max_page_bytes`, and calls keep the source's polite rate.
 Notion's own client (notion-client) takes this httpx client as it is.
@@ -18,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from storage.ingestion.sources.addresses import AddressGuard, AddressRefused, GuardedTransport, check_url
 from storage.ingestion.sources.base import SourceFailed, SourceSpec
 from storage.ingestion.sources.fetch import USER_AGENT, FetchError, check_address
 
@@ -43,9 +45,13 @@ class _Capped(httpx.SyncByteStream):
 class ApiTransport(httpx.BaseTransport):
     """httpx's transport with the address rule, the size limit and the rate of one source."""
 
-    def __init__(self, spec: SourceSpec) -> None:
+    def __init__(self, spec: SourceSpec, guard: AddressGuard | None = None,
+                 inner: httpx.BaseTransport | None = None) -> None:
+        """`guard`: the address rule (default: the spec's, over the system resolver); `inner`: the
+        HTTP transport under it (default: one connecting through the guard)."""
         self.spec = spec
-        self.inner = httpx.HTTPTransport(retries=0)
+        self.guard = guard or AddressGuard(spec.allow_private_addresses)
+        self.inner = inner or GuardedTransport(self.guard)
         self.interval = 1.0 / max(spec.requests_per_second, 0.01)
         # an answer wraps a page's text in JSON (escaped, with metadata) or lists many pages: the
         # connectors hold each page's own text to max_page_bytes, this bounds any one answer
@@ -65,10 +71,13 @@ class ApiTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         shown = f"{request.url.scheme}://{request.url.netloc.decode('ascii', 'replace')}{request.url.path}"
-        check_address(str(request.url), self.spec.allow_private_addresses)
+        check_url(str(request.url))  # the address: checked as the connection is made, by the guard
         request.headers["Accept-Encoding"] = "identity"  # the limit below counts the body's own bytes
         self._wait_turn()
-        response = self.inner.handle_request(request)
+        try:
+            response = self.inner.handle_request(request)
+        except AddressRefused as exc:
+            raise FetchError(f"{shown}: {exc}") from None
         declared = response.headers.get("content-length", "")
         limit = self.limit
         if declared.isdigit() and int(declared) > limit:

@@ -72,7 +72,11 @@ class Generator(Protocol):
     name: str
     mode: Mode  # quotes the sources or asks a language model: which settings the stages read (core.settings.for_mode)
 
-    def generate(self, question: str, hits: Sequence[Hit]) -> Generation: ...
+    def generate(self, question: str, hits: Sequence[Hit], reading: str = "") -> Generation:
+        """`question` is the one the answer is held to (the user's, or a language model's rewrite);
+        `reading`, when a later turn was read with earlier words (core/retrieve/resolve.py), is
+        that reading: a quoting generator may weigh its words in choosing what to quote."""
+        ...
 
 
 class Rewriter(Protocol):
@@ -81,6 +85,14 @@ class Rewriter(Protocol):
     checks what it returns before it stands for the question, and falls back to the local resolver."""
 
     def rewrite(self, question: str, earlier: Sequence[PriorTurn]) -> str: ...
+
+
+class TermSelector(Protocol):
+    """The term selector: for each earlier word of a conversation (as core/retrieve/terms.py lays
+    them out), the probability (0..1) that the follow-up `question` needs it to stand on its own.
+    storage/models/term_selector.py implements it."""
+
+    def probabilities(self, history: Sequence[str], question: Sequence[str]) -> list[float]: ...
 
 
 class PassageReader(Protocol):

@@ -39,9 +39,9 @@ def explain(decision: Decision) -> str:
     if decision.scope is not None:  # the knowledge scope the turn was answered from (docs/scopes.md)
         lines.insert(1, f"scope: {decision.scope}")
     r = decision.resolution
-    if r.get("follow_up") or r.get("method") in ("model", "local-fallback"):  # how a follow-up was understood
-        lines.insert(1, f"understood as: {decision.resolved_question or decision.question}  "
-                        f"({r.get('method')}: {r.get('why')}; after: {r.get('previous') or '-'})")
+    if r.get("previous"):  # how a later turn was read: the full reading, whatever the user was shown
+        lines.insert(1, f"read as: {r.get('reading') or decision.question}  "
+                        f"({r.get('method')}: {r.get('why')}; after: {r.get('previous')})")
     views = claim_views(decision.claim_map)
     if decision.removed_claims:  # what the user was not sent, and why
         lines.append(f"left out ({len(decision.removed_claims)}):")

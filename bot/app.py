@@ -21,7 +21,7 @@ from bot.services.review import ReviewDesk
 from bot.services.sources import Syncer
 from core.generate.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
-from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter
+from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter, TermSelector
 from core.profiles import apply_profile, load_profile
 from core.replies import Reply
 from core.turn.pipeline import Pipeline
@@ -187,6 +187,16 @@ def make_reader(config: Config, embedder_name: str) -> PassageReader | None:
     return OnnxReader(threads=max(1, config.core.reader.threads))
 
 
+def make_term_selector(config: Config) -> TermSelector | None:
+    """The term selector of [retrieval] (storage/models/term_selector.py), or None when it is off.
+    English only: a Persian follow-up is searched with the question before it instead."""
+    if not config.core.retrieval.term_selector:
+        return None
+    from storage.models.term_selector import OnnxTermSelector
+
+    return OnnxTermSelector()
+
+
 def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
     """The claim judge of [judge] claims (storage/models/claim_judge.py) for generated answers, or None
     when it is off, the generator is extractive, or the knowledge base is not English (minilm)."""
@@ -223,6 +233,7 @@ def build_app(
     store: SqlTranscriptStore | None = None,
     clock: Callable[[], float] | None = None,
     reader: PassageReader | None = None,
+    term_selector: TermSelector | None = None,
 ) -> App:
     """Wire storage, embedder, generator and pipeline from one Config."""
     config.data_dir.mkdir(parents=True, exist_ok=True)
@@ -241,7 +252,8 @@ def build_app(
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name),
                         reader=reader or make_reader(config, emb.name), scope_refusals=config.scope_map().refusals(),
-                        rewriter=make_rewriter(config) if generator is None else None, **kwargs)
+                        rewriter=make_rewriter(config) if generator is None else None,
+                        term_selector=term_selector or make_term_selector(config), **kwargs)
     return _services(config, pipeline, st, index, emb)
 
 

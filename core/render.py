@@ -26,10 +26,15 @@ def decision_json(decision: Decision) -> dict[str, Any]:
 
 
 def understood_line(decision: Decision) -> str:
-    """One line saying which question a resolved follow-up was answered as ("" when as typed)."""
-    if not decision.resolved_question or decision.resolved_question.strip() == decision.question.strip():
-        return ""
-    return say("understood_as", decision.language, question=decision.resolved_question)
+    """One line saying how a follow-up was read: the question it was answered as, when that is a
+    well-formed question (core/retrieve/resolve.py: `well_formed`), else the question it followed
+    on from; "" when it was read as typed."""
+    if decision.resolved_question and decision.resolved_question.strip() != decision.question.strip():
+        return say("understood_as", decision.language, question=decision.resolved_question)
+    previous = str(decision.resolution.get("previous") or "")
+    if decision.resolution.get("follow_up") and previous:
+        return say("following_on", decision.language, question=previous)
+    return ""
 
 
 def sources_lines(decision: Decision) -> list[str]:

@@ -18,6 +18,8 @@ class RetrievalSettings:
     ask_back: bool = True  # a short question the sources answer in different ways gets its readings back
     ask_back_max_words: int = 3  # ... when it has at most this many content words
     ask_back_margin: float = 0.15  # ... and the reader trusts another document's section within this of the best
+    term_selector: bool = True  # a later turn reads the earlier words the term selector picks (English)
+    term_threshold: float = 0.3  # ... a word at or above this probability (chosen on the conversations dev part)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from bench import ROOT
+from bench import ROOT, rewrites
 from bench import datasets as ds
 from bench.grounding.docs_suite import DOCS, _cites, _leaf, from_section, led_by_section
 from bench.grounding.harness import (
@@ -502,6 +502,96 @@ def run_peer(app: App, tasks: Sequence[MtragTask], names: dict[str, str], passag
                         f"{len(asked)} answerable / partial tasks")
 
 
+# -- pass 4: retrieval recall of MTRAG's rewrites, where their passages are in the KB ----------
+
+RECALL_LABELS = (("raw", "the last question alone"), ("last_two", "the last two glued"),
+                 ("selected", "the question with the selected words"), ("shipped", "groundbot's fused searches"),
+                 ("human", "the human rewrite"))
+
+
+def run_rewrite_recall(app: App, names: dict[str, str], passages: Sequence[Passage], result: SuiteResult) -> None:
+    """MTRAG's rewrite turns whose qrels name a passage of the MTRAG-UN KB: is one of them among the
+    top 5 passages of the plain MiniLM (each query, the peer's passage matrix) and of groundbot's own
+    fused searches (core/retrieve/search.py over the chunk index, the hits' passages in order)?"""
+    from bench.rewrites import load_mtrag_rewrites, mtrag_qrels, prior_turns
+    from core.retrieve.resolve import resolve
+    from core.retrieve.search import search
+
+    if not (rewrites.MTRAG_REWRITES_DIR / "govt_qrels.tsv").is_file():
+        return
+    qrels = mtrag_qrels()
+    kb = {p.document_id for p in passages}
+    items = [(r, refs) for r in load_mtrag_rewrites() if r.follow_up and (refs := frozenset(qrels.get(r.id, set()) & kb))]
+    if not items:
+        return
+    cfg = app.config.core.retrieval
+    selector = app.pipeline.term_selector
+    readings = [resolve(r.question, prior_turns(r), None, cfg.history_turns, selector, cfg.term_threshold) for r, _ in items]
+    texts = {"raw": [r.question for r, _ in items],
+             "last_two": [" ".join([*(q for q, _ in r.prior[-1:]), r.question]) for r, _ in items],
+             "selected": [x.resolved for x in readings], "human": [r.rewrite for r, _ in items]}
+    chunk_ids, vecs, _ = passage_matrix(app, names, passages)
+    ids = sorted(set(chunk_ids))
+    at = {x: i for i, x in enumerate(ids)}
+    owner = np.asarray([at[x] for x in chunk_ids])
+    m = result.metrics
+    for name, queries in texts.items():
+        qs = app.embedder.embed_queries([normalize_text(q) for q in queries])
+        ranks = peer_ranks(passage_scores(qs @ vecs.T, owner, len(ids)), ids, [refs for _, refs in items])
+        put(m, f"recall5_{name}", list(zip(items, ranks, strict=True)), lambda p: p[1] is not None and p[1] < 5,
+            lambda p: p[0][0].split)
+    found = []
+    for x in readings:
+        _, _, hits = search(x, app.embedder, app.index, 20, None, cfg.rrf_k)
+        order = list(dict.fromkeys(names[stem] for h in hits if (stem := Path(h.source).stem) in names))
+        found.append(order[:5])
+    put(m, "recall5_shipped", list(zip(items, found, strict=True)), lambda p: bool(set(p[1]) & p[0][1]),
+        lambda p: p[0][0].split)
+    run_rewrite_ceiling(app, items, names, result)
+    result.notes.append(f"MTRAG rewrites: {len(items)} follow-ups whose qrels name one of the {len(kb)} MTRAG-UN passages "
+                        f"(the term selector trained on the train split's conversations: the all column holds them)")
+
+
+class HumanRewrites:
+    """A language model's rewrite at its port (core.ports.Rewriter) that returns the person's
+    rewrite of each question: the ceiling of a rewriting model on these conversations."""
+
+    def __init__(self, rewrites: dict[str, str]) -> None:
+        self.rewrites = rewrites
+
+    def rewrite(self, question: str, earlier: Sequence[Any]) -> str:
+        return self.rewrites.get(question.strip(), question)
+
+
+def run_rewrite_ceiling(app: App, items: Sequence[tuple[Any, frozenset[str]]], names: dict[str, str],
+                        result: SuiteResult) -> None:
+    """The same MTRAG rewrite follow-ups played turn by turn through the pipeline (their earlier user
+    questions first), with the shipped reading and with a stand-in model returning the human
+    rewrites: replied citing a passage the qrels name."""
+    from bench.rewrites import load_mtrag_rewrites
+    from core.retrieve.resolve import well_formed
+
+    every = load_mtrag_rewrites()
+    human = {r.question.strip(): r.rewrite for r in every}
+    saved = app.pipeline.rewriter
+    m = result.metrics
+    try:
+        for who, rewriter in (("shipped", None), ("human", HumanRewrites(human))):
+            app.pipeline.rewriter = rewriter
+            rows, shown = [], []
+            for r, refs in items:
+                key = ConversationKey("bench", f"{NAME}:rewrites:{who}:{r.id}")
+                turns = [ask_in(app, key, q) for q, _ in r.prior]
+                d = ask_in(app, key, r.question)
+                shown += [t.resolved_question for t in [*turns, d] if t.resolved_question]
+                rows.append((r, bool(set(cited_passages(d, names)) & refs)))
+            put(m, f"rewrites_{who}_from_reference", rows, lambda p: p[1], lambda p: p[0].split)
+            m[f"rewrites_{who}_shown"] = len(shown)
+            m[f"rewrites_{who}_shown_malformed"] = sum(bool(well_formed(x)) for x in shown)
+    finally:
+        app.pipeline.rewriter = saved
+
+
 # -- the suite -------------------------------------------------------------------------------
 
 def _tables(m: dict[str, Any]) -> list[str]:
@@ -554,17 +644,32 @@ def _tables(m: dict[str, Any]) -> list[str]:
                       row(f"top-1, {label}, follow-ups", f"peer_{name}_top1_follow_ups")]
         lines.append("")
     if any(k.startswith(("canard_", "mtrag_rewrites_")) for k in m):
-        lines += ["**Resolution: words the human rewrite adds to the question vs words the resolver adds "
-                  "(stemmed content words, micro-averaged over follow-ups)**", "",
-                  "| data | resolver | precision | recall | F1 | left alone where the rewrite is the question |",
-                  "|---|---|---:|---:|---:|---:|"]
+        lines += ["**Reading: words the human rewrite adds to the question vs words the reading adds "
+                  "(stemmed content words, micro-averaged over follow-ups; dev / test conversations)**", "",
+                  "| data | reading | split | precision | recall | F1 | left alone where the rewrite is the question |",
+                  "|---|---|---|---:|---:|---:|---:|"]
         for data in ("canard", "mtrag_rewrites"):
-            for who in ("condense", "resolver"):
-                k = f"{data}_{who}"
-                if f"{k}_f1" in m:
-                    lines.append(f"| {data} | {who} | {m[f'{k}_precision']:.3f} | {m[f'{k}_recall']:.3f} | "
-                                 f"{m[f'{k}_f1']:.3f} | {m[f'{k}_left_alone']:.3f} "
-                                 f"({m[f'{k}_left_alone_right']}/{m[f'{k}_left_alone_n']}) |")
+            for who in ("condense", "selector"):
+                for split in ("dev", "test"):
+                    k, e = f"{data}_{who}", f"_{split}"
+                    if f"{k}_f1{e}" in m:
+                        lines.append(f"| {data} | {who} | {split} | {m[f'{k}_precision{e}']:.3f} | "
+                                     f"{m[f'{k}_recall{e}']:.3f} | {m[f'{k}_f1{e}']:.3f} | {m[f'{k}_left_alone{e}']:.3f} "
+                                     f"({m[f'{k}_left_alone_right{e}']}/{m[f'{k}_left_alone_n{e}']}) |")
+        for data in ("canard", "mtrag_rewrites"):
+            if f"{data}_human_rewrites_well_formed" in m:
+                lines.append(f"\n{data}: human rewrites taken as well formed {m[f'{data}_human_rewrites_well_formed']:.3f} "
+                             f"of {m[f'{data}_human_rewrites_well_formed_n']}.")
+        lines.append("")
+    if "recall5_raw_n" in m:
+        lines += ["**MTRAG rewrites, retrieval recall@5 where the passages are known (the MTRAG-UN passages)**", "",
+                  *head] + [row(f"recall@5, {label}", f"recall5_{name}") for name, label in RECALL_LABELS]
+        if "rewrites_human_from_reference_n" in m:
+            lines += [row("replied citing such a passage: shipped reading", "rewrites_shipped_from_reference"),
+                      row("... a stand-in model returning the human rewrite", "rewrites_human_from_reference"), "",
+                      f"Readings shown to the user: shipped {m['rewrites_shipped_shown']} "
+                      f"({m['rewrites_shipped_shown_malformed']} malformed), with the stand-in model "
+                      f"{m['rewrites_human_shown']} ({m['rewrites_human_shown_malformed']} malformed)."]
         lines.append("")
     return lines
 
@@ -600,6 +705,7 @@ def run_conversations(config: Config, *, embedder: Any = None, limit: int | None
                                 f"(seeded shuffle, seed {seed})")
             run_mtrag(app, tasks, names, result, dump, clock)
             run_peer(app, tasks, names, passages, result)
+            run_rewrite_recall(app, names, passages, result)
         result.metrics.update(clock.figures())
         ingest_seconds += result.ingest_seconds
     else:

@@ -128,7 +128,7 @@ class GluedResolution(resolve_mod.Resolution):
 
 
 def glued_resolve_turn(question: str, history: Sequence[Any], scope: str | None, turns: int,
-                       rewriter: Any = None) -> resolve_mod.Resolution:
+                       *_: Any) -> resolve_mod.Resolution:
     """The resolver off: the question is read as asked by every stage, and searched glued after the
     earlier questions when the condensing shipped before the resolver took it for a follow-up
     (bench/grounding/resolution.py: `condense`). A question pointing at something never named is
@@ -140,7 +140,7 @@ def glued_resolve_turn(question: str, history: Sequence[Any], scope: str | None,
 
 
 def last_two_resolve_turn(question: str, history: Sequence[Any], scope: str | None, turns: int,
-                          rewriter: Any = None) -> resolve_mod.Resolution:
+                          *_: Any) -> resolve_mod.Resolution:
     """The question after an earlier one, read by every stage as the previous question and it glued
     (the plain MiniLM peer's last-two query), whatever its words; a first question as asked."""
     prior = resolve_mod.earlier(history, scope, turns)

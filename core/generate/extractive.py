@@ -55,13 +55,16 @@ class ExtractiveGenerator:
             return True
         return hit.answer_probability is not None and hit.answer_probability >= self.trust
 
-    def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
+    def generate(self, question: str, hits: Sequence[Hit], reading: str = "") -> Generation:
+        """Quotes the sentences that answer, chosen by the words of the question's reading (the
+        question itself, or it with the earlier words it leans on); the names and numbers held to
+        the chunks are the question's own."""
         if not hits:
             return Generation(text="", llm_called=False)
         verbatim = self._verbatim(question, hits)
         if verbatim is not None:
             return verbatim
-        q_terms = set(content_terms(question))
+        q_terms = set(content_terms(reading or question))
         rows: list[tuple[int, int, str, set[str]]] = []
         read = _read(hits)
         for n, hit in enumerate(hits, start=1):

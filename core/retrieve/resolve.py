@@ -1,95 +1,64 @@
-"""A follow-up becomes the question the user means, before anything is searched.
+"""How a question is read in its conversation, before anything is searched.
 
-"And over HTTP?" after "How do I run the Slack bot in Socket Mode?" means "How do I run the Slack
-bot over HTTP?"; "Where do I put its token?" after "How do I create a Telegram bot with
-BotFather?" means "Where do I put the Telegram bot's token?". Glueing the earlier questions before
-the new one lets the earlier topic outweigh what the new one asks, and the passage reader and the
-generator then read words no passage answers on their own. This local resolver rewrites the
-follow-ups it can read (a fragment that replaces a part of the question before it, a pronoun that
-stands for that question's topic) and leaves a question that names its own topic alone; the
-question before is the one it was understood as, in the same knowledge scope. What it returns is a
-query and a reading for the stages, never an answer: everything the user gets is still verified
-against the sources.
+"Which one is cheaper?" after "What storage plans does IBM Cloud offer?" leans on the question
+before it; "What causes wildfires?" after a question on safe rooms does not. The term selector
+(core/retrieve/terms.py, a token classifier trained on people's rewrites) picks the earlier words a
+follow-up needs; the question with those words is what the passage reader, the generator and the
+verifier read, and search fuses it with the question as asked and the question glued after the one
+before (core/retrieve/search.py). A language model's rewrite, where one is configured, is one more
+reading. Nothing here is shown to the user unless it is a question a person would write
+(`well_formed`): a reading made of selected words is said as "following on from" the question
+before. What it returns is a reading for the stages, never an answer: everything the user gets
+is still verified against the sources.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.messages import PriorTurn
+from core.ports import TermSelector
+from core.retrieve.terms import history_words, question_words, selected_terms
 from core.text.language import language_of
-from core.text.lexicon import content_terms
-from core.text.normalize import normalize_text, words
-
-ANAPHORA_FA = frozenset(["او", "آن", "این", "آنها", "اینها", "همین", "همان"])  # Persian pronouns and demonstratives
-LEADS = ("and also ", "and then ", "and ", "also ", "what about ", "how about ", "and what about ", "then ",
-         "و ", "پس ")
-_PREPOSITIONS = frozenset(["in", "on", "over", "with", "for", "via", "through", "from", "without", "using", "by", "at",
-                           "into", "under", "behind", "inside", "outside", "across", "to"])
-# the words before a question's main verb ("how do i", "where can we", "what should one") or its subject ("what is")
-_ASKING = re.compile(r"^\s*(?:(?:how|what|where|when|why|which|who|whom|whose)\s+)?(?:(?:do|does|did|can|could|should|"
-                     r"would|will|shall|may|must|is|are|was|were|has|have|had)\s+)?(?:(?:i|we|you|one|they|people|"
-                     r"users?|admins?)\s+)?(?:(?:need|have|want|try)\s+to\s+)?", re.IGNORECASE)
-_VERB_BEFORE = re.compile(r"\b(?:do|does|did|can|could|should|would|will|shall|may|must|to)\s+(?:i|we|you|one|they|"
-                          r"people|users?|admins?)?\s*$", re.IGNORECASE)
-_TRAILING_PP = re.compile(r"\s+(?:" + "|".join(sorted(_PREPOSITIONS)) + r")\s+[^?]*$", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"\b(its|their)\b", re.IGNORECASE)
-# "it" standing for something, not the "it" of "is it possible to ..." or "it takes"
-_OBJECT = re.compile(r"\b(them|they|it(?!\s+(?:possible|safe|ok|okay|true|necessary|required|recommended|worth|better|"
-                     r"best|hard|easy|allowed|advisable|wise|normal|common|seems?)\b)(?!\s+takes?\s+(?:\w+\s+)?to\b))\b",
-                     re.IGNORECASE)
-_ACTION = re.compile(r"\bit(?=\s+(?:take|takes|cost|costs|last|lasts|require|requires|run|runs)\b)", re.IGNORECASE)
-_DEMONSTRATIVE = re.compile(r"\b(this|that)\b(?=\s*(?:\?|$|\s+(?:is|does|do|can|will|work|works|mean|means|cost|"
-                            r"costs|happen|happens)\b))", re.IGNORECASE)
-_DO_THAT = re.compile(r"\bdo\s+(?:that|it|this)\b", re.IGNORECASE)
-_ASKED_ABOUT = re.compile(r"\b(is|does|do|can|will|was|are|about)\s+(this|that)\b(?!\s+(?:the|a|an)\b)", re.IGNORECASE)
-# one thing of a kind that has many ("the actor", "this county"): a question naming only its kind points at nothing
-_ONE_OF_MANY = ("actor", "actress", "singer", "author", "artist", "writer", "director", "athlete", "player", "president",
-                "band", "country", "county", "province", "nation", "chain", "movie", "album", "song", "novel", "episode",
-                "burger", "island", "river", "lake", "mountain")  # not "the company" or "the library": an
-# organisation's own knowledge base calls its company, library or office "the" one
-_POINTING = re.compile(r"\b(?:(?:this|these|those)\s+(?:[a-z][\w'-]*\s+){0,3}?(?P<head>[a-z][\w-]*)|the\s+"
-                       r"(?:[a-z][\w'-]*\s+)?(?P<kind>" + "|".join(_ONE_OF_MANY) + r")(?:'s)?)\b", re.IGNORECASE)
-_NOT_THINGS = frozenset(["is", "are", "was", "were", "does", "do", "did", "can", "could", "will", "would", "should", "has",
-                         "have", "had", "one", "way", "time", "year", "information", "question", "kind", "type", "case",
-                         "means", "mean", "sounds", "seems", "different", "huge", "much", "many", "same", "a", "an",
-                         "the", "work", "works", "cost", "costs", "happen", "happens", "help", "helps", "apply",
-                         "applies", "matter", "matters", "make", "makes", "take", "takes", "need", "needs", "say", "says",
-                         "mean", "be", "also", "still", "only", "just", "really"])
-_WHICH = re.compile(r"^\s*(?:which|what)\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:may|can|do|does|did|is|are|was|were|should|"
-                    r"will|would|must|has|have)\b", re.IGNORECASE)
-_PARTICLES = frozenset(["up", "out", "off", "down", "back", "over", "away"])
-_DETERMINERS = frozenset(["the", "a", "an", "my", "our", "your", "their", "its", "this", "that", "these", "those"])
-_THERE = re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )\bthere\b(?!\s+(?:is|are|was|were|a|an|any)\b)", re.IGNORECASE)
-_PLURAL = re.compile(r"\b(?:them|they|their|theirs)\b", re.IGNORECASE)
-_SINGULAR = re.compile(r"\b(?:it|its)\b", re.IGNORECASE)
-_FRAGMENT_WORDS = 6  # "And over HTTP?", "What about a private chat?": a fragment, not a question of its own
+from core.text.lexicon import AUXILIARIES, STOP, content_terms
 
 
 @dataclass(frozen=True)
 class Resolution:
-    """How a turn's question was understood: `resolved` is what every stage reads."""
+    """How a turn's question was read: `resolved` is what every stage reads, `shown` what the
+    user is told it was answered as ("" = nothing, or only what it followed on from)."""
 
     asked: str
     resolved: str
     follow_up: bool = False
-    method: str = "none"  # none (no earlier turn) | standalone | local | model | local-fallback
+    method: str = "none"  # none (no earlier turn) | standalone | terms | glued | model | terms-fallback
     why: str = ""
-    previous: str = ""  # the earlier question it leans on, as that one was understood
+    previous: str = ""  # the earlier question it leans on, as asked
     previous_section: str = ""  # the section that answered it ("" when refused)
     new_terms: tuple[str, ...] = field(default_factory=tuple)  # what it asks that the earlier question did not
     unnamed: str = ""  # "this burger": something the question points at that the conversation never named
+    terms: tuple[str, ...] = field(default_factory=tuple)  # the earlier words the term selector picked
+    leaning: str = ""  # the question glued after the one before: one more search
+    shown: str = ""  # a well-formed reading the user may be shown ("(Answering: ...)")
 
     @property
     def changed(self) -> bool:
         return self.resolved.strip() != self.asked.strip()
 
+    @property
+    def stated(self) -> str:
+        """The question an answer is held to (its words checked against the sources, its claims
+        verified with it): the user's own, or a language model's rewrite of it, never a bag of
+        selected words."""
+        return self.resolved if self.method == "model" else self.asked
+
     def to_dict(self) -> dict[str, Any]:
         return {"follow_up": self.follow_up, "method": self.method, "why": self.why, "previous": self.previous,
-                "previous_section": self.previous_section, "new_terms": list(self.new_terms), "unnamed": self.unnamed}
+                "previous_section": self.previous_section, "new_terms": list(self.new_terms), "unnamed": self.unnamed,
+                "terms": list(self.terms), "reading": self.resolved, "leaning": self.leaning}
 
 
 def earlier(history: Sequence[PriorTurn], scope: str | None, turns: int) -> list[PriorTurn]:
@@ -99,34 +68,30 @@ def earlier(history: Sequence[PriorTurn], scope: str | None, turns: int) -> list
     return same[-turns:] if turns > 0 else []
 
 
-def lead_of(question: str) -> str:
-    """The connecting words a follow-up opens with ("and ", "what about "), or ""."""
-    low = " ".join(question.strip().lower().split())
-    return next((lead for lead in LEADS if low.startswith(lead) or low == lead.strip() + "?"), "")
-
-
-def is_follow_up(question: str) -> bool:
-    """It points back (a pronoun standing for something said before) or opens as a continuation.
-    A short question is not a follow-up by itself: "Can I use PostgreSQL?" names its topic."""
-    toks = words(normalize_text(question))
-    if not toks:
-        return False
-    pointing = any(rx.search(question) for rx in (_POSSESSIVE, _OBJECT, _DEMONSTRATIVE, _ASKED_ABOUT, _THERE))
-    return bool(pointing) or bool(ANAPHORA_FA & set(toks)) or bool(lead_of(question))
-
-
-def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = None, turns: int = 3) -> Resolution:
-    """The question the user means, from the question and the earlier turns of its scope."""
+def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = None, turns: int = 2,
+            selector: TermSelector | None = None, threshold: float = 0.5) -> Resolution:
+    """The question read with the earlier turns of its scope: the words of theirs it needs (the
+    term selector's pick, English only: it was trained on English rewrites), and the question
+    glued after the one before it, searched beside it in every language."""
     prior = earlier(history, scope, turns)
     unnamed = unnamed_referent(question, prior)
     if not prior:
         return Resolution(question, question, why="no earlier turn in this conversation", unnamed=unnamed)
     last = prior[-1]
-    if not is_follow_up(question):
-        return Resolution(question, question, method="standalone", why="names its own topic", unnamed=unnamed)
-    rewritten, how = rewrite(question, last.meant)
-    return Resolution(question, rewritten, follow_up=True, method="local", why=how, previous=last.meant,
-                      previous_section=last.section, new_terms=new_terms(rewritten, last.meant), unnamed=unnamed)
+    leaning = f"{last.question.strip()} {question.strip()}"
+    base = Resolution(question, question, method="glued", previous=last.question, previous_section=last.section,
+                      unnamed=unnamed, leaning=leaning)
+    if selector is None or language_of(question) != "en":
+        why = "no term selector" if selector is None else "not English: searched with the question before it"
+        return replace(base, why=why)
+    same_language = [t for t in prior if language_of(t.question) == "en"]  # a Persian turn lends no English words
+    words_before, asked = history_words(same_language), question_words(question)
+    terms = selected_terms(words_before, selector.probabilities(words_before, asked), asked, threshold)
+    if not terms:
+        return replace(base, method="standalone", why="needs no word of the earlier turns")
+    return replace(base, resolved=f"{question.strip()} {' '.join(terms)}", follow_up=True, method="terms",
+                   why=f"with {', '.join(terms)} from before", new_terms=new_terms(question, last.question),
+                   terms=terms)
 
 
 def new_terms(question: str, previous: str) -> tuple[str, ...]:
@@ -135,172 +100,49 @@ def new_terms(question: str, previous: str) -> tuple[str, ...]:
     return tuple(t for t in dict.fromkeys(content_terms(question)) if t not in before)
 
 
+_POINTING = re.compile(r"\b(?:this|these|those)\s+([^\W\d_][\w'-]*)", re.IGNORECASE)
+_FUNCTION = STOP | AUXILIARIES
+
+
 def unnamed_referent(question: str, prior: Sequence[PriorTurn]) -> str:
-    """The phrase of a question that points at one thing the conversation never named ("this
-    burger", "the actor", "the country"), or "": such a question has as many readings as there are
-    burgers, actors and countries, and is asked back rather than guessed. Only a question after
-    earlier turns is read so ("that" is left out: it is mostly a relative pronoun)."""
-    if not prior:  # a first question's "this" or "the country" is the knowledge base's to read
+    """The phrase of a later question that points at one thing the conversation never named
+    ("this library", "these burgers"), or "": such a question has as many readings as there are
+    libraries or burgers, and is asked back rather than guessed. The thing is the word after
+    "this", "these" or "those" when it is no function word; a first question's "this" is the
+    knowledge base's to read ("that" is left out: it is mostly a relative pronoun)."""
+    if not prior:
         return ""
-    said = " ".join([question] + [f"{t.meant} {t.answer}" for t in prior]).lower()
+    said = set(content_terms(" ".join(f"{t.question} {t.answer}" for t in prior)))
     for m in _POINTING.finditer(question):
-        head = (m.group("head") or m.group("kind")).lower()
-        if head in _NOT_THINGS or m.group(0).split()[1].lower() in _NOT_THINGS:
+        head = m.group(1).lower()
+        if head in _FUNCTION or not content_terms(head):
             continue
-        elsewhere = said.replace(m.group(0).lower(), " ", 1)
-        if not re.search(rf"\b{re.escape(head.rstrip('s'))}", elsewhere):
+        if not set(content_terms(head)) & said:
             return m.group(0)
     return ""
 
 
-def rewrite(question: str, previous: str) -> tuple[str, str]:
-    """(the follow-up as a question of its own, how it was rewritten). Only English is rewritten
-    in place; a follow-up in another language is searched with the earlier question's words."""
-    if language_of(question) != "en":
-        return _glued(previous, question.strip()), "read with the earlier question's words"
-    lead = lead_of(question)
-    rest = question.strip()[len(lead):].strip() if lead else question.strip()
-    body = rest.rstrip("?؟ ").strip()
-    if lead and body.lower() in ("this", "that", "it", "them", "those", "these"):
-        return _sentence(previous), "the earlier question, asked again"
-    if lead and body and len(body.split()) <= _FRAGMENT_WORDS and not _ASKING.match(body).group(0).strip():  # type: ignore[union-attr]
-        return _fill(previous, body), "a fragment put in place of the part of the earlier question it replaces"
-    plural = True if _PLURAL.search(rest) else (False if _SINGULAR.search(rest) else None)
-    topic = topic_of(previous, plural)  # "them" stands for a plural topic, "it" for a singular one
-    pointed = _pointed(rest, topic, action_of(previous), deed_of(previous)) if topic else rest
-    place = place_of(previous)
-    if place and _THERE.search(pointed):
-        pointed = _THERE.sub(place, pointed)
-    if pointed != rest:
-        return _sentence(pointed), f"a pronoun read as the earlier question's topic ({_definite(topic)})"
-    if lead and rest:
-        return _glued(previous, rest), "a continuation read with the earlier question's words"
-    return _glued(previous, question.strip()), "read with the earlier question's words"
+_REPEATED = re.compile(r"\b(\w+(?:\s+\w+){1,})\b.*\b\1\b", re.IGNORECASE)
+_GLUED_MARKS = re.compile(r"[.!,;:]\s*[?؟]|[?؟]\s*[.!?؟]|\(\s*\)|\)\s*[?؟]")
+_DOUBLED_WORD = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
 
 
-def _asking(question: str) -> tuple[str, str, str]:
-    """(the question without its closing mark, its asking words, the rest): "How do I renew a
-    book?" -> ("How do I renew a book", "How do I ", "renew a book")."""
-    text = question.strip().rstrip("?؟.! ")
-    m = _ASKING.match(text)
-    head = m.group(0) if m else ""
-    return text, head, text[len(head):].strip()
-
-
-def topic_of(question: str, plural: bool | None = None) -> str:
-    """What a question is about, as a noun phrase: its words after the asking words and the main
-    verb, less a trailing prepositional phrase ("How do I create a Telegram bot with BotFather?"
-    -> "a Telegram bot"; "What is a good turnover ratio for retail?" -> "a good turnover ratio";
-    "Which folders may admins ingest from?" -> "folders"; "Is there a container image?" -> "a
-    container image")."""
-    text, head, rest = _asking(question)
-    kind = _WHICH.match(text)
-    if kind and not _VERB_BEFORE.search(head):
-        subject = _subject(text[kind.end():].strip())  # "Which port does the webhook listen on?": the webhook
-        choices = [c for c in (subject, kind.group(1)) if c]
-        if plural is not None:  # "them" stands for the plural one, "it" for the other
-            choices.sort(key=lambda c: c.split()[-1].lower().endswith("s") != plural)
-        rest = choices[0]
-    elif head and _VERB_BEFORE.search(head) and rest.split(None, 1)[0].lower() in _DETERMINERS:
-        rest = _subject(rest) or rest  # "Where do the words users read come from?": the words users read
-    elif head and _VERB_BEFORE.search(head) and len(rest.split()) > 1:
-        rest = rest.split(None, 1)[1]  # the main verb
-        if rest.split(None, 1)[0].lower() in _PARTICLES and len(rest.split()) > 1:
-            rest = rest.split(None, 1)[1]  # "set up groundbot"
-    rest = re.sub(r"^there\s+", "", rest, flags=re.IGNORECASE)
-    core = _TRAILING_PP.sub("", rest).strip() or rest
-    core = re.sub(r"\s+(?:there|here)$", "", core, flags=re.IGNORECASE)
-    core = re.split(r"\s+(?:a|an)\s+", core, maxsplit=1)[0] if re.match(r"^[A-Za-z][\w-]*\s+(?:a|an)\s", core) else core
-    return core if core and len(core.split()) <= 8 else ""
-
-
-def _subject(rest: str) -> str:
-    """The subject of "<the subject> <verb> [<preposition>]" ("the words users read come from" ->
-    "the words users read"), when it opens with a determiner."""
-    words_ = rest.split()
-    if len(words_) < 3 or words_[0].lower() not in _DETERMINERS:
-        return ""
-    if words_[-1].lower() in _PREPOSITIONS | _PARTICLES:
-        words_ = words_[:-1]
-    return " ".join(words_[:-1]) if len(words_) > 2 else ""
-
-
-def place_of(question: str) -> str:
-    """Where the earlier question was about, when it said ("in Slack", "on Telegram"): a later
-    "there" stands for it."""
-    m = re.search(r"\s((?:in|on|at|inside)\s+[^?]+?)\s*\??$", question.strip(), re.IGNORECASE)
-    return m.group(1) if m and len(m.group(1).split()) <= 5 else ""
-
-
-def deed_of(question: str) -> str:
-    """What a how-to question asks to do, as a verb phrase ("How do I renew a book?" -> "renew a
-    book"), or ""."""
-    _, head, rest = _asking(question)
-    return rest if head and _VERB_BEFORE.search(head) and len(rest.split()) > 1 and rest.isascii() else ""
-
-
-def action_of(question: str) -> str:
-    """What a how-to question asks to do, as a gerund phrase ("How do I re-ingest documents?" ->
-    "re-ingesting documents"), or "" when it asks about a thing ("What is groundbot?")."""
-    deed = deed_of(question).split(None, 1)
-    if len(deed) < 2:
-        return ""
-    verb = deed[0].lower()
-    if verb.endswith("e") and not verb.endswith("ee"):
-        verb = verb[:-1]
-    elif len(verb) <= 4 and re.fullmatch(r"[a-z]*[^aeiou][aeiou][bdgmnprt]", verb):
-        verb += verb[-1]  # run -> running, set -> setting
-    return f"{verb}ing {_TRAILING_PP.sub('', deed[1]).strip() or deed[1]}"
-
-
-def _fill(previous: str, fragment: str) -> str:
-    """The earlier question with the fragment in place of the part it replaces: a prepositional
-    phrase for one ("in Socket Mode" -> "over HTTP"), the first name for a name ("Telegram" ->
-    "Slack"), or added at its end."""
-    base = previous.strip().rstrip("?؟ ")
-    first = fragment.split()[0].lower()
-    if first in _PREPOSITIONS:
-        cut = _TRAILING_PP.search(base)
-        return _sentence((base[: cut.start()] if cut else base) + " " + fragment)
-    names = [m for m in re.finditer(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*", base) if m.group(0) != "I"]
-    if names and fragment[:1].isupper():
-        m = names[0]
-        return _sentence(base[: m.start()] + fragment + base[m.end():])
-    return _sentence(f"{base}, {fragment}")
-
-
-def _glued(previous: str, question: str) -> str:
-    """The question with the earlier question's content words after it, in brackets: what a
-    rewrite cannot place still reaches the search, behind what is asked now."""
-    own = set(content_terms(question))
-    carried = [w for w in dict.fromkeys(content_terms(previous)) if w not in own]
-    return f"{question.strip()} ({' '.join(carried)})" if carried else question.strip()
-
-
-def _pointed(text: str, topic: str, action: str = "", deed: str = "") -> str:
-    """The text with each pronoun that stands for the topic replaced by it ("it takes" stands for
-    the earlier question's action, when it had one: "re-ingesting documents"; "do that" for what
-    it asked to do: "renew a book")."""
-    if deed:
-        text = _DO_THAT.sub(lambda m: deed, text)
-    if action:
-        text = _ACTION.sub(lambda m: action, text)
-    text = _POSSESSIVE.sub(lambda m: _possessive(topic), text)
-    text = _OBJECT.sub(lambda m: _definite(topic), text)
-    text = _ASKED_ABOUT.sub(lambda m: f"{m.group(1)} {_definite(topic)}", text)
-    return _DEMONSTRATIVE.sub(lambda m: _definite(topic), text)
-
-
-def _definite(topic: str) -> str:
-    return re.sub(r"^(?:a|an)\s+", "the ", topic, flags=re.IGNORECASE)
-
-
-def _possessive(topic: str) -> str:
-    t = _definite(topic)
-    return t + "'" if t.endswith("s") else t + "'s"
-
-
-def _sentence(text: str) -> str:
-    text = " ".join(text.split())
-    text = text[:1].upper() + text[1:]
-    return text if text.endswith(("?", "؟")) else text + "?"
+def well_formed(reading: str, asked: str = "") -> str:
+    """Why a reading cannot be shown as a question a person would write ("" = it can): empty, no
+    closing question mark, brackets, a doubled word, a phrase of two or more words said twice, or
+    glued marks ("sync.?")."""
+    text = " ".join(reading.split())
+    if not text:
+        return "it is empty"
+    if not text.endswith(("?", "؟")):
+        return "it does not end as a question"
+    if "(" in text or ")" in text or "[" in text:
+        return "it holds brackets"
+    if _GLUED_MARKS.search(text):
+        return "it has marks glued together"
+    if (m := _DOUBLED_WORD.search(text)) and m.group(1).lower() not in ("that", "had"):
+        return f"it says “{m.group(1)}” twice in a row"
+    m = _REPEATED.search(text)
+    if m and len(content_terms(m.group(1))) >= 1 and m.group(1).lower() not in asked.lower():
+        return f"it says “{m.group(1)}” twice"
+    return ""

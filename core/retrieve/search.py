@@ -1,20 +1,25 @@
-"""The retrieval stage's work: the question as resolved becomes one search of the index.
+"""The retrieval stage's work: the question, read in its conversation, becomes the searches of the index.
 
-A follow-up is searched as the question it was resolved into (core/retrieve/resolve.py), never as
-the earlier questions glued before it. When it asks something new that the heading of the section
-that answered the question before does not name, and another retrieved section does ("And over
-HTTP?" after the Socket Mode section), the previous section leaves the hits: the follow-up is not
-answered with the previous answer again.
+A later turn is searched three ways at once, and the result lists are fused by reciprocal rank
+(as the index fuses its vector and full-text legs): the question as asked, the question with the
+earlier words the term selector picked (core/retrieve/resolve.py), and the question glued after
+the one before it; a language model's rewrite, where one is configured and usable, is one more
+search. No one reading decides what is found. When the follow-up asks something new that the
+heading of the section that answered the question before does not name, and another retrieved
+section does ("And over HTTP?" after the Socket Mode section), the previous section leaves the
+hits: the follow-up is not answered with the previous answer again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import replace
 from typing import Any
 
 from core.messages import Hit, PriorTurn, section_label
-from core.ports import ChunkIndex, Embedder, Rewriter
-from core.retrieve.resolve import Resolution, earlier, new_terms, resolve
+from core.ports import ChunkIndex, Embedder, Rewriter, TermSelector
+from core.retrieve.resolve import Resolution, earlier, new_terms, resolve, well_formed
 from core.text.language import language_of
 from core.text.lexicon import content_terms
 from core.text.normalize import normalize_text
@@ -23,10 +28,12 @@ MAX_REWRITE_CHARS = 400  # a rewrite longer than this (or than 4x the question) 
 
 
 def resolve_turn(question: str, history: Sequence[PriorTurn], scope: str | None, turns: int,
-                 rewriter: Rewriter | None = None) -> Resolution:
-    """The local resolver's reading, or a language model's rewrite when one is configured and its
-    output passes the checks of `usable_rewrite` (else the local reading, saying why)."""
-    local = resolve(question, history, scope, turns)
+                 rewriter: Rewriter | None = None, selector: TermSelector | None = None,
+                 threshold: float = 0.5) -> Resolution:
+    """The local reading (the term selector's), or a language model's rewrite when one is
+    configured and its output passes the checks of `usable_rewrite` (else the local reading,
+    saying why). The rewrite is shown to the user only when it is `well_formed`."""
+    local = resolve(question, history, scope, turns, selector, threshold)
     prior = earlier(history, scope, turns)
     if rewriter is None or not prior:
         return local
@@ -39,10 +46,10 @@ def resolve_turn(question: str, history: Sequence[PriorTurn], scope: str | None,
         return _fallback(local, f"the model's rewrite was not used: {problem}")
     text = " ".join(text.split())
     same = normalize_text(text) == normalize_text(question)
-    return Resolution(question, question if same else text, follow_up=not same, method="model",
-                      why="left as asked by the model" if same else "rewritten by the language model",
-                      previous=prior[-1].meant, previous_section=prior[-1].section,
-                      new_terms=new_terms(text, prior[-1].meant))
+    shown = "" if same or well_formed(text, question) else text
+    return replace(local, resolved=question if same else text, follow_up=not same, method="model",
+                   why="left as asked by the model" if same else "rewritten by the language model",
+                   new_terms=new_terms(text, prior[-1].question), shown=shown)
 
 
 def usable_rewrite(question: str, text: str) -> str:
@@ -61,28 +68,51 @@ def usable_rewrite(question: str, text: str) -> str:
 
 
 def _fallback(local: Resolution, why: str) -> Resolution:
-    return Resolution(local.asked, local.resolved, local.follow_up, "local-fallback", f"{why}; {local.why}",
-                      local.previous, local.previous_section, local.new_terms)
+    return replace(local, method=f"{local.method}-fallback", why=f"{why}; {local.why}")
+
+
+def queries(resolution: Resolution) -> list[str]:
+    """What is searched, first the reading every stage reads: the question as asked, the
+    question with the selected words, the question glued after the one before (each once)."""
+    out = [resolution.resolved, resolution.asked, resolution.leaning]
+    return [q for q in dict.fromkeys(" ".join(q.split()) for q in out) if q]
 
 
 def search(resolution: Resolution, embedder: Embedder, index: ChunkIndex, top_k: int,
-           scope: str | None) -> tuple[str, Any, list[Hit]]:
-    """(the query searched, its vector, the hits). A follow-up also searches the question before
-    it, so the section that answered it is among the hits to read ("Can I mix it with English
-    documents?" is answered by the same section as the question before), then set aside when the
-    follow-up asks what another section says."""
-    query = resolution.resolved
-    norms = [normalize_text(query)]
-    if resolution.follow_up and resolution.previous and resolution.previous_section:
-        norms.append(normalize_text(resolution.previous))
+           scope: str | None, rrf_k: int = 60, pool: Executor | None = None) -> tuple[str, Any, list[Hit]]:
+    """(the query the stages read, its vector, the hits): every query of `queries` searched (at
+    once on `pool`, when given: the index's searches wait on LanceDB, not on Python), the result
+    lists fused by reciprocal rank (each hit keeping its best cosine to any of them), then the
+    previous section set aside when the follow-up asks what another section says."""
+    texts = queries(resolution)
+    norms = [normalize_text(q) for q in texts]
     vectors = embedder.embed_queries(norms)
-    hits = index.search(norms[0], vectors[0], top_k, scope=scope)
-    if len(norms) > 1:
-        seen = {h.chunk_id for h in hits}
-        before = [h for h in index.search(norms[1], vectors[1], 2, scope=scope)
-                  if section_of(h) == resolution.previous_section and h.chunk_id not in seen]
-        hits = list(hits) + before[:1]
-    return query, vectors[0], set_aside_previous(hits, resolution)
+    if pool is not None and len(norms) > 1:
+        lists = list(pool.map(lambda i: index.search(norms[i], vectors[i], top_k, scope=scope), range(len(norms))))
+    else:
+        lists = [index.search(norm, vectors[i], top_k, scope=scope) for i, norm in enumerate(norms)]
+    hits = lists[0] if len(lists) == 1 else fuse_lists(lists, top_k, rrf_k)
+    return texts[0], vectors[0], set_aside_previous(hits, resolution)
+
+
+def fuse_lists(lists: Sequence[Sequence[Hit]], k: int, rrf_k: int) -> list[Hit]:
+    """The top `k` hits by reciprocal rank over several searches; a hit keeps its best cosine and
+    heading similarity over them, and its full-text rank where it had one."""
+    best: dict[str, Hit] = {}
+    score: dict[str, float] = {}
+    for hits in lists:
+        for rank, h in enumerate(hits):
+            score[h.chunk_id] = score.get(h.chunk_id, 0.0) + 1.0 / (rrf_k + rank + 1)
+            seen = best.get(h.chunk_id)
+            if seen is None:
+                best[h.chunk_id] = h
+                continue
+            ranks = [r for r in (seen.keyword_rank, h.keyword_rank) if r is not None]
+            best[h.chunk_id] = replace(seen, similarity=max(seen.similarity, h.similarity),
+                                       heading_similarity=max(seen.heading_similarity, h.heading_similarity),
+                                       keyword_rank=min(ranks) if ranks else None)
+    ordered = sorted(best, key=lambda c: (-score[c], -best[c].similarity, c))[:k]
+    return [replace(best[c], fused=round(score[c], 6)) for c in ordered]
 
 
 def section_of(hit: Hit) -> str:

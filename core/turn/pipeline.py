@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from core import reasons
@@ -27,6 +28,7 @@ from core.ports import (
     Generator,
     PassageReader,
     Rewriter,
+    TermSelector,
     TranscriptStore,
 )
 from core.reasons import Status
@@ -74,11 +76,15 @@ class Pipeline(SuggestionOffers):
         reader: PassageReader | None = None,
         scope_refusals: Mapping[str, str] | None = None,
         rewriter: Rewriter | None = None,
+        term_selector: TermSelector | None = None,
     ) -> None:
         self.config_hash = settings.config_hash() + ":" + generator.name + ":" + embedder.name
         self.settings = settings = for_mode(settings, generator.mode)  # what every stage reads, resolved once
         self.reader = reader if settings.reader.enabled else None
-        self.rewriter = rewriter  # a language model's rewrite of follow-ups; None: the local resolver alone
+        self.rewriter = rewriter  # a language model's rewrite of follow-ups; None: the local reading alone
+        self.term_selector = term_selector if settings.retrieval.term_selector else None
+        # a later turn's searches run at once (core/retrieve/search.py); its threads start on first use
+        self.searches = ThreadPoolExecutor(3, thread_name_prefix="groundbot-search")
         self.scope_refusals = dict(scope_refusals or {})  # a knowledge scope's own refusal message
         self.claim_judge = claim_judge if settings.judge.claims else None
         self.embedder = embedder
@@ -116,16 +122,18 @@ class Pipeline(SuggestionOffers):
 
     # -- stages: each reads the turn context and says how the turn moves on ------
     def _retrieve(self, ctx: TurnContext) -> Outcome:
-        """Resolve a follow-up into the question meant (every later stage reads it), then search."""
+        """Read the question in its conversation (every later stage reads that reading), then search."""
         cfg = self.settings.retrieval
         history = ctx.conversation.history if ctx.conversation else []
         t0 = self.clock()
-        ctx.resolution = resolve_turn(ctx.asked, history, ctx.msg.scope, cfg.history_turns, self.rewriter)
+        ctx.resolution = resolve_turn(ctx.asked, history, ctx.msg.scope, cfg.history_turns, self.rewriter,
+                                      self.term_selector, cfg.term_threshold)
         ctx.latency["resolve"] = round((self.clock() - t0) * 1000, 3)
         ctx.question = ctx.resolution.resolved
         try:
             ctx.index_version = self.index.version()
-            query, vector, hits = search(ctx.resolution, self.embedder, self.index, cfg.top_k, ctx.msg.scope)
+            query, vector, hits = search(ctx.resolution, self.embedder, self.index, cfg.top_k, ctx.msg.scope,
+                                         cfg.rrf_k, self.searches)
         except Exception as exc:
             log.exception("retrieval failed")
             return Outcome(Trigger.ABORT, reasons.NO_MATCHING_SOURCE,
@@ -135,7 +143,7 @@ class Pipeline(SuggestionOffers):
         ctx.hits = prefer_language(hits, ctx.language, lambda h: h.text)
         if ctx.resolution.unnamed and self.settings.retrieval.ask_back:  # "this burger": which one?
             unnamed = ctx.resolution.unnamed
-            asked = ctx.question if unnamed in ctx.question else ctx.asked  # the phrase as typed
+            asked = ctx.resolution.stated if unnamed in ctx.resolution.stated else ctx.asked  # the phrase as typed
             ctx.readings = named_readings(asked, unnamed, ctx.hits, self.settings.refusal.max_suggestions + 1)
             return Outcome(Trigger.ABORT, reasons.AMBIGUOUS_QUESTION,
                            f"The question speaks of “{ctx.resolution.unnamed}”, which the conversation has not named.")
@@ -190,7 +198,20 @@ class Pipeline(SuggestionOffers):
             return None
         t0 = self.clock()
         try:
-            return read(ctx.question, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
+            verdict = read(ctx.question, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
+            r = ctx.resolution
+            if r is None or r.method != "terms":
+                return verdict
+            # the words picked may be a topic the question has left ("Where is the office?" after
+            # parental leave): the reader also reads it as typed, and the reading it finds better
+            # answered stands
+            typed = read(r.asked, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
+            if (typed.answered, typed.best) <= (verdict.answered, verdict.best):
+                return verdict
+            ctx.question = r.asked
+            ctx.resolution = replace(r, resolved=r.asked, follow_up=False, method="standalone",
+                                     why=f"better answered as typed than with {', '.join(r.terms)}")
+            return typed
         except Exception:
             log.exception("the passage reader failed; the similarity gates decide")
             return None
@@ -201,11 +222,13 @@ class Pipeline(SuggestionOffers):
         assert ctx.gate is not None
         r = self.settings.reader
         weak = weakly_answered(ctx.gate.scores, r.unknown_word_probability, r.unknown_word_similarity)
-        absent = not_mentioned(ctx.question, ctx.hits, self.known_words, ctx.msg.scope, weak) if self.mentions else ""
+        stated = ctx.resolution.stated if ctx.resolution else ctx.question  # the user's words, not selected ones
+        absent = not_mentioned(stated, ctx.hits, self.known_words, ctx.msg.scope, weak) if self.mentions else ""
         if absent:  # a yes/no question about something no source mentions (core/gate/mentions.py)
             return Outcome(Trigger.REJECT, reasons.NOT_ANSWERED_BY_SOURCES, absent)
         try:
-            ctx.generation = gen = self.generator.generate(ctx.question, ctx.gate.kept)
+            ctx.generation = gen = self.generator.generate(stated, ctx.gate.kept,
+                                                           ctx.question if ctx.question != stated else "")
         except Exception as exc:  # a generator bug or network error is a refusal, not a crash
             log.exception("generation failed")
             return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE,
@@ -225,7 +248,8 @@ class Pipeline(SuggestionOffers):
         assert ctx.gate is not None and ctx.generation is not None
         judge, cfg = (self.claim_judge, self.settings.verify) if ctx.generation.llm_called else (  # extractive quote
             None, replace(self.settings.verify, require_citations=False, min_source_answer_probability=0.0))
-        ctx.verification = v = verify_answer(ctx.generation.text, ctx.question, ctx.gate.kept, cfg, judge,
+        stated = ctx.resolution.stated if ctx.resolution else ctx.question
+        ctx.verification = v = verify_answer(ctx.generation.text, stated, ctx.gate.kept, cfg, judge,
                                              self.settings.judge.min_claim_probability)
         if v.status == Status.REFUSE:
             return Outcome(Trigger.REJECT, v.reasons[0])

@@ -165,6 +165,6 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
         route=str(ctx.route),
         turn_uid=current_turn_uid(),  # the id the turn's log lines carry
         history=ctx.history,
-        resolved_question=ctx.question if ctx.resolution and ctx.resolution.changed else "",
+        resolved_question=ctx.resolution.shown if ctx.resolution else "",
         resolution=ctx.resolution.to_dict() if ctx.resolution else {},
     )

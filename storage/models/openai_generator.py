@@ -118,7 +118,7 @@ class OpenAIGenerator:
         client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0)
         return cls(client, model, max_tokens, logprobs, timeout_s=timeout_s, max_retries=max_retries)
 
-    def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
+    def generate(self, question: str, hits: Sequence[Hit], reading: str = "") -> Generation:
         deadline = self.clock() + self.timeout_s
         messages = build_messages(question, hits)
         retrying = tenacity.Retrying(

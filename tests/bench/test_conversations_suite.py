@@ -5,7 +5,7 @@ ranks, and the resolution figures (skipped cleanly without a resolver)."""
 from __future__ import annotations
 
 import json
-import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -227,14 +227,20 @@ def test_figures_carry_their_counts_per_split() -> None:
 
 # -- resolution ----------------------------------------------------------------------------------
 
-def _resolution_data(tmp_path: Path) -> tuple[Path, Path]:
-    canard = tmp_path / "canard.json"
-    canard.write_text(json.dumps([
-        {"History": ["Frank Zappa", "Disbandment"], "QuAC_dialog_id": "d", "Question": "What group disbanded?",
+def _canard(dialog: str) -> list[dict[str, object]]:
+    return [
+        {"History": ["Frank Zappa", "Disbandment"], "QuAC_dialog_id": dialog, "Question": "What group disbanded?",
          "Question_no": 1, "Rewrite": "What group disbanded?"},
         {"History": ["Frank Zappa", "Disbandment", "What group disbanded?", "Zappa and the Mothers of Invention"],
-         "QuAC_dialog_id": "d", "Question": "When did they disband?", "Question_no": 2,
-         "Rewrite": "When did Zappa and the Mothers of Invention disband?"}]), encoding="utf-8")
+         "QuAC_dialog_id": dialog, "Question": "When did they disband?", "Question_no": 2,
+         "Rewrite": "When did Zappa and the Mothers of Invention disband?"}]
+
+
+def _resolution_data(tmp_path: Path) -> tuple[Path, Path]:
+    """CANARD dialogues d5 (dev), d12 (test) and d1 (train); MTRAG conversations conv5 (clapnq: test, fiqa:
+    dev, the others train), by bench/rewrites.py's split."""
+    canard = tmp_path / "canard.json"
+    canard.write_text(json.dumps(_canard("d5") + _canard("d12") + _canard("d1")), encoding="utf-8")
     folder = tmp_path / "rewrites"
     folder.mkdir()
     for c in res.MTRAG_COLLECTIONS:
@@ -244,19 +250,21 @@ def _resolution_data(tmp_path: Path) -> tuple[Path, Path]:
                 "rewrite": ["|user|: where do the arizona cardinals play",
                             "|user|: Do the Arizona Cardinals play outside the US?"]}
         for kind, texts in rows.items():
-            lines = [json.dumps({"_id": f"{c}conv<::>{i + 1}", "text": t}) for i, t in enumerate(texts)]
+            lines = [json.dumps({"_id": f"{c}conv5<::>{i + 1}", "text": t}) for i, t in enumerate(texts)]
             (folder / f"{c}_{kind}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return canard, folder
 
 
-def test_the_rewrites_load_with_their_earlier_turns(tmp_path: Path) -> None:
+def test_the_rewrites_load_with_their_earlier_turns_and_split_by_conversation(tmp_path: Path) -> None:
     canard, folder = _resolution_data(tmp_path)
-    first, second = res.load_canard(canard)
+    first, second = res.load_canard(canard)[:2]
     assert first.prior == (("Frank Zappa", "Disbandment"),) and not first.follow_up and first.unchanged
     assert second.prior[-1] == ("What group disbanded?", "Zappa and the Mothers of Invention") and second.follow_up
+    assert [r.split for r in res.load_canard(canard)] == ["dev", "dev", "test", "test", "train", "train"]
     rw = res.load_mtrag_rewrites(folder)
     assert len(rw) == 8 and rw[1].prior == (("where do the arizona cardinals play", ""),) and rw[1].follow_up
     assert rw[1].question == "Do they play outside the US?" and not rw[0].prior
+    assert [r.split for r in rw[::2]] == ["test", "train", "dev", "train"]
 
 
 def test_added_words_are_scored_against_the_human_rewrite() -> None:
@@ -270,47 +278,38 @@ def test_added_words_are_scored_against_the_human_rewrite() -> None:
     assert res.score([alone], ["Did Assange get married to Zappa?"])["left_alone"] == 0.0
 
 
-def test_the_resolver_pass_is_skipped_cleanly_without_the_module(tmp_path: Path) -> None:
+class Picks:
+    """A term selector at its port: picks the earlier words it is told to."""
+
+    def __init__(self, *words: str) -> None:
+        self.words = {w.lower() for w in words}
+
+    def probabilities(self, history: Sequence[str], question: Sequence[str]) -> list[float]:
+        return [0.9 if w.lower() in self.words else 0.1 for w in history]
+
+
+def test_the_reading_is_scored_on_the_dev_and_test_conversations_only(tmp_path: Path) -> None:
     canard, folder = _resolution_data(tmp_path)
     result = SuiteResult("conversations")
-    res.run_resolution(result, canard=canard, rewrites=folder, module="core.retrieve.no_such_resolver")
-    assert any("resolver skipped: core.retrieve.no_such_resolver does not exist yet" in n for n in result.notes)
-    assert not [k for k in result.metrics if "_resolver_" in k]
-    assert result.metrics["canard_condense_n"] == 1 and "mtrag_rewrites_condense_f1" in result.metrics
-    assert any("no corpora" in n for n in result.notes)
+    res.run_resolution(result, canard=canard, rewrites=folder, turns=2, selector=Picks("zappa", "mothers", "arizona", "cardinals"))
+    m = result.metrics
+    assert m["canard_selector_n_dev"] == 1 and m["canard_selector_n_test"] == 1  # d1 (train) is not scored
+    assert m["canard_selector_precision_dev"] == 1.0 and m["canard_selector_recall_dev"] == 0.6667
+    assert m["mtrag_rewrites_selector_n_test"] == 1 and m["mtrag_rewrites_selector_n_dev"] == 1
+    assert m["mtrag_rewrites_selector_recall_test"] == 1.0 and "canard_condense_f1_dev" in m
+    assert m["canard_human_rewrites_well_formed"] == 1.0
 
 
-def test_a_resolver_module_is_called_as_the_pipeline_calls_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_term_selector_the_baseline_is_still_scored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     canard, folder = _resolution_data(tmp_path)
-    (tmp_path / "fake_resolver_mod.py").write_text(
-        "from dataclasses import dataclass\n"
-        "@dataclass\n"
-        "class Resolution:\n"
-        "    asked: str\n"
-        "    resolved: str\n"
-        "def resolve(question, history, scope=None, turns=3):\n"
-        "    assert scope is None and turns == 2\n"
-        "    last = history[-1]\n"
-        "    q = getattr(last, 'question', None) or last[0]\n"
-        "    return Resolution(question, question if len(history) < 2 else question + ' ' + q)\n", encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    result = SuiteResult("conversations")
-    res.run_resolution(result, canard=canard, rewrites=folder, module="fake_resolver_mod", turns=2)
-    assert "canard_resolver_f1" in result.metrics and result.metrics["canard_resolver_n"] == 1
-    assert result.metrics["canard_resolver_left_alone"] == 1.0
-    sys.modules.pop("fake_resolver_mod", None)
+    from storage.models import term_selector
 
-
-def test_a_failing_resolver_leaves_its_figures_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    canard, folder = _resolution_data(tmp_path)
-    (tmp_path / "broken_resolver_mod.py").write_text("def resolve(question, history):\n    raise RuntimeError('x')\n",
-                                                     encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(term_selector, "MODEL_FILE", tmp_path / "none.onnx")
+    monkeypatch.setattr(term_selector.OnnxTermSelector.__init__, "__defaults__", (tmp_path / "none.onnx", 1))
     result = SuiteResult("conversations")
-    res.run_resolution(result, canard=canard, rewrites=folder, module="broken_resolver_mod")
-    assert not [k for k in result.metrics if "_resolver_" in k] and "canard_condense_f1" in result.metrics
-    assert any("resolver failed (RuntimeError" in n for n in result.notes)
-    sys.modules.pop("broken_resolver_mod", None)
+    res.run_resolution(result, canard=canard, rewrites=folder)
+    assert not [k for k in result.metrics if "_selector_" in k] and "canard_condense_f1_test" in result.metrics
+    assert any("term selector skipped" in n for n in result.notes)
 
 
 # -- registration --------------------------------------------------------------------------------

@@ -410,7 +410,7 @@ def test_thread_follow_up_uses_earlier_turns(start: Callable[..., Slack], mode: 
     turns = bot.app.store.turns()
     assert [t.thread_id for t in turns] == ["1713.000100", "1713.000100"]
     assert turns[1].conversation_id == turns[0].conversation_id
-    assert turns[1].retrieval_query == "How many times can I renew a book?"  # "do that" read as the earlier question's action
+    assert {"renew", "book"} <= set(turns[1].retrieval_query.lower().split())  # "do that" read with the earlier words
     assert not turns[1].refused
 
 
@@ -598,7 +598,7 @@ def test_failure_while_answering_is_a_recorded_refusal(start: Callable[..., Slac
         name = "broken"
         mode = Mode.LANGUAGE_MODEL
 
-        def generate(self, question: str, hits: Any) -> Generation:
+        def generate(self, question: str, hits: Any, reading: str = "") -> Generation:
             raise ConnectionError("model server went away")
 
     bot = start(mode, generator=BrokenGenerator())
@@ -619,7 +619,7 @@ def test_ack_comes_before_the_work(start: Callable[..., Slack]) -> None:
         name = "slow"
         mode = Mode.LANGUAGE_MODEL
 
-        def generate(self, question: str, hits: Any) -> Generation:
+        def generate(self, question: str, hits: Any, reading: str = "") -> Generation:
             release.wait(WAIT_S)
             return Generation(text="", llm_called=False)
 

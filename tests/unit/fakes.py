@@ -96,7 +96,7 @@ class QueueGenerator:
     def enqueue(self, text: str, confidence: float | None = None, error: str = "") -> None:
         self.queue.append(Generation(text=text, llm_called=True, confidence=confidence, error=error))
 
-    def generate(self, question: str, hits: Sequence[Hit]) -> Generation:
+    def generate(self, question: str, hits: Sequence[Hit], reading: str = "") -> Generation:
         self.calls.append((question, list(hits)))
         return self.queue.pop(0)
 

@@ -109,13 +109,15 @@ def test_mixed_script_and_hostile_text_do_not_crash(parts) -> None:  # type: ign
         assert d.status in ("PASS", "WARN", "REFUSE")
 
 
-def test_follow_up_uses_previous_question(parts) -> None:  # type: ignore[no-untyped-def]
-    p, gen, _, _ = parts
+def test_follow_up_is_searched_as_asked_and_after_the_previous_question(parts) -> None:  # type: ignore[no-untyped-def]
+    p, gen, _, index = parts
     gen.enqueue("The webhook listens on port 8443 [C1].")
     p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    before = index.searches
     gen.enqueue("It rejects requests without the secret token header [C1].")
     d = p.handle(Incoming(KEY, "u1", "and what does it reject?"))
-    assert "Telegram webhook" in d.retrieval_query
+    assert d.retrieval_query == "and what does it reject?" and index.searches - before == 2  # fused: two searches
+    assert d.resolution["leaning"] == "Which port does the Telegram webhook listen on? and what does it reject?"
 
 
 def test_store_failure_still_answers(parts) -> None:  # type: ignore[no-untyped-def]
@@ -227,7 +229,7 @@ class LocalGenerator:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    def generate(self, question: str, hits: object) -> object:
+    def generate(self, question: str, hits: object, reading: str = "") -> object:
         from core.messages import Generation
 
         self.asked.append(question)

@@ -263,3 +263,55 @@ def test_a_generated_claim_citing_only_chunks_that_do_not_answer_is_left_out() -
     assert any("does not answer the question" in m for row in d.claim_map for m in row["missing"])
     gen.enqueue("The Telegram webhook listens on port 8443 [C1].", confidence=0.9)
     assert not p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?")).refused
+
+
+class QuestionReader:
+    """A fake reader: the passages answer only a question holding `asked` and none of `off`."""
+
+    def __init__(self, asked: str, off: str) -> None:
+        self.asked, self.off = asked, off
+        self.questions: list[str] = []
+
+    def score(self, question: str, passages: Sequence[str]) -> list[float]:
+        self.questions.append(question)
+        answers = self.asked in question.lower() and self.off not in question.lower()
+        return [0.9 if answers and self.asked in p.lower() else 0.05 for p in passages]
+
+
+class Picks:
+    """A term selector at its port that picks the earlier words it is told to."""
+
+    def __init__(self, *words: str) -> None:
+        self.words = set(words)
+
+    def probabilities(self, history: Sequence[str], question: Sequence[str]) -> list[float]:
+        return [0.9 if w.lower() in self.words else 0.1 for w in history]
+
+
+def _conversation(reader: QuestionReader, picks: Picks) -> Pipeline:
+    emb = BagOfWordsEmbedder()
+    settings = CoreSettings(gates=replace(GateSettings(), min_top1_similarity=0.1, min_mean_confidence=0.0,
+                                          chunk_floor=0.01, min_context_chars=20))
+    return Pipeline(settings, emb, ListIndex(KB, emb), QueueGenerator(), MemoryStore(), reader=reader,
+                    term_selector=picks)
+
+
+def test_a_question_better_answered_as_typed_than_with_the_picked_words_is_read_as_typed() -> None:
+    reader = QuestionReader("slack", off="telegram")
+    p = _conversation(reader, Picks("telegram", "webhook"))
+    p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    p.generator.enqueue("Mentions are answered in the thread [C1].")  # type: ignore[attr-defined]
+    d = p.handle(Incoming(KEY, "u1", "Where are Slack mentions answered?"))
+    assert not d.refused and d.resolution["method"] == "standalone" and "as typed" in d.resolution["why"]
+    assert reader.questions[-2:] == ["Where are Slack mentions answered? Telegram webhook",
+                                     "Where are Slack mentions answered?"]
+
+
+def test_a_follow_up_better_answered_with_the_picked_words_keeps_them() -> None:
+    reader = QuestionReader("8443", off="nothing")
+    p = _conversation(reader, Picks("8443"))
+    p.generator.enqueue("It listens on port 8443 [C1].")  # type: ignore[attr-defined]
+    p.handle(Incoming(KEY, "u1", "Does the webhook listen on 8443?"))
+    p.generator.enqueue("It rejects requests without the secret token header [C1].")  # type: ignore[attr-defined]
+    d = p.handle(Incoming(KEY, "u1", "And what does it reject?"))
+    assert d.resolution["method"] == "terms" and d.resolution["terms"] == ["8443"] and d.resolution["follow_up"]

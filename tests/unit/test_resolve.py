@@ -1,4 +1,5 @@
-"""The local follow-up resolver: what a follow-up means, and when a question is left alone."""
+"""How a later turn is read: the earlier words the term selector picks, the searches fused, what
+the user is shown (a well-formed question or what it followed on from), and a model's rewrite."""
 
 from __future__ import annotations
 
@@ -7,53 +8,73 @@ from collections.abc import Sequence
 import pytest
 
 from core.messages import PriorTurn
-from core.retrieve.resolve import resolve
-from core.retrieve.search import resolve_turn, set_aside_previous, usable_rewrite
+from core.retrieve.resolve import resolve, unnamed_referent, well_formed
+from core.retrieve.search import fuse_lists, queries, resolve_turn, set_aside_previous, usable_rewrite
+from core.retrieve.terms import SEPARATOR, history_words, selected_terms
 from tests.unit.fakes import hit
 
 SOCKET = PriorTurn("How do I run the Slack bot in Socket Mode?", "Socket Mode is the default. [C1]",
                    section="Running groundbot on Slack > How do I run the Slack bot in Socket Mode?")
 
 
-@pytest.mark.parametrize(("before", "follow_up", "meant"), [
-    ("How do I run the Slack bot in Socket Mode?", "And over HTTP?", "How do I run the Slack bot over HTTP?"),
-    ("How do I create a Telegram bot with BotFather?", "Where do I put its token?",
-     "Where do I put the Telegram bot's token?"),
-    ("How do I ingest documents?", "And how do I re-ingest them?", "How do I re-ingest documents?"),
-    ("How do I use PostgreSQL for transcripts?", "And what happens when it is down?", "What happens when PostgreSQL is down?"),
-    ("How do I create a Telegram bot with BotFather?", "What about Slack?", "How do I create a Slack bot with BotFather?"),
-    ("How do I re-ingest documents?", "And how long does it take?", "How long does re-ingesting documents take?"),
-    ("How do I use groundbot in a Telegram group?", "And in a private chat?", "How do I use groundbot in a private chat?"),
-])
-def test_a_follow_up_becomes_the_question_meant(before: str, follow_up: str, meant: str) -> None:
-    r = resolve(follow_up, [PriorTurn(before, "an answer [C1]")])
-    assert r.follow_up and r.method == "local" and r.resolved == meant and r.previous == before
+class Picks:
+    """A term selector at its port: the earlier words it is told to pick get 0.9, the rest 0.1."""
+
+    def __init__(self, *words: str) -> None:
+        self.words = {w.lower() for w in words}
+        self.read: list[tuple[list[str], list[str]]] = []
+
+    def probabilities(self, history: Sequence[str], question: Sequence[str]) -> list[float]:
+        self.read.append((list(history), list(question)))
+        return [0.9 if w.lower() in self.words else 0.1 for w in history]
 
 
-@pytest.mark.parametrize("question", ["Can I use PostgreSQL?", "Is it possible to run groundbot without a GPU?",
-                                      "Is there a limit on Telegram messages?", "Does groundbot check that an answer is cited?",
-                                      "How long does it take to ingest a PDF?"])
-def test_a_question_that_names_its_topic_is_left_alone(question: str) -> None:
-    r = resolve(question, [SOCKET])
-    assert not r.follow_up and r.resolved == question and r.method == "standalone"
+def test_the_selected_earlier_words_join_the_question_every_stage_reads() -> None:
+    selector = Picks("Slack", "bot")
+    r = resolve("And over HTTP?", [SOCKET], selector=selector)
+    assert r.follow_up and r.method == "terms" and r.terms == ("Slack", "bot")
+    assert r.resolved == "And over HTTP? Slack bot" and r.previous == SOCKET.question and r.shown == ""
+    history, question = selector.read[0]
+    assert history[:4] == ["Running", "groundbot", "on", "Slack"] and question == ["And", "over", "HTTP"]
+    assert queries(r) == ["And over HTTP? Slack bot", "And over HTTP?", f"{SOCKET.question} And over HTTP?"]
+
+
+def test_a_question_that_needs_no_earlier_word_is_read_as_typed_and_still_searched_with_the_one_before() -> None:
+    r = resolve("Can I use PostgreSQL?", [SOCKET], selector=Picks())
+    assert not r.follow_up and r.method == "standalone" and r.resolved == "Can I use PostgreSQL?"
+    assert queries(r) == ["Can I use PostgreSQL?", f"{SOCKET.question} Can I use PostgreSQL?"]
+
+
+def test_words_the_question_already_holds_are_not_added_twice_and_each_is_added_once() -> None:
+    history = ["Slack", "bots", "|", "the", "Slack", "bot", "|"]
+    assert selected_terms(history, [0.9] * len(history), ["how", "do", "bots", "work"], 0.5) == ("Slack",)
+
+
+def test_a_refused_turn_lends_its_question_but_not_its_refusal_message() -> None:
+    refused = PriorTurn("Can it paint?", "I can't answer that from the knowledge base.")
+    assert history_words([refused]) == ["Can", "it", "paint", SEPARATOR]
+    assert "Socket" in history_words([SOCKET]) and "[C1]" not in " ".join(history_words([SOCKET]))
 
 
 def test_no_earlier_turn_in_the_scope_means_nothing_to_lean_on() -> None:
-    assert resolve("And over HTTP?", []).method == "none"
+    assert resolve("And over HTTP?", [], selector=Picks("Slack")).method == "none"
     other_scope = PriorTurn(SOCKET.question, SOCKET.answer, scope="hr")
-    r = resolve("And over HTTP?", [other_scope], scope="eng")  # nothing of another scope is read
-    assert r.resolved == "And over HTTP?" and not r.follow_up and r.previous == ""
+    r = resolve("And over HTTP?", [other_scope], scope="eng", selector=Picks("Slack"))  # nothing of another scope is read
+    assert r.resolved == "And over HTTP?" and not r.follow_up and r.previous == "" and queries(r) == ["And over HTTP?"]
 
 
-def test_the_earlier_question_is_read_as_it_was_understood_and_only_the_last_turns() -> None:
-    understood = PriorTurn("And over HTTP?", "", resolved="How do I run the Slack bot over HTTP?")
-    r = resolve("And what does it need?", [PriorTurn(f"question {i}", "") for i in range(500)] + [understood])
-    assert r.previous == "How do I run the Slack bot over HTTP?" and "Slack bot" in r.resolved
+def test_only_the_last_turns_are_read() -> None:
+    selector = Picks("HTTP")
+    r = resolve("And what does it need?", [PriorTurn(f"question {i}", "") for i in range(500)]
+                + [PriorTurn("How do I run the Slack bot over HTTP?", "")], selector=selector, turns=2)
+    assert r.previous == "How do I run the Slack bot over HTTP?" and r.terms == ("HTTP",)
+    assert " ".join(selector.read[0][0]) == "question 499 | How do I run the Slack bot over HTTP |"
 
 
-def test_a_follow_up_it_cannot_rewrite_is_searched_with_the_earlier_words_after_its_own() -> None:
-    r = resolve("و هزینه‌اش چقدر است؟", [PriorTurn("groundbot چیست؟", "")])
-    assert r.follow_up and r.resolved.startswith("و هزینه‌اش چقدر است؟") and "groundbot" in r.resolved
+def test_a_persian_follow_up_is_searched_after_the_question_before_it() -> None:
+    r = resolve("و هزینه‌اش چقدر است؟", [PriorTurn("groundbot چیست؟", "")], selector=Picks("groundbot"))
+    assert r.method == "glued" and r.resolved == "و هزینه‌اش چقدر است؟"
+    assert r.leaning == "groundbot چیست؟ و هزینه‌اش چقدر است؟" and r.leaning in queries(r)
 
 
 class Model:
@@ -66,9 +87,16 @@ class Model:
         return self.reply
 
 
-def test_a_model_rewrite_stands_when_it_reads_as_a_question() -> None:
-    r = resolve_turn("And over HTTP?", [SOCKET], None, 2, Model("How do I run the Slack bot over HTTP with the Events API?"))
-    assert r.method == "model" and r.resolved.endswith("Events API?") and r.follow_up
+def test_a_model_rewrite_is_read_and_shown_when_it_is_a_well_formed_question() -> None:
+    r = resolve_turn("And over HTTP?", [SOCKET], None, 2, Model("How do I run the Slack bot over HTTP with the Events API?"),
+                     Picks("Slack"))
+    assert r.method == "model" and r.resolved.endswith("Events API?") and r.follow_up and r.shown == r.resolved
+    assert "And over HTTP?" in queries(r) and r.leaning in queries(r)
+
+
+def test_a_model_rewrite_that_is_not_well_formed_is_read_but_not_shown() -> None:
+    r = resolve_turn("And over HTTP?", [SOCKET], None, 2, Model("How do I run the the Slack bot over HTTP?"))
+    assert r.method == "model" and r.resolved == "How do I run the the Slack bot over HTTP?" and r.shown == ""
 
 
 @pytest.mark.parametrize(("reply", "why"), [
@@ -80,12 +108,39 @@ def test_a_model_rewrite_stands_when_it_reads_as_a_question() -> None:
 ])
 def test_a_model_rewrite_that_fails_or_is_not_a_question_falls_back_to_the_local_reading(reply: str | Exception,
                                                                                           why: str) -> None:
-    r = resolve_turn("And over HTTP?", [SOCKET], None, 2, Model(reply))
-    assert r.method == "local-fallback" and why in r.why and r.resolved == "How do I run the Slack bot over HTTP?"
+    r = resolve_turn("And over HTTP?", [SOCKET], None, 2, Model(reply), Picks("Slack"))
+    assert r.method == "terms-fallback" and why in r.why and r.resolved == "And over HTTP? Slack" and r.shown == ""
 
 
 def test_usable_rewrite_takes_a_plain_question() -> None:
     assert usable_rewrite("And over HTTP?", "How do I run the Slack bot over HTTP?") == ""
+
+
+@pytest.mark.parametrize("reading", [
+    "How do I run the Slack bot over HTTP?", "Why did Frank Zappa think the band lacked effort?",
+    "Is the knowledge base usable during a re-ingest?", "What if the Confluence space is down during the sync?",
+    "چگونه ربات اسلک را روی HTTP اجرا کنم؟", "Did he say that that was true?"])
+def test_a_question_a_person_would_write_is_well_formed(reading: str) -> None:
+    assert well_formed(reading) == ""
+
+
+@pytest.mark.parametrize(("reading", "why"), [
+    ("Is it ok (ingest exampl cros)?", "brackets"),
+    ("Is it ok? (ingest exampl cros)", "does not end as a question"),
+    ("How do I sync a Confluence space.?", "glued"),
+    ("What did have end end?", "twice in a row"),
+    ("What if the Confluence space work is down during the Confluence space work?", "twice"),
+    ("And over HTTP Slack bot", "does not end as a question"),
+    ("", "empty"),
+])
+def test_stems_splices_repeats_and_glued_marks_are_not_well_formed(reading: str, why: str) -> None:
+    assert why in well_formed(reading)
+
+
+def test_searches_are_fused_by_reciprocal_rank_each_hit_keeping_its_best_cosine() -> None:
+    a, b, c = hit("a", 0.5, n=0), hit("b", 0.4, n=1), hit("c", 0.3, n=2)
+    fused = fuse_lists([[a, b], [c, type(b)(**{**b.__dict__, "similarity": 0.7})], [b]], 3, 60)
+    assert [h.chunk_id for h in fused] == ["c1", "c0", "c2"] and fused[0].similarity == 0.7 and fused[0].fused > 0
 
 
 def test_the_previous_section_is_set_aside_when_another_says_what_the_follow_up_asks() -> None:
@@ -94,10 +149,20 @@ def test_the_previous_section_is_set_aside_when_another_says_what_the_follow_up_
                              "heading": "How do I run the Slack bot in Socket Mode?"})
     http = type(socket)(**{**socket.__dict__, "chunk_id": "h", "heading": "How do I run the Slack bot over HTTP?",
                            "text": "Run groundbot slack --http behind a public URL."})
-    r = resolve("And over HTTP?", [SOCKET])
+    r = resolve("And over HTTP?", [SOCKET], selector=Picks("Slack"))
     assert set_aside_previous([socket, http], r) == [http]
-    same = resolve("And what does it cost?", [SOCKET])  # nothing else says so: the section stays
+    same = resolve("And what does it cost?", [SOCKET], selector=Picks("Slack"))  # nothing else says so: it stays
     assert set_aside_previous([socket, http], same) == [socket, http]
+
+
+def test_a_thing_pointed_at_that_the_conversation_never_named_is_unnamed() -> None:
+    before = [PriorTurn("Are membership cards free for residents?", "They are free. [C1]", section="Cards > Fees")]
+    assert unnamed_referent("What facilities does this library provide?", before) == "this library"
+    assert unnamed_referent("What facilities does this card give?", before) == ""  # "cards" was said
+    assert unnamed_referent("What do these fees cover?", before) == "these fees"  # a section title is not said
+    assert unnamed_referent("Is this possible at all?", before) == "this possible"
+    assert unnamed_referent("What does this library provide?", []) == ""  # a first question's "this" is the KB's
+    assert unnamed_referent("Is this the one?", before) == ""
 
 
 def test_an_unnamed_thing_is_offered_as_each_thing_the_sources_name() -> None:
@@ -117,3 +182,10 @@ def test_an_unnamed_thing_is_offered_as_each_thing_the_sources_name() -> None:
     assert named_readings("What awards has the actor's film won?", "the actor's", hits[:1], 3) == [
         "What awards has Sacramento Public Library's film won?"]
     assert named_readings(asked, "", hits, 3) == [] and named_readings(asked, "that book", hits, 3) == []
+
+
+def test_an_english_follow_up_after_a_persian_turn_borrows_no_persian_words() -> None:
+    selector = Picks("groundbot", "چیست")
+    r = resolve("And what does it cost?", [PriorTurn("groundbot چیست؟", "")], selector=selector)
+    assert r.method == "standalone" and r.terms == () and selector.read == [([], ["And", "what", "does", "it", "cost"])]
+    assert r.leaning == "groundbot چیست؟ And what does it cost?"  # still searched after the turn before

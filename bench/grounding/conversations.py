@@ -594,23 +594,33 @@ def run_rewrite_ceiling(app: App, items: Sequence[tuple[Any, frozenset[str]]], n
 
 # -- the suite -------------------------------------------------------------------------------
 
+SPLIT_HEAD = ["| figure | all | dev | test |", "|---|---:|---:|---:|"]
+
+
+def split_row(m: dict[str, Any]) -> Callable[[str, str], str]:
+    """A table row of one figure `put` wrote: all, dev, test (counts beside the shares)."""
+    return lambda label, key: f"| {label} | {counts(m, key)} | {counts(m, key + '_dev')} | {counts(m, key + '_test')} |"
+
+
+def docs_conversation_rows(m: dict[str, Any], title: str) -> list[str]:
+    """The docs conversations' table (this suite's, and the loose suite's docs asked loosely)."""
+    row = split_row(m)
+    return [title, "", *SPLIT_HEAD,
+            row("first questions answered from their section", "docs_first_from_section"),
+            row("follow-ups answered from the section meant", "docs_follow_ups_from_section"),
+            row("follow-ups meaning another section: answered from it", "docs_follow_ups_new_section_from_section"),
+            row("... answered with the previous turn's section instead", "docs_follow_ups_repeating_previous"),
+            row("follow-ups opening with their section", "docs_follow_ups_led_by_section"),
+            row("self-contained later questions answered from their section", "docs_new_from_section"),
+            row("... answered with the previous turn's section instead", "docs_new_repeating_previous"), ""]
+
+
 def _tables(m: dict[str, Any]) -> list[str]:
     """The Markdown tables of the suite's figures (counts beside the shares)."""
-    def row(label: str, key: str) -> str:
-        return f"| {label} | {counts(m, key)} | {counts(m, key + '_dev')} | {counts(m, key + '_test')} |"
-
-    head = ["| figure | all | dev | test |", "|---|---:|---:|---:|"]
+    row, head = split_row(m), SPLIT_HEAD
     lines: list[str] = []
     if "docs_first_from_section_n" in m:
-        lines += ["**Docs conversations**", "", *head,
-                  row("first questions answered from their section", "docs_first_from_section"),
-                  row("follow-ups answered from the section meant", "docs_follow_ups_from_section"),
-                  row("follow-ups meaning another section: answered from it", "docs_follow_ups_new_section_from_section"),
-                  row("... answered with the previous turn's section instead", "docs_follow_ups_repeating_previous"),
-                  row("follow-ups opening with their section", "docs_follow_ups_led_by_section"),
-                  row("self-contained later questions answered from their section", "docs_new_from_section"),
-                  row("... answered with the previous turn's section instead", "docs_new_repeating_previous"),
-                  "",
+        lines += [*docs_conversation_rows(m, "**Docs conversations**"),
                   f"Records with a `resolved_question`: {m['docs_records_with_resolved_question']}; resolved to other "
                   f"words: follow-ups {m['docs_follow_ups_resolved_differently']}, self-contained later questions "
                   f"{m['docs_new_resolved_differently']}, first questions {m['docs_first_resolved_differently']}.", ""]

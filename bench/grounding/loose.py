@@ -36,12 +36,14 @@ import yaml
 
 from bench import ROOT
 from bench.grounding.conversations import (
-    counts,
+    SPLIT_HEAD,
+    docs_conversation_rows,
     load_docs_conversations,
     passage_scores,
     peer_ranks,
     put,
     run_docs_conversations,
+    split_row,
 )
 from bench.grounding.docs_suite import DOCS, _leaf
 from bench.grounding.harness import Dump, PassResult, Row, SuiteResult, ask, ingest_kb, temp_app
@@ -225,19 +227,10 @@ def run_site_peer(app: App, questions: Sequence[SiteQuestion], result: SuiteResu
 
 def _tables(m: dict[str, Any]) -> list[str]:
     """The Markdown tables of the suite's figures (counts beside the shares)."""
-    def row(label: str, key: str) -> str:
-        return f"| {label} | {counts(m, key)} | {counts(m, key + '_dev')} | {counts(m, key + '_test')} |"
-
-    head = ["| figure | all | dev | test |", "|---|---:|---:|---:|"]
+    row, head = split_row(m), SPLIT_HEAD
     lines: list[str] = []
     if "docs_first_from_section_n" in m:
-        lines += ["**Docs conversations asked loosely** (`docs_conversations_loose.yaml`)", "", *head,
-                  row("first questions answered from their section", "docs_first_from_section"),
-                  row("follow-ups answered from the section meant", "docs_follow_ups_from_section"),
-                  row("follow-ups meaning another section: answered from it", "docs_follow_ups_new_section_from_section"),
-                  row("... answered with the previous turn's section instead", "docs_follow_ups_repeating_previous"),
-                  row("follow-ups opening with their section", "docs_follow_ups_led_by_section"),
-                  row("self-contained later questions answered from their section", "docs_new_from_section"), ""]
+        lines += docs_conversation_rows(m, "**Docs conversations asked loosely** (`docs_conversations_loose.yaml`)")
     if "starlette_answerable_right_n" in m:
         lines += ["**starlette-docs, loose first questions** (`starlette_questions.yaml`)", "", *head,
                   row("answerable: replied citing the page (and the section where named)", "starlette_answerable_right"),

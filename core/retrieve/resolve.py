@@ -45,10 +45,6 @@ class Resolution:
     shown: str = ""  # a well-formed reading the user may be shown ("(Answering: ...)")
 
     @property
-    def changed(self) -> bool:
-        return self.resolved.strip() != self.asked.strip()
-
-    @property
     def stated(self) -> str:
         """The question an answer is held to (its words checked against the sources, its claims
         verified with it): the user's own, or a language model's rewrite of it, never a bag of

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +30,22 @@ def serve_subprocess(cfg: Path, port: int, workers: int, env: dict[str, str],
                     proc.wait(120)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+
+
+def wait_ready(url: str, proc: subprocess.Popen[bytes], log_path: Path, timeout_s: float) -> None:
+    """Until `url`/readyz answers 200; fails with the log when the process dies or time runs out."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert proc.poll() is None, log_path.read_text()
+        try:
+            if httpx.get(url + "/readyz", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "groundbot serve never became ready"
+        time.sleep(0.2)
 
 
 def worker_pids(supervisor: int) -> set[int]:

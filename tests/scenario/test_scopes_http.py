@@ -14,7 +14,6 @@ import re
 import signal
 import socket
 import sqlite3
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ import pytest
 from bot.app import build_app
 from bot.config import load_config
 from bot.server.review_page import COOKIE
-from tests.processes import serve_subprocess
+from tests.processes import serve_subprocess, wait_ready
 from tests.scenario.scoped_kb import ENG_QUESTION, HR_QUESTION, HR_WORDS, write_kb
 from tests.scenario.waits import WAIT_S
 
@@ -90,16 +89,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[
     port, log = _free_port(), root / "serve.log"
     with serve_subprocess(cfg_path, port, 1, {**os.environ, **TOKENS}, log) as proc:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_S
-        while True:
-            assert proc.poll() is None, log.read_text()
-            try:
-                if httpx.get(url + "/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "groundbot serve never became ready"
-            time.sleep(0.2)
+        wait_ready(url, proc, log, START_S)
         yield Served(url, root / "records.db", log)
     assert proc.returncode in (0, -signal.SIGTERM)  # uvicorn passes the SIGTERM on once it has stopped
     text = log.read_text()

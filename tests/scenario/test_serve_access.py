@@ -36,7 +36,7 @@ from bot.app import build_app
 from bot.config import load_config
 from bot.server.review_page import COOKIE
 from bot.server.serve import build_asgi
-from tests.processes import serve_subprocess
+from tests.processes import serve_subprocess, wait_ready
 from tests.scenario.scoped_kb import ENG_QUESTION, HR_QUESTION, HR_WORDS, write_kb
 from tests.scenario.slack_standin import SlackStandIn
 from tests.scenario.telegram_standin import TelegramStandIn
@@ -130,16 +130,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[
         port, log = _free_port(), root / "serve.log"
         with serve_subprocess(cfg_path, port, 1, env, log) as proc:
             url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + START_S
-            while True:
-                assert proc.poll() is None, log.read_text()
-                try:
-                    if httpx.get(url + "/readyz", timeout=5).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "groundbot serve never became ready"
-                time.sleep(0.2)
+            wait_ready(url, proc, log, START_S)
             yield Served(url, root / "records.db", log, cfg_path)
         assert proc.returncode in (0, -signal.SIGTERM)
     assert not [name for name, token in TOKENS.items() if token in log.read_text()]  # no token in any log line

@@ -281,33 +281,41 @@ def _slack_event(text: str, ts: str, event_id: str) -> str:
                        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}]})
 
 
-@pytest.mark.slow
-def test_a_slack_retry_reaching_another_worker_is_answered_once(make_app: Callable[..., App], database_url: str,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+@contextmanager
+def slack_workers(make_app: Callable[..., App], database_url: str,
+                  monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[SlackStandIn, Any, Any]]:
+    """Two serve workers on one database, their Slack client pointed at the Slack stand-in."""
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
         monkeypatch.delenv(name, raising=False)
     with SlackStandIn() as api:
         env = {"GROUNDBOT_SLACK_BOT_TOKEN": "xoxb-standin-bot", "GROUNDBOT_SLACK_SIGNING_SECRET": SLACK_SECRET}
         cfg = config_with(env, slack=replace(SlackSettings(), api_base_url=api.api_url))
         with serving(worker(make_app, cfg, database_url), worker(make_app, cfg, database_url)) as (a, b):
-            body = _slack_event(ANSWERED, "1700000000.000100", "Ev0RETRY1")
-            unsigned = httpx.post(a.url + "/slack/events", content=body, timeout=WAIT_S,
-                                  headers={"Content-Type": "application/json"})
-            assert unsigned.status_code == 401  # bolt checks the signature
-            first = httpx.post(a.url + "/slack/events", content=body, timeout=WAIT_S,
-                               headers={"Content-Type": "application/json", **sign(body, secret=SLACK_SECRET)})
-            assert first.status_code == 200
-            retry = httpx.post(b.url + "/slack/events", content=body, timeout=WAIT_S,
-                               headers={"Content-Type": "application/json", **sign(body, secret=SLACK_SECRET),
-                                        "X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
-            assert retry.status_code == 200
-            api.wait_until(lambda: api.requests("chat.postMessage"), what="the answer")
-            for s in (a, b):  # every listener either worker started has finished
-                s.service.slack.executor.shutdown(wait=True)
-            posted = api.requests("chat.postMessage")
-            assert len(posted) == 1 and posted[0].args["thread_ts"] == "1700000000.000100"
-            assert len(a.service.app.store.turns()) == 1
-            assert 'groundbot_duplicate_deliveries_total{platform="slack"} 1.0' in b.get("/metrics").text
+            yield api, a, b
+
+
+@pytest.mark.slow
+def test_a_slack_retry_reaching_another_worker_is_answered_once(make_app: Callable[..., App], database_url: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    with slack_workers(make_app, database_url, monkeypatch) as (api, a, b):
+        body = _slack_event(ANSWERED, "1700000000.000100", "Ev0RETRY1")
+        unsigned = httpx.post(a.url + "/slack/events", content=body, timeout=WAIT_S,
+                              headers={"Content-Type": "application/json"})
+        assert unsigned.status_code == 401  # bolt checks the signature
+        first = httpx.post(a.url + "/slack/events", content=body, timeout=WAIT_S,
+                           headers={"Content-Type": "application/json", **sign(body, secret=SLACK_SECRET)})
+        assert first.status_code == 200
+        retry = httpx.post(b.url + "/slack/events", content=body, timeout=WAIT_S,
+                           headers={"Content-Type": "application/json", **sign(body, secret=SLACK_SECRET),
+                                    "X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
+        assert retry.status_code == 200
+        api.wait_until(lambda: api.requests("chat.postMessage"), what="the answer")
+        for s in (a, b):  # every listener either worker started has finished
+            s.service.slack.executor.shutdown(wait=True)
+        posted = api.requests("chat.postMessage")
+        assert len(posted) == 1 and posted[0].args["thread_ts"] == "1700000000.000100"
+        assert len(a.service.app.store.turns()) == 1
+        assert 'groundbot_duplicate_deliveries_total{platform="slack"} 1.0' in b.get("/metrics").text
 
 
 @pytest.mark.slow
@@ -315,32 +323,27 @@ def test_a_slack_thread_reply_reaching_another_worker_is_a_follow_up(make_app: C
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Who was answered in which thread is a row every worker reads: the asker's reply in the
     thread, without a mention, reaches the worker that did not answer it and continues there."""
-    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    with SlackStandIn() as api:
-        env = {"GROUNDBOT_SLACK_BOT_TOKEN": "xoxb-standin-bot", "GROUNDBOT_SLACK_SIGNING_SECRET": SLACK_SECRET}
-        cfg = config_with(env, slack=replace(SlackSettings(), api_base_url=api.api_url))
-        with serving(worker(make_app, cfg, database_url), worker(make_app, cfg, database_url)) as (a, b):
-            thread = "1700000000.000100"
+    with slack_workers(make_app, database_url, monkeypatch) as (api, a, b):
+        thread = "1700000000.000100"
 
-            def post(server: Server, body: str) -> None:
-                r = httpx.post(server.url + "/slack/events", content=body, timeout=WAIT_S,
-                               headers={"Content-Type": "application/json", **sign(body, secret=SLACK_SECRET)})
-                assert r.status_code == 200
+        def post(server: Server, body: str) -> None:
+            r = httpx.post(server.url + "/slack/events", content=body, timeout=WAIT_S,
+                           headers={"Content-Type": "application/json", **sign(body, secret=SLACK_SECRET)})
+            assert r.status_code == 200
 
-            post(a, _slack_event(ANSWERED, thread, "Ev0THREAD1"))
-            api.wait_until(lambda: api.requests("chat.postMessage"), what="the answer")
-            a.service.slack.executor.shutdown(wait=True)  # answered, and who it answered is stored
-            reply = json.loads(_slack_event(FOLLOW_UP, "1700000000.000200", "Ev0THREAD2"))
-            reply["event"].update(type="message", channel_type="channel", text=FOLLOW_UP, thread_ts=thread)
-            post(b, json.dumps(reply))
-            api.wait_until(lambda: len(api.requests("chat.postMessage")) >= 2, what="the follow-up's answer")
-            b.service.slack.executor.shutdown(wait=True)
-            first, second = api.requests("chat.postMessage")
-            assert second.args["thread_ts"] == thread and second.args["channel"] == "C0GENERAL"
-            asked, follow_up = b.service.app.store.turns()
-            assert (follow_up.question, follow_up.thread_id, follow_up.record["history"]) == (FOLLOW_UP, thread, "loaded")
-            assert follow_up.conversation_id == asked.conversation_id
+        post(a, _slack_event(ANSWERED, thread, "Ev0THREAD1"))
+        api.wait_until(lambda: api.requests("chat.postMessage"), what="the answer")
+        a.service.slack.executor.shutdown(wait=True)  # answered, and who it answered is stored
+        reply = json.loads(_slack_event(FOLLOW_UP, "1700000000.000200", "Ev0THREAD2"))
+        reply["event"].update(type="message", channel_type="channel", text=FOLLOW_UP, thread_ts=thread)
+        post(b, json.dumps(reply))
+        api.wait_until(lambda: len(api.requests("chat.postMessage")) >= 2, what="the follow-up's answer")
+        b.service.slack.executor.shutdown(wait=True)
+        first, second = api.requests("chat.postMessage")
+        assert second.args["thread_ts"] == thread and second.args["channel"] == "C0GENERAL"
+        asked, follow_up = b.service.app.store.turns()
+        assert (follow_up.question, follow_up.thread_id, follow_up.record["history"]) == (FOLLOW_UP, thread, "loaded")
+        assert follow_up.conversation_id == asked.conversation_id
 
 
 # -- Telegram ------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from core.messages import ConversationKey, Decision, Incoming
 from core.ports import Backend
 from core.render import render_text
 from core.replies import Reply
-from core.verify.claim_views import claim_views
 
 PLATFORM = "console"
 COMMANDS = ("stats", "reingest", "review")
@@ -39,10 +38,9 @@ def explain(decision: Decision) -> str:
     if decision.scope is not None:  # the knowledge scope the turn was answered from (docs/scopes.md)
         lines.insert(1, f"scope: {decision.scope}")
     r = decision.resolution
-    if r.get("previous"):  # how a later turn was read: the full reading, whatever the user was shown
-        lines.insert(1, f"read as: {r.get('reading') or decision.question}  "
-                        f"({r.get('method')}: {r.get('why')}; after: {r.get('previous')})")
-    views = claim_views(decision.claim_map)
+    if r is not None and r.previous:  # how a later turn was read: the full reading, whatever the user was shown
+        lines.insert(1, f"read as: {r.resolved or decision.question}  ({r.method}: {r.why}; after: {r.previous})")
+    views = decision.claim_map
     if decision.removed_claims:  # what the user was not sent, and why
         lines.append(f"left out ({len(decision.removed_claims)}):")
         why = {c.claim: "; ".join(c.missing) or "not supported" for c in views if not c.supported}

@@ -161,7 +161,7 @@ def announce_held(desk: ReviewDesk) -> Callable[[Incoming, TurnHandler], Decisio
 
     def hook(msg: Incoming, next_: TurnHandler) -> Decision:
         decision = next_(msg)
-        if decision.state == "pending_review" and decision.turn_id is not None:
+        if decision.held and decision.turn_id is not None:
             try:
                 desk.announce(decision.turn_id)
             except Exception as exc:

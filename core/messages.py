@@ -1,10 +1,21 @@
-"""Platform-neutral messages that cross the boundary between adapters and core."""
+"""Platform-neutral messages that cross the boundary between adapters and core.
+
+The decision record of a turn and what it carries (sources, suggestions, claims, the reading of
+the question) are pydantic models: stored as JSON in the transcripts and the outbox, shown by
+`/why` and `groundbot ask --json`, and parsed back by the same model, so their shape is written
+once. The working messages of a turn (hits, generations) stay plain dataclasses.
+"""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_serializer
+from pydantic.dataclasses import dataclass as record
+
+from core.reasons import Route, State, Status
 
 # Incoming.scope of a chat that no knowledge scope serves (and no default scope): refused unread
 NOT_SET_UP = "-"
@@ -64,33 +75,30 @@ class Hit:
     answer_probability: float | None = None  # the passage reader's probability that the chunk answers (None = not read)
 
 
-@dataclass(frozen=True)
+def _alias(stored: str, name: str) -> Any:
+    """A field stored under a short key (`stored`) and read back under either name."""
+    return Field(validation_alias=AliasChoices(name, stored), serialization_alias=stored)
+
+
+@record(frozen=True)
 class Source:
-    """A cited source as shown to the user."""
+    """A cited source as shown to the user (stored as `n`, `doc`, ...: the record's JSON keys)."""
 
-    number: int
-    doc_id: str
-    chunk_id: str
-    title: str
-    heading: str
-    source: str
-    url: str
-    score: float
+    number: int = _alias("n", "number")
+    doc_id: str = _alias("doc", "doc_id")
+    chunk_id: str = ""
+    title: str = ""
+    heading: str = ""
+    source: str = ""
+    url: str = ""
+    score: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.number,
-            "doc": self.doc_id,
-            "chunk_id": self.chunk_id,
-            "title": self.title,
-            "heading": self.heading,
-            "source": self.source,
-            "url": self.url,
-            "score": round(self.score, 4),
-        }
+    @field_serializer("score")
+    def _rounded(self, score: float) -> float:
+        return round(score, 4)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Suggestion:
     """A better question to ask; `id` is what buttons carry (never the text)."""
 
@@ -111,18 +119,21 @@ class Generation:
     explanation: str = ""
 
 
-class ClaimRow(TypedDict):
-    """One row of the claim map in a decision record (JSON)."""
+@record
+class ClaimRecord:
+    """One verified claim as the decision record keeps it: its cited chunks, the evidence it was
+    mapped to, why it falls short (`missing`) and whether it is supported. Risk, template answers,
+    the review queue and `/why` read these fields."""
 
-    claim: str
-    citations: list[int]
-    support: float
-    evidence: list[str]
-    evidence_chunks: list[int]
-    missing: list[str]
-    supported: bool
-    features: dict[str, float]
-    judge: float | None
+    claim: str = Field(validation_alias=AliasChoices("claim", "text"))
+    citations: list[int] = Field(default_factory=list)
+    support: float = 0.0
+    evidence: list[str] = Field(default_factory=list)
+    evidence_chunks: list[int] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list, validation_alias=AliasChoices("missing", "missing_critical"))
+    supported: bool = False
+    features: dict[str, float] = Field(default_factory=dict)
+    judge: float | None = None  # the claim judge's probability, for a generated answer's claim
 
 
 @dataclass
@@ -136,7 +147,7 @@ class Verification:
     supported_claims: int = 0
     total_claims: int = 0
     grounding_score: float = 0.0
-    claim_map: list[ClaimRow] = field(default_factory=list)
+    claim_map: list[ClaimRecord] = field(default_factory=list)
     checks_passed: list[str] = field(default_factory=list)
     checks_failed: list[str] = field(default_factory=list)
     kept_answer: str = ""  # the answer without its unsupported claims, when some were left out ("" = as written)
@@ -165,9 +176,38 @@ class PriorTurn:
         return self.resolved or self.question
 
 
-@dataclass
-class Decision:
-    """The decision record of one turn: everything needed to explain it later."""
+@record(frozen=True)
+class Resolution:
+    """How a turn's question was read (core/retrieve/resolve.py): `resolved` is what every stage
+    reads (stored as `reading`), `shown` what the user is told it was answered as ("" = nothing,
+    or only what it followed on from)."""
+
+    asked: str
+    resolved: str = Field(validation_alias=AliasChoices("resolved", "reading"), serialization_alias="reading")
+    follow_up: bool = False
+    method: str = "none"  # none (no earlier turn) | standalone | terms | glued | model | terms-fallback
+    why: str = ""
+    previous: str = ""  # the earlier question it leans on, as asked
+    previous_section: str = ""  # the section that answered it ("" when refused)
+    new_terms: tuple[str, ...] = ()  # what it asks that the earlier question did not
+    unnamed: str = ""  # "this burger": something the question points at that the conversation never named
+    terms: tuple[str, ...] = ()  # the earlier words the term selector picked
+    leaning: str = ""  # the question glued after the one before: one more search
+    shown: str = ""  # a well-formed reading the user may be shown ("(Answering: ...)")
+
+    @property
+    def stated(self) -> str:
+        """The question an answer is held to (its words checked against the sources, its claims
+        verified with it): the user's own, or a language model's rewrite of it, never a bag of
+        selected words."""
+        return self.resolved if self.method == "model" else self.asked
+
+
+class Decision(BaseModel):
+    """The decision record of one turn: everything needed to explain it later. `to_dict()` is
+    its JSON form (transcripts, outbox, `/why`, `groundbot ask --json`), `from_dict` its inverse."""
+
+    model_config = ConfigDict(extra="ignore")
 
     question: str
     normalized_question: str
@@ -177,8 +217,8 @@ class Decision:
     refusal_reason: str
     refusal_message: str
     explanation: str
-    status: str
-    state: str
+    status: Status
+    state: State
     reasons: list[str]
     checks_passed: list[str]
     checks_failed: list[str]
@@ -192,58 +232,39 @@ class Decision:
     config_hash: str
     language: str
     turn_id: int | None = None
-    claim_map: list[dict[str, Any]] = field(default_factory=list)
+    claim_map: list[ClaimRecord] = Field(default_factory=list)
     draft: str = ""  # the generated wording when it was not sent as written: held, replaced by quotes, or pruned
-    removed_claims: list[str] = field(default_factory=list)  # claims left out of the answer sent: the sources do not state them
+    removed_claims: list[str] = Field(default_factory=list)  # claims left out of the answer sent: the sources do not state them
     risk: float | None = None  # core/turn/risk.py: 0..1 for an answer the verifier let through; None for a refusal
-    risk_parts: dict[str, float] = field(default_factory=dict)
-    route: str = ""  # reply | template | hold | refuse
+    risk_parts: dict[str, float] = Field(default_factory=dict)
+    route: Route | None = None  # None: not routed (a record made outside a turn)
     turn_uid: str = ""  # the turn's own id, known before any database has seen it
     history: str = ""  # "loaded", "none" (a new conversation) or "unavailable" (the turn ran without it)
     recorded: str = ""  # "database", "spool" (replayed into the database later) or "" (not recorded)
     scope: str | None = None  # the knowledge scope the turn was answered from (None = the whole knowledge base)
-    resolved_question: str = ""  # the question every stage read, when a follow-up was resolved ("" = as asked)
-    resolution: dict[str, Any] = field(default_factory=dict)  # how and why (core/retrieve/resolve.py)
+    resolved_question: str = ""  # the question shown as answered, when a follow-up was read as one ("" = as asked)
+    resolution: Resolution | None = None  # how and why the question was read in its conversation
+
+    @property
+    def held(self) -> bool:
+        """Waiting for a person's review: the user has been told so, the answer is not delivered."""
+        return self.state == State.PENDING_REVIEW
+
+    @property
+    def warned(self) -> bool:
+        """The answer goes out with the warning note: the verifier passed it with a warning, and it
+        is neither the sources quoted verbatim nor an answer whose doubtful claims were left out
+        (that one says what was left out instead)."""
+        return self.status == Status.WARN and self.route != Route.TEMPLATE and not self.removed_claims
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view (`groundbot ask --json`, transcripts, `/why`)."""
-        return {
-            "turn_id": self.turn_id,
-            "question": self.question,
-            "normalized_question": self.normalized_question,
-            "retrieval_query": self.retrieval_query,
-            "answer": self.answer,
-            "refused": self.refused,
-            "refusal_reason": self.refusal_reason,
-            "refusal_message": self.refusal_message,
-            "explanation": self.explanation,
-            "status": self.status,
-            "state": self.state,
-            "reasons": list(self.reasons),
-            "checks_passed": list(self.checks_passed),
-            "checks_failed": list(self.checks_failed),
-            "scores": dict(self.scores),
-            "llm_called": self.llm_called,
-            "sources": [s.to_dict() for s in self.sources],
-            "suggestions": [{"id": s.id, "text": s.text} for s in self.suggestions],
-            "uncovered_claims": list(self.uncovered_claims),
-            "claim_map": list(self.claim_map),
-            "latency_ms": dict(self.latency_ms),
-            "index_version": self.index_version,
-            "config_hash": self.config_hash,
-            "language": self.language,
-            "draft": self.draft,
-            "removed_claims": list(self.removed_claims),
-            "risk": self.risk,
-            "risk_parts": dict(self.risk_parts),
-            "route": self.route,
-            "turn_uid": self.turn_uid,
-            "history": self.history,
-            "recorded": self.recorded,
-            "scope": self.scope,
-            "resolved_question": self.resolved_question,
-            "resolution": dict(self.resolution),
-        }
+        return self.model_dump(mode="json", by_alias=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Decision:
+        """The decision back from its `to_dict()` form (the outbox, stored records)."""
+        return cls.model_validate(data)
 
     def decision_key(self) -> dict[str, Any]:
         """The parts that must be identical for the same question, index and config."""

@@ -1,4 +1,5 @@
-"""Stable reason codes; users, logs and dashboards depend on these strings."""
+"""Stable strings of a decision record: reason codes, statuses, conversation states and routes;
+users, logs, dashboards and stored records depend on them."""
 
 from enum import StrEnum
 
@@ -30,6 +31,31 @@ class Status(StrEnum):
     PASS = "PASS"
     WARN = "WARN"
     REFUSE = "REFUSE"
+
+
+class State(StrEnum):
+    """Where a conversation's turn is; the resting ones are persisted between turns
+    (core/turn/conversation.py drives them)."""
+
+    IDLE = "idle"
+    RETRIEVING = "retrieving"
+    GATING = "gating"
+    GENERATING = "generating"
+    VERIFYING = "verifying"
+    REPLIED = "replied"
+    REFUSED = "refused"
+    AWAITING_REFINEMENT = "awaiting_refinement"
+    PENDING_REVIEW = "pending_review"
+
+
+class Route(StrEnum):
+    """What happens to an answer the verifier did not refuse (core/turn/risk.py)."""
+
+    REPLY = "reply"
+    TEMPLATE = "template"
+    HOLD = "hold"
+    REFUSE = "refuse"  # no answer to route (a refusal); the decision record still says so
+    REVIEWED = "reviewed"  # a person's decision on a held answer, sent later
 
 
 NO_MATCHING_SOURCE = Reason.NO_MATCHING_SOURCE

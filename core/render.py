@@ -31,9 +31,9 @@ def understood_line(decision: Decision) -> str:
     on from; "" when it was read as typed."""
     if decision.resolved_question and decision.resolved_question.strip() != decision.question.strip():
         return say("understood_as", decision.language, question=decision.resolved_question)
-    previous = str(decision.resolution.get("previous") or "")
-    if decision.resolution.get("follow_up") and previous:
-        return say("following_on", decision.language, question=previous)
+    r = decision.resolution
+    if r is not None and r.follow_up and r.previous:
+        return say("following_on", decision.language, question=r.previous)
     return ""
 
 
@@ -56,7 +56,7 @@ def render_text(decision: Decision, *, numbered_suggestions: bool = True) -> str
     if not decision.refused:
         parts = [*understood, display_answer(decision.answer)]
         # quotes are the sources' own words; a pruned answer says in its own last line what was left out
-        if decision.status == "WARN" and decision.route != "template" and not decision.removed_claims:
+        if decision.warned:
             parts.append(say("warn_note", lang))
         src = sources_lines(decision)
         if src:

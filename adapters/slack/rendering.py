@@ -112,7 +112,7 @@ def _understood(decision: Decision) -> list[dict[str, Any]]:
 def _answer_blocks(decision: Decision) -> list[dict[str, Any]]:
     blocks = _understood(decision) + [section(piece) for piece in fit(display_answer(decision.answer))]
     lang = decision.language
-    if decision.status == "WARN" and decision.route != "template" and not decision.removed_claims:
+    if decision.warned:
         blocks.append(context(":warning: " + escape(say("warn_note", lang))))
     if decision.sources:
         lines = "\n".join(source_line(s) for s in decision.sources)

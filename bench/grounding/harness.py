@@ -151,15 +151,16 @@ class Row:
 
     def to_json(self) -> dict[str, Any]:
         d = self.decision
+        record = d.to_dict()
         return {
             "suite": self.suite, "pass": self.pass_name, "index": self.index, "question": self.question,
             "given_answer": self.given_answer, "reply": d.answer, "expected": self.expected,
             "refused": d.refused, "correct": self.correct, "refusal_reason": d.refusal_reason,
             "stage": refusal_stage(d), "status": d.status, "reasons": d.reasons, "checks_failed": d.checks_failed,
-            "llm_called": d.llm_called, "scores": d.scores, "claim_map": d.claim_map, "gold": list(self.gold),
+            "llm_called": d.llm_called, "scores": d.scores, "claim_map": record["claim_map"], "gold": list(self.gold),
             "gold_doc": self.gold_doc, "gold_rank": self.gold_rank, "with_gold": self.with_gold if self.gold else None,
             "best_other_similarity": self.best_other_similarity,
-            "sources": [s.to_dict() for s in d.sources],
+            "sources": record["sources"],
             "route": d.route, "risk": d.risk, "risk_parts": d.risk_parts,
             **({"split": self.split} if self.split else {}), **self.extra,
         }

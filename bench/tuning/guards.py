@@ -87,7 +87,7 @@ def supported(rows: Sequence[Captured], core: CoreSettings, judge: ClaimJudge | 
             continue
         v = verify_answer(c.generation.text, c.question, c.gate.kept, as_asked(c, core).verify, judge,
                           core.judge.min_claim_probability)
-        out.append([bool(m["supported"]) for m in v.claim_map])
+        out.append([bool(m.supported) for m in v.claim_map])
     return out
 
 
@@ -98,7 +98,7 @@ def claims_of(rows: Sequence[Captured], core: CoreSettings) -> list[list[str]]:
             out.append([])
             continue
         v = verify_answer(c.generation.text, c.question, c.gate.kept, as_asked(c, core).verify, None, 0.0)
-        out.append([m["claim"] for m in v.claim_map])
+        out.append([m.claim for m in v.claim_map])
     return out
 
 

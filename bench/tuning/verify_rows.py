@@ -36,7 +36,6 @@ from core.settings import CoreSettings
 from core.turn.pipeline import Pipeline
 from core.turn.risk import Route, assess, route, template_answer
 from core.verify import verify_answer
-from core.verify.claim_views import claim_views
 
 
 @dataclass
@@ -153,12 +152,12 @@ def replay_one(c: Captured, core: CoreSettings, judge: ClaimJudge | None) -> Out
     v = verify_answer(c.generation.text, c.question, c.gate.kept, core.verify, judge, core.judge.min_claim_probability)
     if v.status == "REFUSE":
         return Outcome(v, "refuse", "")
-    risk = assess(v, c.gate, c.generation, claim_views(v.claim_map), core.verify)
+    risk = assess(v, c.gate, c.generation, v.claim_map, core.verify)
     way = route(risk.score, core.review)
     if way == Route.HOLD:
         return Outcome(v, "hold", "", risk.parts)
     if way == Route.TEMPLATE:
-        text = template_answer(claim_views(v.claim_map), c.gate.kept, c.language) or c.generation.text
+        text = template_answer(v.claim_map, c.gate.kept, c.language) or c.generation.text
     else:
         text = v.kept_answer or c.generation.text
     return Outcome(v, str(way), text, risk.parts)

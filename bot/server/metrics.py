@@ -84,7 +84,7 @@ class Metrics:
         if decision.refused:
             outcome, reason = "refused", decision.refusal_reason or "UNKNOWN"
         else:
-            outcome, reason = ("pending_review" if decision.state == "pending_review" else "answered"), ""
+            outcome, reason = ("pending_review" if decision.held else "answered"), ""
         self.turns.labels(outcome, reason).inc()
         if decision.scope is not None:
             self.scope_turns.labels(decision.scope, outcome).inc()

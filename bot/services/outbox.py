@@ -15,9 +15,8 @@ import socket
 import threading
 import uuid
 from collections.abc import Mapping
-from typing import Any
 
-from core.messages import Decision, Source, Suggestion
+from core.messages import Decision
 from core.ports import Delivery
 from storage.records.outbox import Outbox
 
@@ -25,16 +24,6 @@ log = logging.getLogger(__name__)
 # the platforms with a Delivery (adapters that can write to a user first); a question asked
 # through `groundbot ask` ("cli") or POST /api/ask ("api") has no one to send the answer to later
 PUSHED = frozenset({"console", "telegram", "slack"})
-
-
-def decision_from_dict(d: dict[str, Any]) -> Decision:
-    """A Decision back from its `to_dict()` form, as the outbox stores it."""
-    fields = dict(d)
-    fields["sources"] = [Source(s["n"], s["doc"], s["chunk_id"], s["title"], s["heading"], s["source"], s["url"],
-                                s["score"]) for s in d.get("sources") or []]
-    fields["suggestions"] = [Suggestion(int(s["id"]), str(s["text"])) for s in d.get("suggestions") or []]
-    known = set(Decision.__dataclass_fields__)
-    return Decision(**{k: v for k, v in fields.items() if k in known})
 
 
 class Courier:
@@ -59,7 +48,7 @@ class Courier:
         try:
             if delivery is None:
                 raise LookupError(f"no {parcel.key.platform} connection in this process")
-            delivery.deliver(parcel.key, decision_from_dict(parcel.decision))
+            delivery.deliver(parcel.key, Decision.from_dict(parcel.decision))
         except Exception as exc:  # recorded on the row; the retry thread tries again
             why = f"{type(exc).__name__}: {str(exc)[:200]}"
             log.warning("outbox row %s (review item %s): try %s failed: %s", row_id, parcel.item_id,

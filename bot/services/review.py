@@ -12,16 +12,20 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 
+from pydantic import TypeAdapter
+
 from bot.services.outbox import PUSHED, Courier
 from core import reasons
 from core.catalogue import say
-from core.messages import NOT_SET_UP, ConversationKey, Decision, Source, Suggestion
+from core.messages import NOT_SET_UP, ClaimRecord, ConversationKey, Decision, Source, Suggestion
 from core.ports import Delivery
 from core.replies import Action, Button, Reply, Section
 from core.text.normalize import normalize_text
-from core.verify.claim_views import claim_views
 from storage.ingestion.ingest import IngestSummary
 from storage.records.reviews import QueueEntry, ReviewQueue
+
+SOURCES = TypeAdapter(list[Source])  # a stored record's sources and claims, read back by their models
+CLAIMS = TypeAdapter(list[ClaimRecord])
 
 log = logging.getLogger(__name__)
 ADMIN_LANG = "en"  # admins read the queue in one language; users get theirs
@@ -43,8 +47,7 @@ def without_citations(text: str) -> str:
 def _sources(record: dict[str, object]) -> list[Source]:
     rows = record.get("sources") or []
     assert isinstance(rows, list)
-    return [Source(r["n"], r["doc"], r["chunk_id"], r["title"], r["heading"], r["source"], r["url"], r["score"])
-            for r in rows]
+    return SOURCES.validate_python(rows)
 
 
 def user_decision(entry: QueueEntry, answer: str, refusal: str = "", suggestions: list[Suggestion] | None = None,
@@ -58,12 +61,12 @@ def user_decision(entry: QueueEntry, answer: str, refusal: str = "", suggestions
         question=entry.question, normalized_question=normalize_text(entry.question),
         retrieval_query=str(rec.get("retrieval_query", "")), answer="" if refused else f"{header}\n\n{answer}",
         refused=refused, refusal_reason=reason, refusal_message=refusal,
-        explanation=header if refused else "", status="REFUSE" if refused else "PASS",
-        state="refused" if refused else "replied", reasons=[reason] if reason else [], checks_passed=[],
+        explanation=header if refused else "", status=reasons.Status.REFUSE if refused else reasons.Status.PASS,
+        state=reasons.State.REFUSED if refused else reasons.State.REPLIED, reasons=[reason] if reason else [], checks_passed=[],
         checks_failed=[], scores={}, llm_called=False, sources=[] if refused else _sources(rec),
         suggestions=suggestions or [], uncovered_claims=[], latency_ms={},
         index_version=str(rec.get("index_version", "")), config_hash=str(rec.get("config_hash", "")),
-        language=lang, turn_id=entry.turn_id, route="reviewed", recorded="database", scope=_scope(entry))
+        language=lang, turn_id=entry.turn_id, route=reasons.Route.REVIEWED, recorded="database", scope=_scope(entry))
 
 
 def _scope(entry: QueueEntry) -> str | None:
@@ -141,7 +144,7 @@ class ReviewDesk:
         if rec.get("risk") is not None:
             lines.append(say("review_show_risk", lang, score=rec["risk"],
                              parts=", ".join(f"{k} {v}" for k, v in dict(parts).items())))  # type: ignore[call-overload]
-        claims = claim_views(rec.get("claim_map") or [])  # type: ignore[arg-type]
+        claims = CLAIMS.validate_python(rec.get("claim_map") or [])
         if claims:
             lines.append(say("review_show_claims", lang))
             for c in claims:

@@ -16,45 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
-from core.messages import PriorTurn
+from core.messages import PriorTurn, Resolution
 from core.ports import TermSelector
 from core.retrieve.terms import history_words, question_words, selected_terms
 from core.text.language import language_of
 from core.text.lexicon import AUXILIARIES, STOP, content_terms
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """How a turn's question was read: `resolved` is what every stage reads, `shown` what the
-    user is told it was answered as ("" = nothing, or only what it followed on from)."""
-
-    asked: str
-    resolved: str
-    follow_up: bool = False
-    method: str = "none"  # none (no earlier turn) | standalone | terms | glued | model | terms-fallback
-    why: str = ""
-    previous: str = ""  # the earlier question it leans on, as asked
-    previous_section: str = ""  # the section that answered it ("" when refused)
-    new_terms: tuple[str, ...] = field(default_factory=tuple)  # what it asks that the earlier question did not
-    unnamed: str = ""  # "this burger": something the question points at that the conversation never named
-    terms: tuple[str, ...] = field(default_factory=tuple)  # the earlier words the term selector picked
-    leaning: str = ""  # the question glued after the one before: one more search
-    shown: str = ""  # a well-formed reading the user may be shown ("(Answering: ...)")
-
-    @property
-    def stated(self) -> str:
-        """The question an answer is held to (its words checked against the sources, its claims
-        verified with it): the user's own, or a language model's rewrite of it, never a bag of
-        selected words."""
-        return self.resolved if self.method == "model" else self.asked
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"follow_up": self.follow_up, "method": self.method, "why": self.why, "previous": self.previous,
-                "previous_section": self.previous_section, "new_terms": list(self.new_terms), "unnamed": self.unnamed,
-                "terms": list(self.terms), "reading": self.resolved, "leaning": self.leaning}
 
 
 def earlier(history: Sequence[PriorTurn], scope: str | None, turns: int) -> list[PriorTurn]:

@@ -12,19 +12,7 @@ from typing import Any
 
 from transitions import Machine
 
-
-class State(StrEnum):
-    """Where a conversation's turn is; the resting ones are persisted between turns."""
-
-    IDLE = "idle"
-    RETRIEVING = "retrieving"
-    GATING = "gating"
-    GENERATING = "generating"
-    VERIFYING = "verifying"
-    REPLIED = "replied"
-    REFUSED = "refused"
-    AWAITING_REFINEMENT = "awaiting_refinement"
-    PENDING_REVIEW = "pending_review"
+from core.reasons import State
 
 
 class Trigger(StrEnum):

@@ -44,7 +44,6 @@ from core.turn.risk import Route, assess, route
 from core.turn.turnlog import turn_context
 from core.turn.verdicts import Verdicts
 from core.verify import verify_answer
-from core.verify.claim_views import claim_views
 
 log = logging.getLogger(__name__)
 
@@ -253,7 +252,7 @@ class Pipeline(SuggestionOffers):
                                              self.settings.judge.min_claim_probability)
         if v.status == Status.REFUSE:
             return Outcome(Trigger.REJECT, v.reasons[0])
-        ctx.risk = assess(v, ctx.gate, ctx.generation, claim_views(v.claim_map), self.settings.verify)
+        ctx.risk = assess(v, ctx.gate, ctx.generation, v.claim_map, self.settings.verify)
         ctx.route = route(ctx.risk.score, self.settings.review)
         if ctx.route == Route.HOLD:
             return Outcome(Trigger.HOLD, reasons.NEEDS_REVIEW)
@@ -324,7 +323,8 @@ class Pipeline(SuggestionOffers):
             if suggestions:
                 turn.fire(Trigger.OFFER)
         status = ctx.verification.status if ctx.verification else Status.REFUSE
-        decision = build_decision(ctx, turn.state, str(status), suggestions, self.config_hash, self.settings.refusal)
+        decision = build_decision(ctx, State(turn.state), Status(status), suggestions, self.config_hash,
+                                  self.settings.refusal)
         scope_decision(decision, ctx.msg.scope, self.scope_refusals)
         self._record(conversation, ctx.msg, decision, turn)
         return decision

@@ -23,7 +23,6 @@ from core.text.normalize import normalize_text
 from core.turn.conversation import State
 from core.turn.risk import Risk, Route, template_answer
 from core.turn.turnlog import current_turn_uid
-from core.verify.claim_views import claim_views
 
 
 @dataclass
@@ -65,7 +64,7 @@ def _answer(ctx: TurnContext, refused: bool) -> str:
     if refused or gen is None:
         return ""
     if ctx.route == Route.TEMPLATE and v is not None:
-        return template_answer(claim_views(v.claim_map), ctx.gate.kept if ctx.gate else [], ctx.language) or gen.text
+        return template_answer(v.claim_map, ctx.gate.kept if ctx.gate else [], ctx.language) or gen.text
     if v is not None and v.kept_answer:  # some claims were left out: the rest, and one line that says so
         n = len(v.removed_claims)
         note = say("pruned_one", ctx.language) if n == 1 else say("pruned_many", ctx.language, n=n)
@@ -96,7 +95,7 @@ def _sources(ctx: TurnContext, answer: str, draft: bool = False) -> list[Source]
     if v and answer and (draft or ctx.route == Route.TEMPLATE):
         cited.update(int(n) for n in _CITED.findall(answer))
     elif v and answer:
-        for c in claim_views(v.claim_map):
+        for c in v.claim_map:
             if c.supported or not v.removed_claims:  # a left-out claim's sources are not the answer's
                 cited.update(c.citations)
     kept = g.kept if g else []
@@ -122,7 +121,7 @@ def scope_decision(decision: Decision, scope: str | None, refusals: dict[str, st
         decision.refusal_message = refusals[scope or ""]
 
 
-def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[str], config_hash: str,
+def build_decision(ctx: TurnContext, state: State, status: reasons.Status, suggestions: list[str], config_hash: str,
                    refusal: RefusalSettings) -> Decision:
     """The record of a turn that rests in `state` (replied, refused, awaiting_refinement,
     pending_review) with verification status `status`."""
@@ -143,8 +142,8 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
         refusal_reason=ctx.reason if refused else "",
         refusal_message=_refusal_message(ctx, messages) if refused else "",
         explanation=ctx.explanation or (reasons.EXPLANATIONS.get(ctx.reason, "") if refused else ""),
-        status=str(reasons.Status.REFUSE) if refused and not held else status,
-        state=str(state),
+        status=reasons.Status.REFUSE if refused and not held else status,
+        state=state,
         reasons=all_reasons,
         checks_passed=(g.checks_passed if g else []) + (v.checks_passed if v else []),
         checks_failed=(g.checks_failed if g else []) + (v.checks_failed if v else []),
@@ -157,14 +156,14 @@ def build_decision(ctx: TurnContext, state: str, status: str, suggestions: list[
         index_version=ctx.index_version,
         config_hash=config_hash,
         language=ctx.language,
-        claim_map=[dict(row) for row in v.claim_map] if v else [],
+        claim_map=list(v.claim_map) if v else [],
         draft=gen.text if gen and (held or ctx.route == Route.TEMPLATE or (v and v.kept_answer)) else "",
         removed_claims=list(v.removed_claims) if v and not refused else [],
         risk=ctx.risk.score if ctx.risk else None,
         risk_parts=dict(ctx.risk.parts) if ctx.risk else {},
-        route=str(ctx.route),
+        route=ctx.route,
         turn_uid=current_turn_uid(),  # the id the turn's log lines carry
         history=ctx.history,
         resolved_question=ctx.resolution.shown if ctx.resolution else "",
-        resolution=ctx.resolution.to_dict() if ctx.resolution else {},
+        resolution=ctx.resolution,
     )

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from core.catalogue import say
 from core.gate.checks import GateResult
-from core.messages import Generation, Hit, Verification
+from core.messages import ClaimRecord, Generation, Hit, Verification
+from core.reasons import Route, Status
 from core.settings import ReviewSettings, VerifySettings
-from core.verify.claim_views import ClaimView, numbers_and_names
+from core.text.names import critical_tokens
 
 # how much each part counts; the score is the weighted mean over the parts a turn has. The claim
 # judge's weight and hold_risk were chosen on dev records of long-form answers (CLAPNQ) and
@@ -41,22 +41,13 @@ WEIGHTS: dict[str, float] = {
 }
 
 
-class Route(StrEnum):
-    """What happens to an answer the verifier did not refuse."""
-
-    REPLY = "reply"
-    TEMPLATE = "template"
-    HOLD = "hold"
-    REFUSE = "refuse"  # no answer to route (a refusal); the decision record still says so
-
-
 @dataclass(frozen=True)
 class Risk:
     score: float
     parts: dict[str, float] = field(default_factory=dict)
 
 
-def _margin(claims: Sequence[ClaimView], floor: float) -> float:
+def _margin(claims: Sequence[ClaimRecord], floor: float) -> float:
     """1 when the weakest supported claim sits on the support threshold, 0 when it is certain."""
     supported = [c.support for c in claims if c.supported]
     if not supported:
@@ -75,7 +66,7 @@ def _doubt(gen: Generation | None) -> float | None:
     return None if gen.confidence is None else min(1.0, max(0.0, 1.0 - gen.confidence))
 
 
-def _judge_doubt(claims: Sequence[ClaimView]) -> float | None:
+def _judge_doubt(claims: Sequence[ClaimRecord]) -> float | None:
     """1 - the claim judge's probability for the weakest judged claim; None when no claim was
     judged (an extractive quote, or the judge switched off)."""
     judged = [c.judge for c in claims if c.judge is not None]
@@ -90,7 +81,7 @@ def score_of(parts: dict[str, float], weights: dict[str, float] | None = None) -
 
 
 def assess(verification: Verification, gate: GateResult | None, generation: Generation | None,
-           claims: Sequence[ClaimView], cfg: VerifySettings) -> Risk:
+           claims: Sequence[ClaimRecord], cfg: VerifySettings) -> Risk:
     """The risk of sending this verified answer, with its parts. A pruned answer is judged by
     the claims it still holds (the share left out is a part of its own); with the claim judge,
     the judge's doubt replaces the word-overlap support margin, which a faithful paraphrase
@@ -100,9 +91,9 @@ def assess(verification: Verification, gate: GateResult | None, generation: Gene
     judged = any(c.judge is not None for c in sent)
     parts: dict[str, float] = {
         "uncovered_claims": min(1.0, len(verification.uncovered_claims) / total),
-        "numbers_and_names": sum(1 for c in sent if numbers_and_names(c.claim)) / len(sent) if sent else 0.0,
+        "numbers_and_names": sum(1 for c in sent if critical_tokens(c.claim)) / len(sent) if sent else 0.0,
         "keyword_coverage_warning": 1.0 if gate is not None and "keyword_coverage" in gate.warnings else 0.0,
-        "warn_status": 1.0 if verification.status == "WARN" and not verification.removed_claims else 0.0,
+        "warn_status": 1.0 if verification.status == Status.WARN and not verification.removed_claims else 0.0,
     }
     if not judged:
         parts["support_margin"] = _margin(sent, cfg.min_claim_support)
@@ -128,7 +119,7 @@ def _chunk_of(sentence: str, chunks: Sequence[int], hits: Sequence[Hit]) -> int 
     return None
 
 
-def template_answer(claims: Sequence[ClaimView], hits: Sequence[Hit], language: str) -> str:
+def template_answer(claims: Sequence[ClaimRecord], hits: Sequence[Hit], language: str) -> str:
     """The safer answer: the evidence sentences of the supported claims, quoted verbatim and
     marked as quotes, each citing its chunk ([C#], so the sources list stays right)."""
     quotes: list[tuple[str, int]] = []

@@ -18,11 +18,11 @@ from core.ports import ClaimJudge
 from core.settings import VerifySettings
 from core.text.names import critical_tokens
 from core.text.sentences import split_claims
-from core.verify.checks import ClaimCheck, ClaimRow
+from core.verify.checks import ClaimCheck
 from core.verify.evidence import evidence_sentences, is_polar
 from core.verify.rules import RULES, Draft, citations_valid
 
-__all__ = ["ClaimCheck", "ClaimRow", "critical_tokens", "evidence_sentences", "is_polar", "verify_answer"]
+__all__ = ["ClaimCheck", "critical_tokens", "evidence_sentences", "is_polar", "verify_answer"]
 
 
 def _record_claims(result: Verification, draft: Draft) -> None:
@@ -30,7 +30,7 @@ def _record_claims(result: Verification, draft: Draft) -> None:
     result.supported_claims = sum(1 for c in checks if c.supported)
     result.uncovered_claims = [c.claim for c in checks if not c.supported]
     result.grounding_score = round(sum(c.support for c in checks) / len(checks), 4)
-    result.claim_map = [c.row() for c in checks]
+    result.claim_map = [c.record() for c in checks]
 
 
 def verify_answer(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from core.messages import ClaimRow, Hit
+from core.messages import ClaimRecord, Hit
 from core.ports import ClaimJudge
 from core.settings import VerifySettings
 from core.text.lexicon import content_terms
@@ -37,7 +37,8 @@ from core.verify.model import ClaimModel
 
 @dataclass
 class ClaimCheck:
-    """One claim, its evidence and what the checks found."""
+    """One claim while the checks read it: its evidence windows and what the checks found so far
+    (`record()` is what the decision keeps of it)."""
 
     claim: str
     citations: list[int]
@@ -56,10 +57,11 @@ class ClaimCheck:
         self.supported = False
         self.missing.append(note)
 
-    def row(self) -> ClaimRow:
-        return ClaimRow(claim=self.claim, citations=self.citations, support=self.support, evidence=self.evidence,
-                        evidence_chunks=self.evidence_chunks, missing=self.missing, supported=self.supported,
-                        features=self.features, judge=self.judge)
+    def record(self) -> ClaimRecord:
+        """The claim as the decision record keeps it (without the windows the checks read)."""
+        return ClaimRecord(claim=self.claim, citations=self.citations, support=self.support, evidence=self.evidence,
+                           evidence_chunks=self.evidence_chunks, missing=self.missing, supported=self.supported,
+                           features=self.features, judge=self.judge)
 
 
 @dataclass

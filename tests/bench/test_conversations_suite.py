@@ -37,7 +37,7 @@ def decision(*, refused: bool = False, sources: tuple[tuple[str, str], ...] = ()
     return Decision(
         question="q", normalized_question="q", retrieval_query="q", answer="" if refused else answer, refused=refused,
         refusal_reason=reason, refusal_message="", explanation="", status="REFUSE" if refused else "PASS",
-        state="", reasons=[], checks_passed=[], checks_failed=[], scores={}, llm_called=False,
+        state="refused" if refused else "replied", reasons=[], checks_passed=[], checks_failed=[], scores={}, llm_called=False,
         sources=[Source(i + 1, f"kb/{Path(f).name}", f"c{i}", "Title", h, f"/tmp/kb/{f}", "", 0.5)
                  for i, (f, h) in enumerate(sources)],
         suggestions=[Suggestion(i, s) for i, s in enumerate(suggestions)], uncovered_claims=[], latency_ms={},

@@ -28,7 +28,7 @@ def decision(*, refused: bool = False, sources: tuple[tuple[str, str], ...] = ()
     return Decision(
         question="q", normalized_question="q", retrieval_query="q", answer="" if refused else "An answer.",
         refused=refused, refusal_reason="NOT_ANSWERED_BY_SOURCES" if refused else "", refusal_message="",
-        explanation="", status="REFUSE" if refused else "PASS", state="", reasons=[], checks_passed=[],
+        explanation="", status="REFUSE" if refused else "PASS", state="refused" if refused else "replied", reasons=[], checks_passed=[],
         checks_failed=[], scores={}, llm_called=False,
         sources=[Source(i + 1, d, f"c{i}", "Title", h, f"/tmp/{d}", "", 0.5) for i, (d, h) in enumerate(sources)],
         suggestions=[], uncovered_claims=[], latency_ms={}, index_version="1", config_hash="h", language="en")

@@ -32,13 +32,13 @@ def test_a_follow_up_is_read_with_the_earlier_words_it_needs_and_answered_from_t
     after = ask(app, "c", follow_up)
     assert not before.refused and not after.refused
     r = after.resolution
-    assert after.question == follow_up and r["follow_up"] and r["method"] == "terms" and r["previous"] == first
-    assert any(needs in t.lower() for t in r["terms"]) and r["reading"].startswith(follow_up)
+    assert r is not None and after.question == follow_up and r.follow_up and r.method == "terms" and r.previous == first
+    assert any(needs in t.lower() for t in r.terms) and r.resolved.startswith(follow_up)
     assert after.resolved_question == ""  # selected words are never shown as the question answered
     headings = [s.heading or s.title for s in after.sources]
     assert section in headings[0]
     recorded = app.store.turns()[-1]
-    assert recorded.question == follow_up and recorded.record["resolution"]["terms"] == r["terms"]
+    assert recorded.question == follow_up and recorded.record["resolution"]["terms"] == list(r.terms)
 
 
 def test_a_later_question_that_names_its_own_topic_is_read_as_typed(make_app: Callable[..., Any]) -> None:
@@ -69,8 +69,8 @@ def test_a_question_with_several_readings_is_asked_back_with_each_reading_answer
 def test_a_follow_up_with_no_earlier_turn_is_asked_as_typed(make_app: Callable[..., Any]) -> None:
     app = make_app()
     d = ask(app, "new", "And over HTTP?")
-    assert d.resolution["method"] == "none" and d.resolved_question == "" and app.store.turns()[-1].question == "And over HTTP?"
-    assert d.retrieval_query == "And over HTTP?" and not d.resolution["terms"]
+    assert d.resolution.method == "none" and d.resolved_question == "" and app.store.turns()[-1].question == "And over HTTP?"
+    assert d.retrieval_query == "And over HTTP?" and not d.resolution.terms
 
 
 def test_the_console_says_what_a_follow_up_followed_on_from_and_why_shows_the_reading(

@@ -69,7 +69,7 @@ def test_number_absent_from_evidence_refused(openai_app: Callable[..., Any], llm
     llm.enqueue("Run groundbot ingest again with the same paths, at most 3 times per day [C1].")
     d = ask(app, Q)
     assert d.refused and d.refusal_reason == reasons.UNSUPPORTED_CLAIMS
-    assert any("3" in row["missing"] for row in d.claim_map)
+    assert any("3" in row.missing for row in d.claim_map)
 
 
 def test_uncited_answer_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> None:
@@ -182,7 +182,7 @@ def test_a_follow_up_is_rewritten_by_the_model_in_one_short_call(openai_app: Cal
     llm.enqueue("Only new and changed documents are embedded again [C1].", prob=0.95)
     d = ask(app, "And how long does it take?", chat="rw")
     assert len(llm.requests) == 3 and "Last question: And how long does it take?" in str(llm.requests[1]["body"])
-    assert d.resolved_question == "How long does re-ingesting documents take?" and d.resolution["method"] == "model"
+    assert d.resolved_question == "How long does re-ingesting documents take?" and d.resolution.method == "model"
 
 
 @pytest.mark.slow
@@ -196,5 +196,5 @@ def test_a_failed_or_hostile_rewrite_leaves_the_local_reading_and_the_turn_is_re
     llm.enqueue(**rewrite)
     llm.enqueue("Only new and changed documents are embedded again [C1].", prob=0.95)
     d = ask(app, "And how long does it take?", chat="bad")
-    assert d.resolution["method"].endswith("-fallback") and d.resolved_question == ""  # the local reading, not shown
+    assert d.resolution.method.endswith("-fallback") and d.resolved_question == ""  # the local reading, not shown
     assert app.store.turns()[-1].question == "And how long does it take?"

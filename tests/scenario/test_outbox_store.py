@@ -6,8 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from bot.services.outbox import decision_from_dict
-from core.messages import ConversationKey, Source
+from core.messages import ConversationKey, Decision, Source
 from storage.records.outbox import Outbox, Parcel
 from storage.records.reviews import ReviewQueue
 from storage.records.transcripts import SqlTranscriptStore
@@ -40,7 +39,7 @@ def test_one_worker_per_try_and_a_failure_is_retried_after_a_backoff(database_ur
         t.join()
     assert len(won) == 1 and won[0].key == KEY and won[0].attempts == 1  # six tried at once, one got it
     first = won[0]
-    assert decision_from_dict(first.decision) == d  # what is delivered is the decision as it was decided
+    assert Decision.from_dict(first.decision) == d  # what is delivered is the decision as it was decided
     assert outbox.due(["slack"]) == [] and outbox.claim(row, "late") is None  # leased
     assert not outbox.sent(row, "not-the-holder")
     holder = outbox.row(row).claimed_by  # type: ignore[union-attr]

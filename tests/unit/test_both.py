@@ -28,8 +28,8 @@ def test_the_verifier_refuses_the_false_both_and_keeps_a_true_one() -> None:
     cfg = replace(VerifySettings(), require_citations=False)
     ev = [hit(" ".join(EVIDENCE))]
     wrong = verify_answer("Yes, both airports are located in California.", Q, ev, cfg)
-    assert wrong.status == "REFUSE" and "California" not in wrong.claim_map[0]["missing"][0]
-    assert "of San Diego International Airport" in wrong.claim_map[0]["missing"][0]
+    assert wrong.status == "REFUSE" and "California" not in wrong.claim_map[0].missing[0]
+    assert "of San Diego International Airport" in wrong.claim_map[0].missing[0]
     both = [hit("Robin Hobb is an American writer of fantasy. Stephen King is an American writer of horror.")]
     ok = verify_answer("Yes, both write fantasy and horror.", "Are Robin Hobb and Stephen King both writers?", both, cfg)
     assert ok.status == "REFUSE"  # horror is said of King only, fantasy of Hobb only

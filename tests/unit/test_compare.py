@@ -27,7 +27,7 @@ def test_wrong_pick_is_refused_by_the_verifier() -> None:
     cfg = VerifySettings(require_citations=False)
     assert verify_answer("Arthur's Magazine", Q, [hit(EVIDENCE)], cfg).status != "REFUSE"
     v = verify_answer("First for Women was started first.", Q, [hit(EVIDENCE)], cfg)
-    assert v.status == "REFUSE" and "evidence dates" in v.claim_map[0]["missing"][0]
+    assert v.status == "REFUSE" and "evidence dates" in v.claim_map[0].missing[0]
 
 
 PLANTS = ("Cardwellia is a monotypic genus of trees in the family Proteaceae, found in Queensland, Australia. "

@@ -117,7 +117,7 @@ def test_follow_up_is_searched_as_asked_and_after_the_previous_question(parts) -
     gen.enqueue("It rejects requests without the secret token header [C1].")
     d = p.handle(Incoming(KEY, "u1", "and what does it reject?"))
     assert d.retrieval_query == "and what does it reject?" and index.searches - before == 2  # fused: two searches
-    assert d.resolution["leaning"] == "Which port does the Telegram webhook listen on? and what does it reject?"
+    assert d.resolution.leaning == "Which port does the Telegram webhook listen on? and what does it reject?"
 
 
 def test_store_failure_still_answers(parts) -> None:  # type: ignore[no-untyped-def]
@@ -196,7 +196,7 @@ def test_a_held_draft_lists_the_source_of_every_claim_it_holds() -> None:
     gen.enqueue(draft, confidence=0.9)
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on and where are Slack mentions answered?"))
     assert d.state == "pending_review" and d.draft == draft
-    assert [c["supported"] for c in d.claim_map] == [True, False]
+    assert [c.supported for c in d.claim_map] == [True, False]
     assert [s.doc_id for s in d.sources] == ["d1", "d2"]
 
 
@@ -211,7 +211,7 @@ def test_claim_judge_reads_generated_answers_and_its_refusal_is_explained() -> N
     gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
     d = p.handle(Incoming(KEY, "u1", "Which port does the Slack app listen on?"))
     assert d.refused and d.refusal_reason == reasons.UNSUPPORTED_CLAIMS
-    assert judge.read and d.claim_map[0]["judge"] == 0.05
+    assert judge.read and d.claim_map[0].judge == 0.05
     off = Pipeline(replace(on, judge=replace(on.judge, claims=False)), emb, ListIndex(KB, emb), gen, store,
                    claim_judge=judge)
     gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
@@ -296,7 +296,7 @@ def test_the_supported_part_is_delivered_however_much_is_left_out(parts) -> None
     assert d.answer.startswith("The webhook listens on port 8443 [C1].")
     assert "13 sentences were left out" in d.answer and "Tuesdays" not in d.answer and "Slack" not in d.answer
     assert d.draft.startswith("The webhook listens") and [s.doc_id for s in d.sources] == ["d1"]
-    missing = {c["claim"]: c["missing"] for c in d.claim_map}
+    missing = {c.claim: c.missing for c in d.claim_map}
     assert missing["Slack is answered in a thread."] == ["cites no source"]
 
 

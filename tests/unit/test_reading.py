@@ -260,7 +260,7 @@ def test_a_generated_claim_citing_only_chunks_that_do_not_answer_is_left_out() -
                 "[C3].", confidence=0.9)
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
     assert d.refused and d.refusal_reason == reasons.UNSUPPORTED_CLAIMS and d.scores["reader_chunks_read"] == 3
-    assert any("does not answer the question" in m for row in d.claim_map for m in row["missing"])
+    assert any("does not answer the question" in m for row in d.claim_map for m in row.missing)
     gen.enqueue("The Telegram webhook listens on port 8443 [C1].", confidence=0.9)
     assert not p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?")).refused
 
@@ -302,7 +302,7 @@ def test_a_question_better_answered_as_typed_than_with_the_picked_words_is_read_
     p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
     p.generator.enqueue("Mentions are answered in the thread [C1].")  # type: ignore[attr-defined]
     d = p.handle(Incoming(KEY, "u1", "Where are Slack mentions answered?"))
-    assert not d.refused and d.resolution["method"] == "standalone" and "as typed" in d.resolution["why"]
+    assert not d.refused and d.resolution.method == "standalone" and "as typed" in d.resolution.why
     assert reader.questions[-2:] == ["Where are Slack mentions answered? Telegram webhook",
                                      "Where are Slack mentions answered?"]
 
@@ -314,4 +314,4 @@ def test_a_follow_up_better_answered_with_the_picked_words_keeps_them() -> None:
     p.handle(Incoming(KEY, "u1", "Does the webhook listen on 8443?"))
     p.generator.enqueue("It rejects requests without the secret token header [C1].")  # type: ignore[attr-defined]
     d = p.handle(Incoming(KEY, "u1", "And what does it reject?"))
-    assert d.resolution["method"] == "terms" and d.resolution["terms"] == ["8443"] and d.resolution["follow_up"]
+    assert d.resolution.method == "terms" and d.resolution.terms == ("8443",) and d.resolution.follow_up

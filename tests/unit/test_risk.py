@@ -5,13 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from core.catalogue import catalogue, languages, say
 from core.gate.checks import GateResult
-from core.messages import Generation, Verification
+from core.messages import ClaimRecord, Generation, Verification
 from core.settings import ReviewSettings, VerifySettings
 from core.turn.risk import Route, assess, route, template_answer
-from core.verify.claim_views import claim_views
 from tests.unit.fakes import hit
+
+
+def claims(rows: list[dict[str, object]]) -> list[ClaimRecord]:
+    return TypeAdapter(list[ClaimRecord]).validate_python(rows)
 
 CFG = VerifySettings()
 
@@ -24,12 +29,12 @@ def row(claim: str, support: float, supported: bool = True, evidence: tuple[str,
 def test_a_certain_answer_has_low_risk_and_a_shaky_one_high() -> None:
     sure = [row("the webhook rejects requests without the secret", 1.0)]
     v = Verification(status="PASS", total_claims=1, supported_claims=1, claim_map=sure)
-    low = assess(v, None, Generation("x [C1]", True, confidence=0.99), claim_views(sure), CFG)
+    low = assess(v, None, Generation("x [C1]", True, confidence=0.99), claims(sure), CFG)
     shaky = [row("The webhook listens on port 8443", 0.72), row("It was written in 1999 by Ada", 0.1, supported=False)]
     w = Verification(status="WARN", total_claims=2, supported_claims=1, uncovered_claims=["It was written in 1999 by Ada"],
                      claim_map=shaky)
     gate = GateResult(True, "", [], warnings=["keyword_coverage"])
-    high = assess(w, gate, Generation("y", True, confidence=0.4), claim_views(shaky), CFG)
+    high = assess(w, gate, Generation("y", True, confidence=0.4), claims(shaky), CFG)
     assert low.score < 0.05 and high.score > 0.75
     assert high.parts["uncovered_claims"] == 0.5 and high.parts["warn_status"] == 1.0
     assert high.parts["numbers_and_names"] == 1.0 and high.parts["keyword_coverage_warning"] == 1.0
@@ -40,10 +45,10 @@ def test_a_certain_answer_has_low_risk_and_a_shaky_one_high() -> None:
 def test_parts_without_a_measure_are_left_out() -> None:
     rows = [row("the ingest command re-embeds changed documents", 0.85)]
     v = Verification(status="PASS", total_claims=1, supported_claims=1, claim_map=rows)
-    r = assess(v, None, Generation("x", False), claim_views(rows), CFG)
+    r = assess(v, None, Generation("x", False), claims(rows), CFG)
     assert "generation_doubt" not in r.parts
     assert r.score == round(0.20 * r.parts["support_margin"] / 0.85, 4)
-    faq = assess(v, None, Generation("x", False, faq=True), claim_views(rows), CFG)
+    faq = assess(v, None, Generation("x", False, faq=True), claims(rows), CFG)
     assert faq.parts["generation_doubt"] == 0.0
 
 
@@ -60,11 +65,11 @@ def test_template_quotes_evidence_of_supported_claims_verbatim() -> None:
     rows = [row("webhook port is 8443", 0.8, evidence=("The webhook listens on port 8443.",), chunks=(1,)),
             row("answers in thread", 0.9, evidence=("Slack answers go in the thread.",), chunks=(2,)),
             row("made up", 0.1, supported=False, evidence=("It rejects bad tokens.",), chunks=(1,))]
-    text = template_answer(claim_views(rows), hits, "en")
+    text = template_answer(claims(rows), hits, "en")
     assert text.splitlines() == [say("template_header", "en"), "> “The webhook listens on port 8443.” [C1]",
                                  "> “Slack answers go in the thread.” [C2]"]
-    assert template_answer(claim_views(rows), hits, "fa").startswith(say("template_header", "fa"))
-    assert template_answer(claim_views(rows[2:]), hits, "en") == ""
+    assert template_answer(claims(rows), hits, "fa").startswith(say("template_header", "fa"))
+    assert template_answer(claims(rows[2:]), hits, "en") == ""
 
 
 def test_catalogues_have_the_same_keys_and_placeholders() -> None:
@@ -83,13 +88,13 @@ def test_catalogues_have_the_same_keys_and_placeholders() -> None:
 def test_the_claim_judge_doubt_of_the_weakest_claim_is_a_part() -> None:
     judged = [row("Paris is the capital", 0.9) | {"judge": 0.93}, row("It has 2 million people", 0.9) | {"judge": 0.2}]
     v = Verification(status="PASS", total_claims=2, supported_claims=2, claim_map=judged)
-    doubted = assess(v, None, Generation("x [C1]", True), claim_views(judged), CFG)
+    doubted = assess(v, None, Generation("x [C1]", True), claims(judged), CFG)
     assert doubted.parts["judge_doubt"] == 0.8
     trusted = [dict(r, judge=0.95) for r in judged]
-    sure = assess(v, None, Generation("x [C1]", True), claim_views(trusted), CFG)
+    sure = assess(v, None, Generation("x [C1]", True), claims(trusted), CFG)
     assert sure.parts["judge_doubt"] == 0.05 and sure.score < doubted.score - 0.4
     unjudged = [row("Paris is the capital", 0.9)]
-    assert "judge_doubt" not in assess(v, None, Generation("x", False), claim_views(unjudged), CFG).parts
+    assert "judge_doubt" not in assess(v, None, Generation("x", False), claims(unjudged), CFG).parts
 
 
 def test_the_defaults_are_the_ones_chosen_on_dev() -> None:

@@ -36,7 +36,7 @@ def test_supported_answer_passes_with_evidence_mapped() -> None:
     v = verify_answer("Only changed documents are embedded again [C1].", "What does re-ingest embed?", HITS, CFG)
     assert v.status == "PASS"
     assert v.supported_claims == v.total_claims == 1
-    assert v.claim_map[0]["evidence"] == ["Only changed documents are embedded again."]
+    assert v.claim_map[0].evidence == ["Only changed documents are embedded again."]
 
 
 def test_no_citations_refused_when_required() -> None:
@@ -59,7 +59,7 @@ def test_nonexistent_citation_is_invalid() -> None:
 def test_number_absent_from_evidence_is_unsupported() -> None:
     v = verify_answer("The default port is 8080 [C2].", "What is the default port?", HITS, CFG)
     assert v.status == "REFUSE" and v.reasons == [reasons.UNSUPPORTED_CLAIMS]
-    assert v.claim_map[0]["missing"] == ["8080"]
+    assert v.claim_map[0].missing == ["8080"]
     ok = verify_answer("The default port is 8443 [C2].", "What is the default port?", HITS, CFG)
     assert ok.status == "PASS"
 
@@ -87,7 +87,7 @@ def test_a_claim_that_cites_nothing_is_left_out_however_true() -> None:
     v = verify_answer(answer, "Which documents are embedded again?", HITS, CFG)
     assert v.status == "WARN" and v.kept_answer == "Only changed documents are embedded again [C1]."
     assert v.removed_claims == ["Webhook mode needs a secret token."]
-    assert "cites no source" in v.claim_map[1]["missing"]
+    assert "cites no source" in v.claim_map[1].missing
 
 
 def test_what_is_left_after_pruning_must_still_be_about_the_question() -> None:
@@ -118,7 +118,7 @@ def test_bare_yes_no_checked_with_its_question() -> None:
     q = "Are Dicksonia and Hardenbergia in the same genus?"
     assert verify_answer("no", q, ev, cfg).status != "REFUSE"
     v = verify_answer("Yes.", "Are Dicksonia and Quoridor both genera?", ev, cfg)
-    assert v.status == "REFUSE" and v.claim_map[0]["missing"] == ["quoridor"]
+    assert v.status == "REFUSE" and v.claim_map[0].missing == ["quoridor"]
 
 
 def test_yes_or_no_in_a_sentence_of_nothing_else_is_checked_like_the_bare_word() -> None:
@@ -128,7 +128,7 @@ def test_yes_or_no_in_a_sentence_of_nothing_else_is_checked_like_the_bare_word()
     for form in ("No is the answer.", "The answer is no.", "No, they are not."):
         assert verify_answer(form, q, ev, cfg).status != "REFUSE", form
     v = verify_answer("Yes, they are.", "Are Dicksonia and Quoridor both genera?", ev, cfg)
-    assert v.status == "REFUSE" and v.claim_map[0]["missing"] == ["quoridor"]
+    assert v.status == "REFUSE" and v.claim_map[0].missing == ["quoridor"]
     assert verify_answer("No, Hardenbergia is a genus of Andean trees.", q, ev, cfg).status == "REFUSE"
 
 
@@ -141,25 +141,25 @@ def test_a_negation_the_evidence_does_not_state_is_uncovered() -> None:
     q = "Where is Falling in Reverse based?"
     v = verify_answer("Falling in Reverse is not based in Nevada.", q, BAND, ASK)
     assert v.status == "REFUSE"
-    assert "a negation its evidence does not state" in v.claim_map[0]["missing"]
+    assert "a negation its evidence does not state" in v.claim_map[0].missing
     assert verify_answer("Falling in Reverse is based in Las Vegas, Nevada.", q, BAND, ASK).status != "REFUSE"
     # a yes/no question may be answered "no" from positive evidence
     polar = verify_answer("No, the band was not formed by Ronnie Radke in 2008.", "Was the band formed in 2008?", BAND, ASK)
-    assert "a negation its evidence does not state" not in polar.claim_map[0]["missing"]
+    assert "a negation its evidence does not state" not in polar.claim_map[0].missing
     # a request is not a yes/no question
     named = verify_answer("Ronnie Radke did not form the band.", "Name the founder of the band.", BAND, ASK)
-    assert "a negation its evidence does not state" in named.claim_map[0]["missing"]
+    assert "a negation its evidence does not state" in named.claim_map[0].missing
     # the question's own negation word is its premise, not the claim's
     premise = verify_answer("The band formed in 2008 was never based outside Las Vegas.",
                             "Which band was never based outside Las Vegas?", BAND, ASK)
-    assert "a negation its evidence does not state" not in premise.claim_map[0]["missing"]
+    assert "a negation its evidence does not state" not in premise.claim_map[0].missing
 
 
 def test_a_restriction_the_evidence_does_not_state_is_uncovered() -> None:
     q = "Who formed Falling in Reverse?"
     v = verify_answer("Falling in Reverse was formed only by Ronnie Radke.", q, BAND, ASK)
     assert v.status == "REFUSE"
-    assert any("only" in m for m in v.claim_map[0]["missing"])
+    assert any("only" in m for m in v.claim_map[0].missing)
     assert verify_answer("Falling in Reverse was formed by Ronnie Radke.", q, BAND, ASK).status != "REFUSE"
 
 
@@ -168,13 +168,13 @@ def test_a_name_of_several_words_must_be_written_together_in_the_evidence() -> N
               "The university is in University Park, Texas.", n=1)]
     q = "Stagger Lee was developed with the school of arts at what university?"
     v = verify_answer("Stagger Lee was developed with the University of Texas.", q, ev, ASK)
-    assert v.status == "REFUSE" and "university of texas" in v.claim_map[0]["missing"]
+    assert v.status == "REFUSE" and "university of texas" in v.claim_map[0].missing
     ok = verify_answer("Stagger Lee was developed with Southern Methodist University.", q, ev, ASK)
     assert ok.status != "REFUSE"
     # with a claim judge the meaning is the judge's: the guard cost right claims there (guards.md)
     judge = ScriptedClaimJudge({"Stagger Lee was developed with the University of Texas.": 0.1})
     judged = verify_answer("Stagger Lee was developed with the University of Texas.", q, ev, ASK, judge, 0.3)
-    assert judged.status == "REFUSE" and "university of texas" not in judged.claim_map[0]["missing"]
+    assert judged.status == "REFUSE" and "university of texas" not in judged.claim_map[0].missing
     assert judge.read
 
 
@@ -196,7 +196,7 @@ def test_claim_judge_refuses_a_claim_every_word_check_passes() -> None:
     v = verify_answer(answer, "Which port does polling mode use?", HITS, CFG, judge, 0.5)
     assert v.status == "REFUSE" and v.reasons == [reasons.UNSUPPORTED_CLAIMS]
     row = v.claim_map[0]
-    assert row["judge"] == 0.1 and "claim judge 0.10 < 0.50" in row["missing"][0]
+    assert row.judge == 0.1 and "claim judge 0.10 < 0.50" in row.missing[0]
     # it reads the title and the cited chunk's sentences that say most about the claim
     assert judge.read == [("Which port does polling mode use?", "The default port is 8443.",
                            f"{HITS[1].title}: The default port is 8443.")]
@@ -228,31 +228,31 @@ def test_support_passage_reads_the_sentences_that_state_a_claim_in_source_order(
 def test_claim_judge_keeps_what_it_accepts_and_lexical_checks_still_apply() -> None:
     judge = ScriptedClaimJudge({"The port is 8443 by default.": 0.9, "The port is 8080 by default.": 0.9})
     ok = verify_answer("The port is 8443 by default [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
-    assert ok.status == "PASS" and ok.claim_map[0]["judge"] == 0.9
+    assert ok.status == "PASS" and ok.claim_map[0].judge == 0.9
     wrong = verify_answer("The port is 8080 by default [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
-    assert wrong.status == "REFUSE" and wrong.claim_map[0]["missing"][0] == "8080"
+    assert wrong.status == "REFUSE" and wrong.claim_map[0].missing[0] == "8080"
 
 
 def test_a_source_sentence_copied_as_the_answer_is_not_put_to_the_judge() -> None:
     judge = ScriptedClaimJudge({"The default port is 8443.": 0.01, "The default port is 8080.": 0.01})
     copied = verify_answer("The default port is 8443 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
-    assert copied.status == "PASS" and copied.claim_map[0]["judge"] is None and judge.read == []
+    assert copied.status == "PASS" and copied.claim_map[0].judge is None and judge.read == []
     # the same copy sharing too little of its question is judged (and refused, as above)
     elsewhere = verify_answer("The default port is 8443 [C2].", "Which port does polling mode use?", HITS, CFG, judge, 0.5)
-    assert elsewhere.status == "REFUSE" and elsewhere.claim_map[0]["judge"] == 0.01
+    assert elsewhere.status == "REFUSE" and elsewhere.claim_map[0].judge == 0.01
     # one word changed is no copy: judged, and the exact checks still refuse the number
     swapped = verify_answer("The default port is 8080 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
-    assert swapped.status == "REFUSE" and swapped.claim_map[0]["judge"] == 0.01
+    assert swapped.status == "REFUSE" and swapped.claim_map[0].judge == 0.01
     # a copy about little of its question, from a chunk the passage reader read as answering it
     read = [HITS[0], replace(HITS[1], answer_probability=0.8)]
     answering = verify_answer("The default port is 8443 [C2].", "Which port does polling mode use?", read, CFG, judge, 0.5)
-    assert answering.status == "PASS" and answering.claim_map[0]["judge"] is None
+    assert answering.status == "PASS" and answering.claim_map[0].judge is None
     doubted = [HITS[0], replace(HITS[1], answer_probability=0.2)]
     assert verify_answer("The default port is 8443 [C2].", "Which port does polling mode use?", doubted, CFG,
                          judge, 0.5).status == "REFUSE"
     # whole words only: "84" is not a copy of "8443"
     cut = verify_answer("The default port is 84 [C2].", "What is the default port?", HITS, CFG, judge, 0.5)
-    assert cut.status == "REFUSE" and cut.claim_map[0]["judge"] == 0.0
+    assert cut.status == "REFUSE" and cut.claim_map[0].judge == 0.0
 
 
 def test_a_copy_is_a_copy_however_its_source_was_tokenised_and_whatever_connective_opens_it() -> None:
@@ -262,10 +262,10 @@ def test_a_copy_is_a_copy_however_its_source_was_tokenised_and_whatever_connecti
     for answer in ("Lake Kariba is the world's largest man-made lake [C1].",
                    "Also, Lake Kariba is the world's largest man-made lake [C1]."):
         v = verify_answer(answer, q, lake, CFG, judge, 0.5)
-        assert v.status == "PASS" and v.claim_map[0]["judge"] is None, v.claim_map[0]["missing"]
+        assert v.status == "PASS" and v.claim_map[0].judge is None, v.claim_map[0].missing
     # a connective inside the claim is still a word of it: no copy, judged (and refused)
     moved = verify_answer("Lake Kariba is also the world's largest man-made lake [C1].", q, lake, CFG, judge, 0.5)
-    assert moved.status == "REFUSE" and moved.claim_map[0]["judge"] == 0.0
+    assert moved.status == "REFUSE" and moved.claim_map[0].judge == 0.0
 
 
 def test_a_claim_whose_sources_the_reader_read_as_not_answering_is_not_delivered() -> None:
@@ -277,7 +277,7 @@ def test_a_claim_whose_sources_the_reader_read_as_not_answering_is_not_delivered
     assert verify_answer("The default port is 8443 [C2].", q, answers, on).status == "PASS"
     elsewhere = [HITS[0], replace(HITS[1], answer_probability=0.05)]
     refused = verify_answer("The default port is 8443 [C2].", q, elsewhere, on)
-    assert refused.status == "REFUSE" and "does not answer the question" in refused.claim_map[0]["missing"][0]
+    assert refused.status == "REFUSE" and "does not answer the question" in refused.claim_map[0].missing[0]
     off = replace(CFG, min_source_answer_probability=0.0)
     assert verify_answer("The default port is 8443 [C2].", q, elsewhere, off).status == "PASS"
 
@@ -292,10 +292,10 @@ def test_a_number_of_the_passage_put_where_another_belongs_is_not_supported() ->
     assert right.status == "PASS"
     swapped = verify_answer("It's Now or Never is a ballad recorded by Elvis Presley in 1949 [C1].", q, ELVIS, CFG)
     assert swapped.status == "REFUSE"
-    assert "'1949' is in the sources, but not where they say" in swapped.claim_map[0]["missing"][0]
+    assert "'1949' is in the sources, but not where they say" in swapped.claim_map[0].missing[0]
     off = verify_answer("It's Now or Never is a ballad recorded by Elvis Presley in 1949 [C1].", q, ELVIS,
                         replace(CFG, anchor_ratio=0.0))
-    assert not any("1949" in m for m in off.claim_map[0]["missing"])
+    assert not any("1949" in m for m in off.claim_map[0].missing)
 
 
 def test_a_name_the_question_asks_about_is_not_held_to_one_sentence() -> None:
@@ -310,7 +310,7 @@ def test_a_name_swapped_within_one_sentence_is_caught_by_its_neighbours() -> Non
     q = "when did the berlin wall come down"
     assert verify_answer("The government opened the Wall in November 1989 [C1].", q, wall, CFG).status == "PASS"
     swapped = verify_answer("The government opened the Wall in August 1989 [C1].", q, wall, CFG)
-    assert swapped.status == "REFUSE" and any("'august'" in m for m in swapped.claim_map[0]["missing"])
+    assert swapped.status == "REFUSE" and any("'august'" in m for m in swapped.claim_map[0].missing)
 
 
 def test_a_bare_answer_the_evidence_lacks_is_not_taken_for_a_paraphrase() -> None:
@@ -329,11 +329,11 @@ def test_an_item_of_a_list_is_in_place_where_the_evidence_lists_it_otherwise() -
     claim = "groundbot ingests Markdown, plain text, HTML and PDF documents."
     judge = ScriptedClaimJudge({claim: 0.9})  # worded otherwise than its evidence: the judge decides
     v = verify_answer(claim[:-1] + " [C1].", q, FILE_TYPES, CFG, judge, 0.5)
-    assert v.status == "PASS", v.claim_map[0]["missing"]
+    assert v.status == "PASS", v.claim_map[0].missing
     # a listed neighbour still has to share a sentence with the token: a list from elsewhere is not in place
     split = [hit("groundbot ingests HTML pages saved as files. The parser library also reads PDF files.", n=1)]
     far = verify_answer("groundbot ingests HTML and PDF files [C1].", q, split, CFG)
-    assert any("'pdf'" in m for m in far.claim_map[0]["missing"])
+    assert any("'pdf'" in m for m in far.claim_map[0].missing)
 
 
 def test_a_leading_no_is_the_answer_word_not_the_abbreviation_of_number() -> None:

@@ -274,8 +274,8 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
                       is_admin=config.is_admin, administered=scopes.administered, scope_admins=scopes.admins_of)
     commands = Commands(kb, partial(collect_stats, store, index, emb, courier, syncer), desk, store, config.is_admin,
                         hooks, scopes, syncer)
-    hooks.turn.append(scope_turns(scopes))
-    hooks.turn.append(announce_held(desk))
+    hooks.around_turn("scope", scope_turns(scopes))
+    hooks.around_turn("announce", announce_held(desk))
     hooks.ingest.append(partial(_recheck_suggestions, pipeline, scopes))
     hooks.sync.append(lambda report: _recheck_suggestions(pipeline, scopes, "ok") if report.ok else None)
     return App(config=config, pipeline=pipeline, store=store, index=index, embedder=emb, kb=kb, syncer=syncer,

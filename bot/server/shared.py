@@ -39,7 +39,8 @@ def serve_hooks(hooks: Hooks, state: SharedState, metrics: Metrics, *, turn_wait
                         "latency_ms": round(float(decision.latency_ms.get("total", 0.0)), 1)})
         return decision
 
-    hooks.turn[:0] = [lease, observe]  # outermost: the lease is held while the turn is announced
+    hooks.around_turn("lease", lease)
+    hooks.around_turn("observe", observe)
     # counted first: the App's own listeners check the suggestions again after an ingest or a sync
     hooks.ingest.insert(0, lambda result: metrics.ingest_runs.labels(result).inc())
     hooks.vote.insert(0, lambda value: metrics.feedback.labels("up" if value > 0 else "down").inc())

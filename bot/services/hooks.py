@@ -23,21 +23,37 @@ TurnHandler = Callable[[Incoming], Decision]
 TurnHook = Callable[[Incoming, TurnHandler], Decision]
 IngestResult = Literal["ok", "refused", "failed"]
 
+# The order of a turn's hooks, outermost first; a hook is registered by one of these names:
+# - lease: `groundbot serve`'s conversation lease, held for the whole turn (bot/server/shared.py)
+# - observe: the turn counted and logged once it is decided, whoever decided it
+# - scope: the chat's knowledge scope set on the message before the pipeline reads it (bot/app.py)
+# - announce: a held draft posted to the scope's admins once the turn is recorded (bot/app.py)
+TURN_ORDER = ("lease", "observe", "scope", "announce")
+
 
 @dataclass
 class Hooks:
-    """Turn hooks, outermost first, and the listeners of ingest runs and stored votes."""
+    """Turn hooks by name (run in TURN_ORDER), and the listeners of ingest runs, syncs and votes."""
 
-    turn: list[TurnHook] = field(default_factory=list)
+    turn: dict[str, TurnHook] = field(default_factory=dict)
     ingest: list[Callable[[IngestResult], None]] = field(default_factory=list)
     vote: list[Callable[[int], None]] = field(default_factory=list)
     sync: list[Callable[[SyncReport], None]] = field(default_factory=list)
 
+    def around_turn(self, name: str, hook: TurnHook) -> None:
+        """Register the turn hook `name` (one of TURN_ORDER, once): its place is its name's."""
+        if name not in TURN_ORDER:
+            raise ValueError(f"unknown turn hook {name!r}: one of {', '.join(TURN_ORDER)}")
+        if name in self.turn:
+            raise ValueError(f"turn hook {name!r} is registered already")
+        self.turn[name] = hook
+
     def run_turn(self, msg: Incoming, handler: TurnHandler) -> Decision:
-        """`handler(msg)` wrapped in every turn hook, the first registered outermost."""
+        """`handler(msg)` wrapped in every registered turn hook, in TURN_ORDER (first outermost)."""
         call = handler
-        for hook in reversed(self.turn):
-            call = _around(hook, call)
+        for name in reversed(TURN_ORDER):
+            if name in self.turn:
+                call = _around(self.turn[name], call)
         return call(msg)
 
     def ingested(self, result: IngestResult) -> None:

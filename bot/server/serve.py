@@ -96,7 +96,7 @@ class Service:
                                slack_secret=self.config.secret(self.config.slack.signing_secret_env))
             # before the first refusal, not during it (cached: ready_app may have checked already)
             app.check_suggestions()
-            app.index.warm()  # each table's index files opened before the first question
+            app.index.upkeep.warm()  # each table's index files opened before the first question
             settle_heap()  # workers of several are built by build_app, which does not settle it
             self.state = state
             self.access_log = AccessLog(app.store.engine)

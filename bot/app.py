@@ -301,6 +301,6 @@ def ready_app(config: Config, progress: Progress | None = None) -> App:
         print("The knowledge base was empty; ingested", ", ".join(config.kb_paths) + ":", summary.line(),
               file=sys.stderr)
     app.check_suggestions()  # before the first refusal, not during it
-    app.index.warm()  # each table's index files opened before the first question
+    app.index.upkeep.warm()  # each table's index files opened before the first question
     settle_heap()
     return app

@@ -11,7 +11,7 @@ from adapters.slack import DEFAULT_REFUSAL, SlackAdapter
 from adapters.telegram import TelegramBot, TelegramOptions, WebhookOptions
 from bot.config import Config
 from core.ports import Backend
-from storage.records.shared_state import SharedState
+from storage.records.reply_threads import ReplyThreads
 
 
 @dataclass(frozen=True)
@@ -40,28 +40,28 @@ class SlackThreads:
     (`slack:<channel>:<thread>:<user>`), so a follow-up without a mention reaches any worker,
     and a restart forgets nothing (adapters/slack/threads.py)."""
 
-    def __init__(self, state: SharedState) -> None:
-        self.state = state
+    def __init__(self, threads: ReplyThreads) -> None:
+        self.threads = threads
 
     @staticmethod
     def key(channel: str, thread: str, user: str) -> str:
         return f"slack:{channel}:{thread}:{user}"
 
     def remember(self, channel: str, thread: str, user: str) -> None:
-        self.state.remember_thread(self.key(channel, thread, user), thread)
+        self.threads.remember(self.key(channel, thread, user), thread)
 
     def answered(self, channel: str, thread: str, user: str) -> bool:
-        return self.state.thread_of(self.key(channel, thread, user)) is not None
+        return self.threads.thread_of(self.key(channel, thread, user)) is not None
 
 
-def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets, state: SharedState) -> SlackAdapter:
+def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets, threads: ReplyThreads) -> SlackAdapter:
     """The adapter with this config's Web API base URL and refusal message (calls auth.test);
-    with `[slack] thread_follow_ups`, thread replies without a mention kept in `state`'s rows."""
+    with `[slack] thread_follow_ups`, thread replies without a mention kept in `threads`' rows."""
     refusal = cfg.core.refusal.messages.get("en") or DEFAULT_REFUSAL
     return SlackAdapter(backend, bot_token=secrets.bot_token, signing_secret=secrets.signing_secret,
                         api_base_url=cfg.slack.api_base_url, refusal_message=refusal,
                         admin_channel=cfg.slack.admin_channel,
-                        threads=SlackThreads(state) if cfg.slack.thread_follow_ups else None)
+                        threads=SlackThreads(threads) if cfg.slack.thread_follow_ups else None)
 
 
 # what Telegram accepts as a webhook secret token

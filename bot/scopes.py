@@ -3,7 +3,7 @@
 Why: one groundbot may serve several teams, and a chat must be answered only from its team's
 documents. Each scope names the paths it covers (under kb_paths) and the chats it serves; a
 document may belong to several scopes. The index stores every chunk's scopes (filled at ingest
-from these paths) and searches filter on them inside LanceDB (storage/index/chunk_index.py). Without
+from these paths) and searches filter on them inside LanceDB (storage/index/chunk_search.py). Without
 any `[[scopes]]` nothing changes: every chat is answered from the whole knowledge base.
 """
 

@@ -7,7 +7,7 @@ embedder (MiniLM), questions from the same sets. Past the base set the table is 
 re-used with perturbations: every copy's text is prefixed "(copy N)" and its vector is the
 base vector plus Gaussian noise (cosine ~0.9 to its original), re-normalised; the output says
 so. Each size is written straight into the project's table schema, then indexed by the
-project's own maintenance (`LanceChunkIndex.maintain`), and measured:
+project's own maintenance (`IndexUpkeep.maintain`, storage/index/upkeep.py), and measured:
   * search latency p50/p95 of `LanceChunkIndex.search` (hybrid: ANN + full text, fused),
     in a separate process that only opens the index and answers (its peak RSS is reported);
   * recall@10 of the vector leg against exact search (`bypass_vector_index`), for a small
@@ -100,7 +100,7 @@ def synthetic_batch(base: dict[str, Any], start: int, stop: int, dim: int, scope
     with `scopes`, each document's knowledge scopes (bench/system/scale_scopes.py)."""
     from bench.system.scale_scopes import scopes_of_documents
     from storage.index.chunk_card import CARD, pack
-    from storage.index.chunk_index import schema
+    from storage.index.chunk_table import schema
 
     b = len(base["texts"])
     idx = np.arange(start, stop)
@@ -129,7 +129,8 @@ def synthetic_batch(base: dict[str, Any], start: int, stop: int, dim: int, scope
 def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any, scopes: int = 0) -> dict[str, Any]:
     """Write `size` rows (and one suggestion row per 20 chunks), then index them the project's way."""
     from storage.index.chunk_card import CARD, unpack
-    from storage.index.chunk_index import TABLE, LanceChunkIndex
+    from storage.index.chunk_index import LanceChunkIndex
+    from storage.index.chunk_table import TABLE
     from storage.index.suggestion_index import SuggestionRow
 
     dim = base["vectors"].shape[1]
@@ -139,10 +140,10 @@ def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any, scope
     for start in range(0, size, step):
         batch = synthetic_batch(base, start, min(size, start + step), dim, scopes)
         if start == 0:
-            index._chunks = index.db.create_table(TABLE, data=batch)
+            index.chunks._chunks = index.db.create_table(TABLE, data=batch)
         else:
             index.table().add(batch)
-    index._write_meta()
+    index.writer.write_meta()
     headings = synthetic_batch(base, 0, max(1, size // 20), dim, scopes)
     rows = [SuggestionRow(d, "heading", f"{t} ({i})", v) for i, (d, t, v) in enumerate(zip(
         headings.column("doc_id").to_pylist(), [unpack(c)["title"] for c in headings.column(CARD).to_pylist()],
@@ -150,9 +151,9 @@ def build(index_dir: Path, base: dict[str, Any], size: int, settings: Any, scope
     index.suggestions.write(rows, [], dict(zip(headings.column("doc_id").to_pylist(),
                                                headings.column("scopes").to_pylist(), strict=True)))
     write_s = time.perf_counter() - t0
-    index._written = size
+    index.chunks.written = size
     t0 = time.perf_counter()
-    done = index.maintain()
+    done = index.upkeep.maintain()
     return {"write_seconds": round(write_s, 1), "index_seconds": round(time.perf_counter() - t0, 1),
             "maintenance": done, "suggestion_rows": len(rows)}
 
@@ -165,7 +166,7 @@ def recall(index: Any, qvecs: np.ndarray, grid: tuple[tuple[int, ...], ...]) -> 
     tbl = index.table()
     exact = [set(tbl.search(q, vector_column_name="vector").distance_type("cosine").bypass_vector_index()
                  .limit(10).select(["chunk_id", "_distance"]).to_arrow().column("chunk_id").to_pylist()) for q in qvecs]
-    plan = index._search_plan(tbl)
+    plan = index.plans.plan(tbl)
     out: dict[str, Any] = {"exact_queries": len(qvecs)}
     from storage.index.ann import ef_for, nprobes_for
 
@@ -176,7 +177,7 @@ def recall(index: Any, qvecs: np.ndarray, grid: tuple[tuple[int, ...], ...]) -> 
             continue
         hits, times, cpu = 0, [], []
         for q, ex in zip(qvecs, exact, strict=True):
-            query = tbl.search(q, vector_column_name="vector").distance_type("cosine").limit(index.candidates)
+            query = tbl.search(q, vector_column_name="vector").distance_type("cosine").limit(index.searcher.candidates)
             if nprobes:
                 query = query.nprobes(nprobes).refine_factor(refine)
             if ef:

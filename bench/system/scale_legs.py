@@ -31,7 +31,8 @@ from bench.system.scale import CACHE, RESULTS, pct
 from storage.index.ann import ef_for, nprobes_for
 from storage.index.async_loop import LANCE_LOOP
 from storage.index.chunk_card import CARD
-from storage.index.chunk_index import LanceChunkIndex, fts_terms
+from storage.index.chunk_index import LanceChunkIndex
+from storage.index.chunk_search import fts_terms
 from storage.index.search_legs import AsyncTableAt, LegQuery, rows, text_query, vector_query
 
 
@@ -47,7 +48,7 @@ class Legs:
         assert tbl is not None, "no chunk table in the index"
         self.atbl = LANCE_LOOP.run(AsyncTableAt(index.uri, "chunks").at(int(tbl.version)))
         self.settings = index.settings
-        self.plan = index._search_plan(tbl)
+        self.plan = index.plans.plan(tbl)
         self.nprobes = nprobes_for(self.plan, index.settings) if self.plan else 0
         self.ef = ef_for(self.plan, index.settings)
         self.rows = tbl.count_rows()

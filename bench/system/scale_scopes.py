@@ -42,7 +42,7 @@ def _leg_recall(index: Any, qvecs: np.ndarray, n: int, table_of: Any, where_of: 
     for i, q in enumerate(qvecs):
         scope = f"s{i % n}"
         tbl, where = table_of(scope), where_of(scope)
-        plan = index._search_plan(tbl)
+        plan = index.plans.plan(tbl)
 
         def query(tbl: Any = tbl, where: str = where, q: Any = q) -> Any:
             base = tbl.search(q, vector_column_name="vector").distance_type("cosine")
@@ -51,7 +51,7 @@ def _leg_recall(index: Any, qvecs: np.ndarray, n: int, table_of: Any, where_of: 
         t0 = time.perf_counter()
         exact = set(query().bypass_vector_index().limit(10).select(["chunk_id"]).to_arrow().column("chunk_id").to_pylist())
         exact_times.append((time.perf_counter() - t0) * 1000)
-        ann = query().limit(index.candidates)
+        ann = query().limit(index.searcher.candidates)
         if plan is not None:
             ann = ann.nprobes(nprobes_for(plan, index.settings)).refine_factor(max(1, index.settings.refine_factor))
             if ef := ef_of(scope, plan):
@@ -76,7 +76,7 @@ def scoped_recall(index: Any, qvecs: np.ndarray, n: int) -> dict[str, Any]:
 
     tbl = index.table()
     version = int(index.version())
-    rows = [index._scope_share(tbl, f"s{i}")[0] for i in range(n)]
+    rows = [index.searcher.scope_share(tbl, f"s{i}")[0] for i in range(n)]
     out: dict[str, Any] = {"scopes": n, "exact_queries": len(qvecs), "rows_per_scope": {"min": min(rows), "max": max(rows)}}
     own = {f"s{i}": index.scope_tables.for_search(f"s{i}", version) for i in range(n)} if index.settings.scope_tables else {}
     if own and all(own.values()):
@@ -86,7 +86,7 @@ def scoped_recall(index: Any, qvecs: np.ndarray, n: int) -> dict[str, Any]:
     else:
         out["search_takes"] = "exact" if max(rows) <= index.settings.scope_exact_rows else "ann_with_prefilter"
     out["ann_with_prefilter"] = _leg_recall(index, qvecs, n, lambda s: tbl, scope_filter,
-                                            lambda s, plan: ef_for(plan, index.settings, index._scope_share(tbl, s)[1]))
+                                            lambda s, plan: ef_for(plan, index.settings, index.searcher.scope_share(tbl, s)[1]))
     return out
 
 

@@ -38,7 +38,7 @@ def table_at(work: Path, base: dict[str, Any], rows: int) -> Any:
     """The synthetic chunk table of `rows` rows (written once, re-used by later runs)."""
     import lancedb
 
-    from storage.index.chunk_index import TABLE
+    from storage.index.chunk_table import TABLE
 
     db = lancedb.connect(str(work))
     try:

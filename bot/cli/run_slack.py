@@ -38,11 +38,11 @@ def cmd_slack(cfg: Config, args: argparse.Namespace) -> int:
         print(f"groundbot slack: {exc}", file=sys.stderr)
         return 2
     from bot.app import ready_app
-    from storage.records.shared_state import SharedState
+    from storage.records.reply_threads import ReplyThreads
 
     app = ready_app(cfg)
     try:
-        adapter = build_adapter(cfg, app, secrets, SharedState(app.store.engine))
+        adapter = build_adapter(cfg, app, secrets, ReplyThreads(app.store.engine))
     except Exception as exc:  # bad token, unreachable API: say so instead of a traceback
         print(f"groundbot slack: cannot connect to the Slack Web API: {exc}", file=sys.stderr)
         return 2

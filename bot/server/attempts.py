@@ -11,7 +11,7 @@ credential is looked at, a right one too (else a 429 and a 200 would still tell 
 guess was right). A right token from another client is served as ever, unless the route's total
 is reached, which refuses everyone at that route for the window (a flood from many addresses).
 
-The counts and locks are rows of the records database (storage/records/shared_state.py), so N
+The counts and locks are rows of the records database (storage/records/rate_events.py), so N
 workers allow no more than one; until a worker's database is open it counts in its own memory.
 Each 429 is counted in `groundbot_access_refused_total` (reason `too_many_attempts`) and kept in
 the access log's rows; a log line is written when a lock is taken, once per lock and window.
@@ -37,7 +37,7 @@ from bot.config import ServeSettings
 from bot.server.access import NOBODY, Refused
 
 if TYPE_CHECKING:
-    from storage.records.shared_state import SharedState
+    from storage.records.rate_events import RateEvents
 
 log = logging.getLogger("groundbot.access")
 
@@ -45,7 +45,7 @@ TOO_MANY = "too_many_attempts"
 
 
 class LocalCounts:
-    """The same counts and locks as SharedState's, in one process's memory (before the database
+    """The same counts and locks as RateEvents', in one process's memory (before the database
     is open, or while it is away)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
@@ -78,11 +78,11 @@ class LocalCounts:
 class Attempts:
     """The lock check before a credential is looked at, and the count of a wrong one."""
 
-    def __init__(self, serve: ServeSettings, shared: Callable[[], SharedState | None] = lambda: None) -> None:
+    def __init__(self, serve: ServeSettings, shared: Callable[[], RateEvents | None] = lambda: None) -> None:
         self.per_client = serve.wrong_credentials_per_client
         self.total = serve.wrong_credentials_total
         self.window_s = serve.wrong_credentials_window_s
-        self.shared = shared  # the worker's SharedState once built
+        self.shared = shared  # the worker's rate-event rows once its database is open
         self.local = LocalCounts()
 
     @property
@@ -97,7 +97,7 @@ class Attempts:
     def _keys(self, route: str, client: str) -> dict[str, int]:
         return {f"client:{client}": self.per_client, f"route:{route}": self.total}
 
-    def _store(self) -> SharedState | LocalCounts:
+    def _store(self) -> RateEvents | LocalCounts:
         return self.shared() or self.local
 
     def locked(self, route: str, client: str) -> Refused | None:

@@ -4,7 +4,7 @@ when the worker holding them dies.
 Telegram re-sends a webhook update only while it gets no 2xx, Slack retries an event only when
 it gets no 2xx within 3 s: once a worker has said 200, the platform forgets the message. So a
 worker acknowledges a delivery only after claiming it in the database *with its payload*
-(storage/records/shared_state.py), answers it, and marks it done. Its heartbeat renews its claims; a
+(storage/records/deliveries.py), answers it, and marks it done. Its heartbeat renews its claims; a
 worker killed in between stops renewing, and every worker's sweeper looks for such claims and
 answers them from the stored payload, as if the platform had delivered them again (Telegram
 updates through python-telegram-bot, Slack events through bolt, signed afresh with the signing
@@ -25,7 +25,8 @@ from typing import Any, TypeVar
 from starlette.concurrency import run_in_threadpool
 
 from bot.server.metrics import Metrics
-from storage.records.shared_state import Claim, SharedState
+from storage.records.deliveries import Claim
+from storage.records.shared_state import SharedState
 
 log = logging.getLogger("groundbot.serve")
 T = TypeVar("T")
@@ -63,7 +64,7 @@ class Inbox:
 
         update = Update.de_json(data, self.telegram.bot)
         key = self.telegram_key(update.update_id)
-        claim = await self._db(self.state.claim, key, data)
+        claim = await self._db(self.state.deliveries.claim, key, data)
         if claim in (Claim.BUSY, Claim.DONE):
             self.metrics.deliveries_skipped.labels("telegram").inc()
             return False
@@ -87,7 +88,7 @@ class Inbox:
         if message is None:
             return False
         uid = message_uid("telegram", self.telegram.options.bot_id, message.chat_id, message.message_id)
-        return self.state.replied_after_turn(uid, f"telegram:{message.chat_id}:")
+        return self.state.threads.replied_after_turn(uid, f"telegram:{message.chat_id}:")
 
     async def _answer_telegram(self, update: Any, key: str) -> None:
         """python-telegram-bot's own processing (its per-chat order, its handlers), then done."""
@@ -114,7 +115,7 @@ class Inbox:
     async def sweep(self) -> int:
         """Answer the claims of workers that stopped renewing them; returns how many were offered."""
         offered = 0
-        for key, payload in await self._db(self.state.abandoned):
+        for key, payload in await self._db(self.state.deliveries.abandoned):
             if self.telegram is not None and key.startswith(self.telegram_key(0).rsplit(":", 1)[0] + ":"):
                 offered += await self.telegram_update(payload)
             elif self.slack is not None and key.startswith("slack:event:"):  # its middleware claims it
@@ -145,6 +146,6 @@ class Inbox:
 
     async def _done(self, key: str) -> None:
         try:
-            await self._db(self.state.done, key)
+            await self._db(self.state.deliveries.done, key)
         except Exception as exc:  # the claim stays; a sweeper answers again, recorded once by uid
             log.error("could not mark delivery %s done: %s", key, str(exc).splitlines()[0][:200])

@@ -88,7 +88,7 @@ class Service:
             serve = self.config.serve
             state = SharedState(app.store.engine, lease_s=serve.conversation_lease_s, stale_s=serve.delivery_stale_s,
                                 events_keep_s=serve.wrong_credentials_window_s)
-            serve_hooks(app.hooks, state, self.metrics)
+            serve_hooks(app.hooks, state.leases, self.metrics)
             self.metrics.watch_review_queue(lambda: _or_none(app.store.review_queue_depth))
             self._slack(app, state)
             self._telegram(app, state)
@@ -96,7 +96,7 @@ class Service:
                                slack_secret=self.config.secret(self.config.slack.signing_secret_env))
             # before the first refusal, not during it (cached: ready_app may have checked already)
             app.check_suggestions()
-            app.index.warm()  # each table's index files opened before the first question
+            app.index.upkeep.warm()  # each table's index files opened before the first question
             settle_heap()  # workers of several are built by build_app, which does not settle it
             self.state = state
             self.access_log = AccessLog(app.store.engine)
@@ -118,8 +118,8 @@ class Service:
         from adapters.slack import events_endpoint
         from bot.platforms import SlackSecrets, build_adapter
 
-        self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing), state)
-        self.slack.once = SharedOnce(state, self.metrics, "slack")
+        self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing), state.threads)
+        self.slack.once = SharedOnce(state.deliveries, self.metrics, "slack")
         self.slack_endpoint = events_endpoint(self.slack.app)
 
     def _telegram(self, backend: App, state: Any) -> None:
@@ -131,8 +131,8 @@ class Service:
         from bot.platforms import telegram_options
 
         options = telegram_options(cfg)
-        self.telegram = TelegramBot(backend, options, threads=SharedThreads(state),
-                                    rate_limit=SharedRateLimit(state, options.rate_limit_per_minute))
+        self.telegram = TelegramBot(backend, options, threads=SharedThreads(state.threads),
+                                    rate_limit=SharedRateLimit(state.rates, options.rate_limit_per_minute))
         self.telegram_secret = secret
 
     async def start_platforms(self) -> None:
@@ -191,7 +191,7 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
     metrics = Metrics(metrics_dir)
     service = Service(config, app_factory or (lambda: ready_app(config)), metrics)
     refusals = Refusals(metrics, lambda: service.access_log)
-    attempts = Attempts(config.serve, lambda: service.state)
+    attempts = Attempts(config.serve, lambda: service.state.rates if service.state is not None else None)
     ep = _Endpoints(config, service, metrics, access, refusals, accept_when_ready=accept_when_ready,
                     attempts=attempts, metrics_access=MetricsAccess.of(config, access, tokens))
     routes = [

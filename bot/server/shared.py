@@ -3,7 +3,8 @@ on taken from database rows instead of process memory, and every turn and event 
 
 - a turn holds its conversation's lease, so one conversation is answered one turn at a time and
   in order whichever worker receives each message;
-- Telegram's per-user rate limit and reply-thread map are rows (storage/records/shared_state.py);
+- Telegram's per-user rate limit and reply-thread map are rows (storage/records/rate_events.py,
+  storage/records/reply_threads.py);
 - Slack's once-filter (event ids, message timestamps, button presses) is the delivery table;
   events and messages are claimed there until answered (a dead worker's are taken over).
 """
@@ -16,17 +17,20 @@ from typing import Any
 from bot.server.metrics import Metrics
 from bot.services.hooks import Hooks, TurnHandler
 from core.messages import Decision, Incoming
-from storage.records.shared_state import Claim, SharedState
+from storage.records.deliveries import Claim, Deliveries
+from storage.records.leases import ConversationLeases
+from storage.records.rate_events import RateEvents
+from storage.records.reply_threads import ReplyThreads
 
 log = logging.getLogger("groundbot.turns")
 
 
-def serve_hooks(hooks: Hooks, state: SharedState, metrics: Metrics, *, turn_wait_s: float = 120.0) -> None:
+def serve_hooks(hooks: Hooks, leases: ConversationLeases, metrics: Metrics, *, turn_wait_s: float = 120.0) -> None:
     """Register what `groundbot serve` adds to every turn and event on the App's hooks: the
     conversation lease around a turn, the turn counted and logged, ingest runs and votes counted."""
 
     def lease(msg: Incoming, next_: TurnHandler) -> Decision:
-        with state.conversation(msg.key.as_str(), turn_wait_s):
+        with leases.conversation(msg.key.as_str(), turn_wait_s):
             return next_(msg)
 
     def observe(msg: Incoming, next_: TurnHandler) -> Decision:
@@ -50,20 +54,20 @@ def serve_hooks(hooks: Hooks, state: SharedState, metrics: Metrics, *, turn_wait
 class SharedOnce:
     """The Slack adapter's once-filter over the delivery table, counting what it skips."""
 
-    def __init__(self, state: SharedState, metrics: Metrics, platform: str) -> None:
-        self.state = state
+    def __init__(self, deliveries: Deliveries, metrics: Metrics, platform: str) -> None:
+        self.deliveries = deliveries
         self.metrics = metrics
         self.platform = platform
         self._taken: set[str] = set()  # keys this worker took over and has not marked done yet
 
     def first(self, key: str) -> bool:
-        if self.state.first_delivery(f"{self.platform}:{key}"):
+        if self.deliveries.first(f"{self.platform}:{key}"):
             return True
         self.metrics.deliveries_skipped.labels(self.platform).inc()
         return False
 
     def claim(self, key: str, payload: dict[str, Any] | None = None) -> bool:
-        claim = self.state.claim(f"{self.platform}:{key}", payload)
+        claim = self.deliveries.claim(f"{self.platform}:{key}", payload)
         if claim is Claim.TAKEN:
             self._taken.add(key)
             if key.startswith("event:"):  # not again for the event's message key
@@ -75,7 +79,7 @@ class SharedOnce:
 
     def done(self, key: str) -> None:
         if key:
-            self.state.done(f"{self.platform}:{key}")
+            self.deliveries.done(f"{self.platform}:{key}")
             self._taken.discard(key)
 
     def taken_over(self, key: str) -> bool:
@@ -85,24 +89,24 @@ class SharedOnce:
 class SharedThreads:
     """Telegram's reply-thread map as rows: a reply to a bot message continues its thread on any worker."""
 
-    def __init__(self, state: SharedState, platform: str = "telegram") -> None:
-        self.state = state
+    def __init__(self, threads: ReplyThreads, platform: str = "telegram") -> None:
+        self.threads = threads
         self.platform = platform
 
     def remember(self, chat_id: int, message_id: int, thread: str) -> None:
-        self.state.remember_thread(f"{self.platform}:{chat_id}:{message_id}", thread)
+        self.threads.remember(f"{self.platform}:{chat_id}:{message_id}", thread)
 
     def get(self, chat_id: int, message_id: int) -> str | None:
-        return self.state.thread_of(f"{self.platform}:{chat_id}:{message_id}")
+        return self.threads.thread_of(f"{self.platform}:{chat_id}:{message_id}")
 
 
 class SharedRateLimit:
     """Per-user questions per minute counted in rows, so N workers allow N times nothing more."""
 
-    def __init__(self, state: SharedState, per_minute: int, platform: str = "telegram") -> None:
-        self.state = state
+    def __init__(self, rates: RateEvents, per_minute: int, platform: str = "telegram") -> None:
+        self.rates = rates
         self.per_minute = per_minute
         self.platform = platform
 
     def wait_s(self, user_id: str) -> float:
-        return self.state.rate_wait_s(f"{self.platform}:{user_id}", self.per_minute)
+        return self.rates.rate_wait_s(f"{self.platform}:{user_id}", self.per_minute)

@@ -178,3 +178,21 @@ def maintain_table(tbl: Any, written: int, dim: int, s: SearchIndexSettings,
     tbl.optimize()
     set_ann_state(tbl, plan, since)
     return action
+
+
+class SearchPlans:
+    """The ANN plan each table's queries use (None: searched exactly), read from the table's
+    schema once per table version rather than on every query."""
+
+    def __init__(self) -> None:
+        self._plans: dict[int, tuple[int, AnnPlan | None]] = {}
+
+    def plan(self, tbl: Any, version: int | None = None) -> AnnPlan | None:
+        """`tbl`'s plan at `version` (when the caller knows it, else the table is asked)."""
+        if tbl is None:
+            return None
+        version = tbl.version if version is None else version
+        cached = self._plans.get(id(tbl))
+        if cached is None or cached[0] != version:
+            cached = self._plans[id(tbl)] = (version, ann_state(tbl)[0])
+        return cached[1]

@@ -1,6 +1,6 @@
 """Reciprocal-rank fusion of the vector and full-text legs into the hits a turn reads.
 
-Why a module of its own: the chunk index (storage/index/chunk_index.py) opens, reads and writes the
+Why a module of its own: the chunk search (storage/index/chunk_search.py) runs the legs on the
 table; how two rankings become one list of hits is a rule of its own, tested apart from LanceDB.
 """
 

@@ -192,7 +192,7 @@ def scopes_in(chunks: Any) -> set[str]:
 
 
 def text_index(tbl: Any) -> None:
-    """The full-text index over normalised text, as the chunk table's (storage/index/chunk_index.py)."""
+    """The full-text index over normalised text, as the chunk table's (storage/index/upkeep.py)."""
     with warnings.catch_warnings():  # the native (non-tantivy) index is what we want; the alias is deprecated
         warnings.simplefilter("ignore")
         tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)

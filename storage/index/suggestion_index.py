@@ -83,7 +83,7 @@ class SuggestionTable:
         self.dim = dim
         self._rows: Any = None
         self.written = 0  # rows written since the last index maintenance
-        self.verdicts = SuggestionVerdicts(db)  # whether each would be answered (storage/index/chunk_index.py)
+        self.verdicts = SuggestionVerdicts(db)  # whether each would be answered (storage/index/suggestion_lookup.py)
 
     def table(self) -> Any:
         if self._rows is None:

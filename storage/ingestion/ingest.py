@@ -150,12 +150,12 @@ def update_index(
         chunks.extend(chunk_document(doc, settings.size, settings.overlap, settings.min_chars, keys))
     backfill = index.table() is not None and index.suggestions.table() is None
     if chunks or summary.removed or backfill:
-        stored = index.stored_vectors(summary.updated)
+        stored = index.chunks.stored_vectors(summary.updated)
         vectors = embed_chunks(chunks, embedder, settings.embed_batch, progress, summary, stored)
-        rows = suggestion_rows(chunks, vectors, embedder, index.suggestion_sources() if backfill else None)
+        rows = suggestion_rows(chunks, vectors, embedder, index.chunks.suggestion_sources() if backfill else None)
         replace = [*summary.updated, *summary.removed, *summary.added]
-        index.apply(chunks, vectors, hashes, replace, rows, doc_scopes)
-        summary.index_maintenance = index.maintain()
+        index.writer.apply(chunks, vectors, hashes, replace, rows, doc_scopes)
+        summary.index_maintenance = index.upkeep.maintain()
     summary.keys_written = sum(c.kind == "key" for c in chunks)
     summary.chunks_written = len(chunks) - summary.keys_written
     summary.index_version = index.version()

@@ -1,11 +1,16 @@
 """Engines and schema for the transcript database: SQLite in WAL mode with BEGIN IMMEDIATE
 (so a read-modify-write of a conversation cannot lose an update between workers), PostgreSQL
-as it comes; Alembic migrations run one at a time; which errors are worth a retry."""
+as it comes; Alembic migrations run one at a time; which errors are worth a retry; the name a
+worker holds its delivery claims and leases under."""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import threading
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +53,17 @@ def make_engine(url: str, busy_timeout_s: float = 10.0, *, immediate: bool = Tru
     else:
         engine = create_engine(url, pool_pre_ping=True, json_serializer=_json_text)
     return engine
+
+
+def aware(value: datetime) -> datetime:
+    """SQLite hands datetimes back naive; they were written in UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def worker_id() -> str:
+    """A name for this process as the holder of delivery claims and leases: host, pid and a
+    random part, so two objects of one process hold apart."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"

@@ -22,7 +22,7 @@ from sqlalchemy import delete
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, col, func, select
 
-from storage.records.shared_state import SharedState
+from storage.records.leases import ConversationLeases
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class SourceState:
     def __init__(self, engine: Engine, lease_s: float = 120.0) -> None:
         self.engine = engine
         self.lease_s = lease_s
-        self.leases = SharedState(engine, lease_s=lease_s)  # the lease table, shared with conversations
+        self.leases = ConversationLeases(engine, lease_s=lease_s)  # the lease table, shared with conversations
 
     # -- page states -----------------------------------------------------------------
     def pages(self, source: str) -> dict[str, PageState]:

@@ -20,7 +20,9 @@ import pytest
 
 from core.text.normalize import normalize_text
 from storage.index.chunk_card import CARD, FIELDS, REPLACED, add_cards, pack, unpack
-from storage.index.chunk_index import TABLE, LanceChunkIndex, fts_terms
+from storage.index.chunk_index import LanceChunkIndex
+from storage.index.chunk_search import fts_terms
+from storage.index.chunk_table import TABLE
 from storage.ingestion.ingest import ingest
 from tests.scenario.test_scale_index import SETTINGS as SCALE_SETTINGS
 from tests.scenario.test_scale_index import HashEmbedder, write_docs
@@ -108,13 +110,13 @@ def test_a_reader_of_the_old_layout_picks_up_the_cards_another_process_added(
     index, emb, _ = new_index
     write_old_table(index, tmp_path / "old")
     reader = LanceChunkIndex(tmp_path / "old", emb.dim, emb.name)
-    reader._shown = list(FIELDS)  # as if its own migration had failed (a read-only store)
-    reader._table = lancedb.connect(tmp_path / "old").open_table(TABLE)
+    reader.chunks.shown = list(FIELDS)  # as if its own migration had failed (a read-only store)
+    reader.chunks._chunks = lancedb.connect(tmp_path / "old").open_table(TABLE)
     vector = emb.embed_queries(["topic"])[0]
     before = [h.chunk_id for h in reader.search("topic", vector, 5)]
     LanceChunkIndex(tmp_path / "old", emb.dim, emb.name).table()  # another process migrates
-    reader._seen_stamp = None  # its next version check asks the store (a stat may sit in the same tick)
-    assert [h.chunk_id for h in reader.search("topic", vector, 5)] == before and reader._shown == [CARD]
+    reader.chunks._seen_stamp = None  # its next version check asks the store (a stat may sit in the same tick)
+    assert [h.chunk_id for h in reader.search("topic", vector, 5)] == before and reader.chunks.shown == [CARD]
 
 
 def test_the_full_text_leg_leaves_function_words_out_unless_nothing_else_is_left() -> None:

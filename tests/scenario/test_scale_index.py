@@ -69,7 +69,7 @@ def built(tmp_path: Path) -> tuple[LanceChunkIndex, HashEmbedder, Path]:
 
 def test_an_ingest_of_a_few_changed_documents_extends_the_ann_index(built: tuple[LanceChunkIndex, HashEmbedder, Path]) -> None:
     index, emb, kb = built
-    plan, _ = index.ann_state(index.table())
+    plan, _ = index.upkeep.ann_state(index.table())
     text = (kb / "doc0003.md").read_text()
     (kb / "doc0003.md").write_text(text.replace("Paragraph 5 of document 3", "Paragraph 5, rewritten, of document 3"))
     (kb / "doc9999.md").write_text("# New\n\nA brand new document about the spare parts catalogue.\n")
@@ -80,7 +80,7 @@ def test_an_ingest_of_a_few_changed_documents_extends_the_ann_index(built: tuple
     assert emb.passages == 2 and summary.vectors_reused >= 5  # only the changed and new chunks were embedded
     stats = index.table().index_stats(VECTOR_INDEX)
     assert stats.num_unindexed_rows == 0 and stats.num_indexed_rows == index.count()
-    assert index.ann_state(index.table())[0] == plan  # same trained index, extended
+    assert index.upkeep.ann_state(index.table())[0] == plan  # same trained index, extended
     new = index.table().search().where("doc_id = 'kb/doc9999.md'").select(["vector"]).limit(1).to_arrow().to_pylist()
     hits = index.search("spare parts catalogue", np.asarray(new[0]["vector"], dtype=np.float32), 3)
     assert hits[0].doc_id == "kb/doc9999.md" and hits[0].keyword_rank == 1  # found by both legs
@@ -91,7 +91,7 @@ def test_past_the_drift_share_the_ann_index_is_retrained(built: tuple[LanceChunk
     write_docs(kb, 120, tag=" (second edition)")  # every document changes
     summary = ingest([kb], index, emb, SETTINGS)
     assert "trained" in summary.index_maintenance["chunks"]
-    assert index.ann_state(index.table())[1] == 0
+    assert index.upkeep.ann_state(index.table())[1] == 0
 
 
 def test_ann_search_finds_what_exact_search_finds(built: tuple[LanceChunkIndex, HashEmbedder, Path]) -> None:

@@ -101,7 +101,7 @@ def test_the_scope_is_a_prefilter_inside_lancedb(scoped_app: Callable[..., App],
     q = LegQuery(vec, "", 10, ["card"], where=scope_filter("eng"))
 
     async def plan() -> str:
-        atbl = await app.index._legs_table.at(int(app.index.version()))
+        atbl = await app.index.chunks.legs.at(int(app.index.version()))
         return str(await vector_query(atbl, q).explain_plan(True))
 
     text = LANCE_LOOP.run(plan())
@@ -134,7 +134,7 @@ def test_each_scope_is_searched_in_a_table_of_its_own_holding_its_rows_only(
     exactly the chunk table's rows of that scope, the shared FAQ in both."""
     app = scoped_app()
     assert app.index.scope_tables.names() == ["eng", "hr"] and app.index.scope_tables._legs == {}
-    app.index.warm()  # as a front end does when it starts: every scope's table opened before a question
+    app.index.upkeep.warm()  # as a front end does when it starts: every scope's table opened before a question
     assert all(app.index.scope_tables._legs[s]._atbl is not None for s in ("eng", "hr"))
     assert docs_in(app.config.index_path, "chunks_in_hr") == {"leave.md", "faq.yaml"}
     assert docs_in(app.config.index_path, "chunks_in_eng") == {"runbook.md", "faq.yaml"}
@@ -164,7 +164,7 @@ def test_scope_tables_follow_a_reingest_and_are_copied_again_when_they_drift(
     assert ask(moved, SHARED_QUESTION, HR_CHANNEL).refused and not ask(moved, SHARED_QUESTION, ENG_CHANNEL).refused
     # a scope table that lost rows (a crash between the two commits) is copied again by maintenance
     moved.index.scope_tables.table("eng").delete("doc_id LIKE '%runbook.md'")
-    done = moved.index.maintain()
+    done = moved.index.upkeep.maintain()
     assert docs_in(moved.config.index_path, "chunks_in_eng") == {"runbook.md", "faq.yaml"} and "scope eng" in done
     # a scope taken out of config loses its table with the next ingest
     eng_only = build_app(replace(moved.config, scopes=(moved.config.scopes[1],)), embedder=app.embedder)

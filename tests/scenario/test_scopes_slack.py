@@ -17,7 +17,7 @@ from adapters.slack import SlackAdapter
 from bot.app import build_app
 from bot.config import load_config
 from bot.platforms import SlackThreads
-from storage.records.shared_state import SharedState
+from storage.records.reply_threads import ReplyThreads
 from tests.scenario.scoped_kb import (
     ENG_ADMIN_SLACK,
     ENG_CHANNEL,
@@ -56,7 +56,7 @@ def scoped_slack(standin: SlackStandIn, tmp_path: Path, embedder: Any,
         app = build_app(scoped(replace(cfg, data_dir=tmp_path / "data"), kb), embedder=embedder)
         app.ingest()
         adapter = SlackAdapter(app, bot_token=BOT_TOKEN, signing_secret=SECRET, api_base_url=standin.api_url,
-                               progress_interval_s=0.0, threads=SlackThreads(SharedState(app.store.engine)))
+                               progress_interval_s=0.0, threads=SlackThreads(ReplyThreads(app.store.engine)))
         return run_adapter(mode, standin, app, adapter, monkeypatch, stops)
 
     yield factory

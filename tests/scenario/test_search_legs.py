@@ -43,7 +43,7 @@ def test_a_search_after_the_table_is_made_anew_reads_the_new_table(tmp_path: Pat
     ingest([kb], index, emb, SETTINGS)
     assert _sources(index, emb, "calibration") == {"alpha.md"}
     index.db.drop_table("chunks")
-    index._chunks = None
+    index.chunks._chunks = None
     (kb / "alpha.md").unlink()
     _doc(kb, "gamma", "inventory")
     ingest([kb], index, emb, SETTINGS)

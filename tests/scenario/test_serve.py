@@ -27,6 +27,7 @@ import uvicorn
 from bot.app import App
 from bot.config import Config, SlackSettings, TelegramSettings, load_config
 from bot.server.serve import build_asgi
+from storage.records.reply_threads import ReplyThreads
 from storage.records.shared_state import SharedState
 from tests.scenario.slack_standin import BOT_USER, TEAM, SlackStandIn
 from tests.scenario.telegram_standin import TelegramStandIn
@@ -384,10 +385,10 @@ async def test_telegram_webhook_twice_delivered_update_and_reply_thread_across_w
                 # A records the answer's message in the shared thread map right after sending it: a
                 # person cannot reply before that, the test can, so it waits for the row
                 reply_to = answer.result
-                state = SharedState(a.service.app.store.engine)
+                threads = ReplyThreads(a.service.app.store.engine)
                 key = f"telegram:-100:{reply_to['message_id']}"
                 deadline = time.monotonic() + WAIT_S
-                while state.thread_of(key) is None:
+                while threads.thread_of(key) is None:
                     assert time.monotonic() < deadline, "worker A never recorded its answer in the thread map"
                     await asyncio.sleep(0.02)
                 follow = {"update_id": 9002, **standin.message_update(FOLLOW_UP, chat_id=-100, chat_type="group",

@@ -24,7 +24,7 @@ from bot.app import App
 from bot.config import SlackSettings, TelegramSettings
 from bot.server.metrics import Metrics
 from bot.server.shared import serve_hooks
-from storage.records.shared_state import SharedState
+from storage.records.leases import ConversationLeases
 from tests.scenario.slack_standin import SlackStandIn
 from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_serve import (  # noqa: F401
@@ -141,7 +141,7 @@ def test_the_console_tells_the_same_hooks(make_app: Callable[..., App]) -> None:
     same way: counted when the hooks of `groundbot serve` are registered on its App."""
     app = make_app()
     metrics = Metrics()
-    serve_hooks(app.hooks, SharedState(app.store.engine), metrics)
+    serve_hooks(app.hooks, ConversationLeases(app.store.engine), metrics)
     out = io.StringIO()
     lines = f"{ANSWERED}\n/bad\n/bad wrong the hours changed\n/reingest\n/quit\n"
     ConsoleChat(app, stdin=io.StringIO(lines), stdout=out).run()

@@ -50,7 +50,8 @@ from bot.server.shared import SharedOnce
 from core import reasons
 from core.messages import Decision, Generation, Source, Suggestion, message_uid
 from core.settings import Mode
-from storage.records.shared_state import SharedState
+from storage.records.deliveries import Deliveries
+from storage.records.reply_threads import ReplyThreads
 from tests.scenario.slack_standin import BOT_USER, TEAM, Call, SlackStandIn
 from tests.scenario.waits import WAIT_S
 
@@ -334,7 +335,7 @@ def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
             cfg = replace(cfg, core=replace(cfg.core, review=review))
         app = build_app(cfg, embedder=embedder, generator=generator)
         # as build_adapter wires it: the answered threads are rows of the transcript database
-        threads = SlackThreads(SharedState(app.store.engine)) if cfg.slack.thread_follow_ups else None
+        threads = SlackThreads(ReplyThreads(app.store.engine)) if cfg.slack.thread_follow_ups else None
         adapter = SlackAdapter(app, bot_token=cfg.secret(cfg.slack.bot_token_env), signing_secret=SECRET,
                                api_base_url=standin.api_url, progress_interval_s=0.0, admin_channel=admin_channel,
                                threads=threads)
@@ -666,7 +667,7 @@ api_base_url = "{standin.api_url}"
     shutil.copytree(kb_index, tmp_path / "data" / "index")
     app = build_app(cfg, embedder=embedder)
     secrets = slack_secrets(cfg, http=False)
-    adapter = build_adapter(cfg, app, secrets, SharedState(app.store.engine))
+    adapter = build_adapter(cfg, app, secrets, ReplyThreads(app.store.engine))
     handler = adapter.socket_mode(secrets.app_token)
     handler.connect()
     try:
@@ -729,14 +730,14 @@ def test_a_question_taken_over_from_a_dead_worker_is_answered_only_if_its_thread
     was marked done, leaves a claim another worker takes over; the answer's metadata in the
     thread says it went out. Unreadable thread (no history scope): answered again, not lost."""
     bot = start("http")
-    state = SharedState(bot.app.store.engine, stale_s=0.0)  # every claim not renewed is stale
-    bot.adapter.once = SharedOnce(state, Metrics(), "slack")
+    deliveries = Deliveries(bot.app.store.engine, stale_s=0.0)  # every claim not renewed is stale
+    bot.adapter.once = SharedOnce(deliveries, Metrics(), "slack")
     bot.mention("When does the library open?", ts="1719.000100")  # an ordinary question: no read-back
     (first,) = bot.replies(1)
     assert first.args["metadata"]["event_type"] == ANSWER_EVENT and not bot.api.requests("conversations.replies")
 
     ts = "1719.000200"
-    SharedState(bot.app.store.engine).claim(f"slack:message:{CHANNEL}:{ts}")  # the dead worker's claim
+    Deliveries(bot.app.store.engine).claim(f"slack:message:{CHANNEL}:{ts}")  # the dead worker's claim
     uid = message_uid("slack", TEAM, CHANNEL, ts)
     if thread_before == "answered":  # Slack had accepted the dead worker's answer
         WebClient(token=BOT_TOKEN, base_url=bot.api.api_url).chat_postMessage(
@@ -754,4 +755,4 @@ def test_a_question_taken_over_from_a_dead_worker_is_answered_only_if_its_thread
         assert answers[-1].args["metadata"]["event_payload"] == {"question": uid}
     asked = [t.question for t in bot.app.store.turns()]
     assert asked == ["When does the library open?"] + ([] if thread_before == "answered" else ["How do I renew a book?"])
-    assert "claimed" not in state.claims()  # nothing left for a sweeper: the question is done either way
+    assert "claimed" not in deliveries.claims()  # nothing left for a sweeper: the question is done either way

@@ -20,7 +20,8 @@ from adapters.slack import SlackAdapter
 from bot.platforms import SlackThreads
 from bot.server.metrics import Metrics
 from bot.server.shared import SharedOnce
-from storage.records.shared_state import SharedState
+from storage.records.deliveries import Deliveries
+from storage.records.reply_threads import ReplyThreads
 from tests.scenario.slack_standin import BOT_USER, TEAM, Call
 from tests.scenario.test_slack import (
     BOT_TOKEN,
@@ -75,13 +76,13 @@ def test_the_askers_thread_reply_without_a_mention_is_a_follow_up(start: Callabl
 @pytest.mark.parametrize("mode", MODES)
 def test_thread_replies_that_are_not_follow_ups_are_left_alone(start: Callable[..., Slack], mode: str) -> None:
     bot = start(mode)
-    state = SharedState(bot.app.store.engine)
-    bot.adapter.once = SharedOnce(state, Metrics(), "slack")  # deliveries as rows, to count what was claimed
+    deliveries = Deliveries(bot.app.store.engine)
+    bot.adapter.once = SharedOnce(deliveries, Metrics(), "slack")  # deliveries as rows, to count what was claimed
     bot.mention("How do I renew a book?", ts="1741.000100")
     (answer,) = bot.replies(1)
     bot.settle()
     thread = "1741.000100"
-    claimed = sum(state.claims().values())
+    claimed = sum(deliveries.claims().values())
     # what Slack sends an app subscribed to the channel's messages, none of it a question:
     bot.say("Anyone up for lunch?", ts="1741.000200")  # not in a thread
     bot.event(bot.api.message_event(answer))  # groundbot's own answer
@@ -96,7 +97,7 @@ def test_thread_replies_that_are_not_follow_ups_are_left_alone(start: Callable[.
             deleted_ts="1741.000400")
     bot.say("joined", ts="1741.000430", thread_ts=thread, subtype="channel_join")
     bot.settle()
-    assert sum(state.claims().values()) == claimed  # acknowledged without a delivery row each
+    assert sum(deliveries.claims().values()) == claimed  # acknowledged without a delivery row each
     # thread replies, looked up and left alone:
     bot.say("Thanks, Alice, I will try that too.", ts="1741.000500", thread_ts=thread, user=BOB)  # not the asker
     bot.say("<@UBOB0001> did that work for you?", ts="1741.000600", thread_ts=thread)  # to a colleague
@@ -106,7 +107,7 @@ def test_thread_replies_that_are_not_follow_ups_are_left_alone(start: Callable[.
     bot.settle()
     assert len(bot.api.requests("chat.postMessage")) == 1 and len(bot.app.store.turns()) == 1
     assert [c.args["timestamp"] for c in bot.api.requests("reactions.add")] == [thread]
-    assert "claimed" not in state.claims()
+    assert "claimed" not in deliveries.claims()
     # processing went on: the asker's own reply is still a follow-up, "also sent to the channel" too
     bot.say("How many times can I do that?", ts="1741.000800", thread_ts=thread, subtype="thread_broadcast")
     _, follow_up = bot.replies(2)
@@ -172,7 +173,7 @@ def test_a_follow_up_reaches_a_worker_that_did_not_answer_the_thread(start: Call
     first.settle()
     stops: list[Callable[[], None]] = []
     adapter = SlackAdapter(first.app, bot_token=BOT_TOKEN, signing_secret=SECRET, api_base_url=standin.api_url,
-                           threads=SlackThreads(SharedState(first.app.store.engine)))
+                           threads=SlackThreads(ReplyThreads(first.app.store.engine)))
     try:
         other = run_adapter("http", standin, first.app, adapter, monkeypatch, stops)
         other.say("How many times can I do that?", ts="1745.000200", thread_ts="1745.000100")

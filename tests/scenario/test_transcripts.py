@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from core.messages import ConversationKey, Decision, PriorTurn, Suggestion
+from storage.records.reply_threads import ReplyThreads
 from storage.records.shared_state import SharedState
 from storage.records.spool import TurnSpool
 from storage.records.transcripts import SqlTranscriptStore
@@ -67,7 +68,7 @@ def test_shared_state_rows_agree_across_workers(database_url: str) -> None:
 
     def offer(state: SharedState) -> None:
         for i in range(10):
-            taken.append(state.first_delivery(f"slack:event:Ev{i}"))
+            taken.append(state.deliveries.first(f"slack:event:Ev{i}"))
 
     threads = [threading.Thread(target=offer, args=(s,)) for s in states]
     for t in threads:
@@ -81,7 +82,7 @@ def test_shared_state_rows_agree_across_workers(database_url: str) -> None:
 
     def turn(state: SharedState, n: int) -> None:
         for _ in range(5):
-            with state.conversation("telegram:501:"):
+            with state.leases.conversation("telegram:501:"):
                 inside.append(n)
                 if len(inside) > 1:
                     overlaps.append(n)
@@ -95,10 +96,11 @@ def test_shared_state_rows_agree_across_workers(database_url: str) -> None:
         t.join()
     assert overlaps == [] and states[0].counts()["leases"] == 0
 
-    assert [states[i % 4].rate_wait_s("telegram:777", 3) for i in range(3)] == [0.0, 0.0, 0.0]
-    assert states[3].rate_wait_s("telegram:777", 3) > 50  # the fourth in a minute waits, on any worker
-    states[0].remember_thread("telegram:-100:1001", "r7")
-    assert states[2].thread_of("telegram:-100:1001") == "r7" and states[1].thread_of("telegram:-100:9") is None
+    assert [states[i % 4].rates.rate_wait_s("telegram:777", 3) for i in range(3)] == [0.0, 0.0, 0.0]
+    assert states[3].rates.rate_wait_s("telegram:777", 3) > 50  # the fourth in a minute waits, on any worker
+    states[0].threads.remember("telegram:-100:1001", "r7")
+    assert states[2].threads.thread_of("telegram:-100:1001") == "r7"
+    assert states[1].threads.thread_of("telegram:-100:9") is None
 
 
 def test_decision_fields_are_json_columns_and_old_rows_convert(database_url: str) -> None:
@@ -165,27 +167,27 @@ def test_delivery_claims_are_taken_over_only_from_a_worker_that_stopped_renewing
     engine = SqlTranscriptStore(database_url).engine
     a, b, c = (SharedState(engine, stale_s=0.6, max_attempts=2) for _ in range(3))
     update = {"update_id": 5, "message": {"text": "q"}}
-    assert a.claim("telegram:1:update:5", update) == "new"
-    assert b.claim("telegram:1:update:5", update) == "busy"  # A is answering it
+    assert a.deliveries.claim("telegram:1:update:5", update) == "new"
+    assert b.deliveries.claim("telegram:1:update:5", update) == "busy"  # A is answering it
     time.sleep(0.4)
     a.renew()  # A's heartbeat: alive
     time.sleep(0.4)
-    assert b.claim("telegram:1:update:5") == "busy" and b.abandoned(margin_s=0.0) == []
+    assert b.deliveries.claim("telegram:1:update:5") == "busy" and b.deliveries.abandoned(margin_s=0.0) == []
     time.sleep(0.7)  # A was SIGKILLed: no more renewals
-    assert b.abandoned(margin_s=0.0) == [("telegram:1:update:5", update)]
-    taken = [s.claim("telegram:1:update:5") for s in (b, c)]
+    assert b.deliveries.abandoned(margin_s=0.0) == [("telegram:1:update:5", update)]
+    taken = [s.deliveries.claim("telegram:1:update:5") for s in (b, c)]
     assert sorted(taken) == ["busy", "taken"]  # one worker wins
-    a.claim("slack:event:Ev1", {"event_id": "Ev1"})
-    a.done("slack:event:Ev1")
+    a.deliveries.claim("slack:event:Ev1", {"event_id": "Ev1"})
+    a.deliveries.done("slack:event:Ev1")
     time.sleep(0.7)
-    assert b.claim("slack:event:Ev1") == "done" and b.claims() == {"claimed": 1, "done": 1}
+    assert b.deliveries.claim("slack:event:Ev1") == "done" and b.deliveries.claims() == {"claimed": 1, "done": 1}
     time.sleep(0.7)  # the taker died too: that was the last attempt, the delivery is given up
-    assert c.abandoned(margin_s=0.0) == [] and c.claims() == {"failed": 1, "done": 1}
-    a.claim("slack:event:Ev2", {"event_id": "Ev2"})
+    assert c.deliveries.abandoned(margin_s=0.0) == [] and c.deliveries.claims() == {"failed": 1, "done": 1}
+    a.deliveries.claim("slack:event:Ev2", {"event_id": "Ev2"})
     a.start_heartbeat(every_s=0.1)  # a live worker on its own connection: its claim never goes stale
     try:
         time.sleep(1.2)
-        assert b.claim("slack:event:Ev2") == "busy" and b.abandoned(margin_s=0.0) == []
+        assert b.deliveries.claim("slack:event:Ev2") == "busy" and b.deliveries.abandoned(margin_s=0.0) == []
     finally:
         a.stop_heartbeat()
 
@@ -193,16 +195,16 @@ def test_delivery_claims_are_taken_over_only_from_a_worker_that_stopped_renewing
 def test_a_reply_sent_after_a_recorded_turn_is_seen_by_the_worker_taking_over(database_url: str) -> None:
     """The reply-thread row written after each send tells a taker that the dead worker's reply went out."""
     store = SqlTranscriptStore(database_url)
-    state = SharedState(store.engine)
+    threads = ReplyThreads(store.engine)
     d = decision("q")
     d.turn_uid = "5" * 32
-    assert not state.replied_after_turn(d.turn_uid, "telegram:42:")  # not even recorded
-    state.remember_thread("telegram:42:900", "")  # the previous turn's reply
+    assert not threads.replied_after_turn(d.turn_uid, "telegram:42:")  # not even recorded
+    threads.remember("telegram:42:900", "")  # the previous turn's reply
     store.record_turn(ConversationKey("telegram", "42"), "7", "", d, "replied")
-    state.remember_thread("telegram:420:901", "")  # a reply in another chat
-    assert not state.replied_after_turn(d.turn_uid, "telegram:42:")  # recorded, its reply not sent
-    state.remember_thread("telegram:42:902", "")
-    assert state.replied_after_turn(d.turn_uid, "telegram:42:")
+    threads.remember("telegram:420:901", "")  # a reply in another chat
+    assert not threads.replied_after_turn(d.turn_uid, "telegram:42:")  # recorded, its reply not sent
+    threads.remember("telegram:42:902", "")
+    assert threads.replied_after_turn(d.turn_uid, "telegram:42:")
 
 
 def test_stats_percentiles_interpolate_between_the_rows_around_them(database_url: str) -> None:

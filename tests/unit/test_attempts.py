@@ -133,12 +133,12 @@ def test_two_workers_count_one_clients_wrong_credentials_together(tmp_path: Path
     from bot.config import ServeSettings
     from bot.server.attempts import Attempts
     from storage.records.database import make_engine, migrate
-    from storage.records.shared_state import SharedState
+    from storage.records.rate_events import RateEvents
 
     url = f"sqlite:///{(tmp_path / 'records.db').as_posix()}"
     migrate(make_engine(url))
     serve = ServeSettings(wrong_credentials_per_client=4, wrong_credentials_total=0)
-    a, b = (Attempts(serve, lambda s=SharedState(make_engine(url)): s) for _ in range(2))  # type: ignore[misc]
+    a, b = (Attempts(serve, lambda s=RateEvents(make_engine(url)): s) for _ in range(2))  # type: ignore[misc]
     for worker in (a, b, a):
         assert worker.locked("api_ask", "203.0.113.7") is None
         worker.wrong("api_ask", "203.0.113.7")

@@ -12,7 +12,10 @@ from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
 import storage.records.access  # noqa: F401  (registers the access-refusal table)
-import storage.records.shared_state  # noqa: F401  (registers the shared-state tables)
+import storage.records.deliveries  # noqa: F401  (registers the delivery table)
+import storage.records.leases  # noqa: F401  (registers the lease table)
+import storage.records.rate_events  # noqa: F401  (registers the rate-event table)
+import storage.records.reply_threads  # noqa: F401  (registers the reply-thread table)
 import storage.records.source_state  # noqa: F401  (registers the synced-source tables)
 import storage.records.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 

@@ -48,8 +48,8 @@ from bench import RESULTS, ROOT
 from bench.history import record
 from bench.system.load_traffic import TAG, Replies, Tally, Target, conversation
 from tests.processes import worker_pids
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
 
 TG_SECRET = "load-webhook-secret"
 SLACK_SECRET = "load-signing-secret"

@@ -11,7 +11,7 @@ import pytest
 
 from core import reasons
 from core.messages import ConversationKey, Incoming
-from tests.scenario.openai_standin import OpenAIStandIn
+from tests.standins.openai import OpenAIStandIn
 
 Q = "How do I re-ingest documents?"
 

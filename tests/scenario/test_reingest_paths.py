@@ -18,12 +18,12 @@ from adapters.slack import SlackAdapter
 from bot.app import App, build_app
 from bot.config import TelegramSettings, load_config
 from core.ports import PathNotAllowed
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_console import run_console
 from tests.scenario.test_slack import ADMIN, BOT_TOKEN, Slack
 from tests.scenario.test_slack import SECRET as SLACK_SIGNING
 from tests.scenario.test_telegram import running
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
 TG_ADMIN = 111

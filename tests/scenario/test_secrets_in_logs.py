@@ -22,12 +22,12 @@ from bot.app import App, build_app
 from bot.config import Config, TelegramSettings, load_config
 from bot.logs.redact import install_redaction, uninstall_redaction
 from core.messages import ConversationKey, Incoming
-from tests.scenario.openai_standin import OpenAIStandIn
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_slack import SECRET as SLACK_SIGNING
 from tests.scenario.test_slack import Slack, sign, stop_socket
 from tests.scenario.test_telegram import ANSWERED, _free_port, running
+from tests.standins.openai import OpenAIStandIn
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
 CANARIES = {

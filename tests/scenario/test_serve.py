@@ -28,10 +28,10 @@ from bot.app import App
 from bot.config import Config, SlackSettings, TelegramSettings, load_config
 from bot.server.serve import build_asgi
 from storage.records.shared_state import SharedState
-from tests.scenario.slack_standin import BOT_USER, TEAM, SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_slack import sign
 from tests.scenario.waits import WAIT_S
+from tests.standins.slack import BOT_USER, TEAM, SlackStandIn
+from tests.standins.telegram import TelegramStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERED = "How do I re-ingest documents?"

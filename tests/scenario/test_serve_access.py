@@ -38,11 +38,11 @@ from bot.server.review_page import COOKIE
 from bot.server.serve import build_asgi
 from tests.processes import serve_subprocess, wait_ready
 from tests.scenario.scoped_kb import ENG_QUESTION, HR_QUESTION, HR_WORDS, write_kb
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_scopes_http import ENG_MARKS, HR_MARKS, START_S, _config, _free_port
 from tests.scenario.test_slack import sign
 from tests.scenario.waits import WAIT_S
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
 
 pytestmark = [pytest.mark.processes, pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warnings.PTBDeprecationWarning")]
 

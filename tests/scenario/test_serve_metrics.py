@@ -25,8 +25,6 @@ from bot.config import SlackSettings, TelegramSettings
 from bot.server.metrics import Metrics
 from bot.server.shared import serve_hooks
 from storage.records.shared_state import SharedState
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_serve import (  # noqa: F401
     ANSWERED,
     API_TOKEN,
@@ -39,6 +37,8 @@ from tests.scenario.test_serve import (  # noqa: F401
 )
 from tests.scenario.test_slack import ADMIN, USER, Slack
 from tests.scenario.waits import WAIT_S
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
 
 TG_ADMIN, TG_USER = 900, 777
 pytestmark = pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warnings.PTBDeprecationWarning")

@@ -27,11 +27,11 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.processes import serve_subprocess
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_serve import ANSWERED, SLACK_SECRET, TG_SECRET, _slack_event
 from tests.scenario.test_serve_workers import START_S, _free_port, wait_until
 from tests.scenario.test_slack import sign
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
 
 CHAT = 700
 SLACK_TS = "1700000000.000700"

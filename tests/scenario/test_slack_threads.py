@@ -21,7 +21,6 @@ from bot.platforms import SlackThreads
 from bot.server.metrics import Metrics
 from bot.server.shared import SharedOnce
 from storage.records.shared_state import SharedState
-from tests.scenario.slack_standin import BOT_USER, TEAM, Call
 from tests.scenario.test_slack import (
     BOT_TOKEN,
     CHANNEL,
@@ -35,6 +34,7 @@ from tests.scenario.test_slack import (
     standin,
     start,
 )
+from tests.standins.slack import BOT_USER, TEAM, Call
 
 __all__ = ["kb_index", "standin", "start"]  # the Slack scenarios' fixtures, reused
 BOB = "UBOB0001"

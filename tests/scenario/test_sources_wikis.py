@@ -20,8 +20,8 @@ from core.messages import ConversationKey, Decision, Incoming
 from storage.ingestion.sources.base import SourceSpec
 from storage.ingestion.sources.connectors import wiki_connector
 from storage.ingestion.sources.sync import SyncReport
-from tests.scenario.confluence_standin import ConfluenceStandIn
-from tests.scenario.notion_standin import NotionStandIn, block
+from tests.standins.confluence import ConfluenceStandIn
+from tests.standins.notion import NotionStandIn, block
 
 CONF_TOKEN = "conf-pat-Zk81qPw3"
 NOTION_TOKEN = "ntn_secret_4Hh2Lw9Xa"

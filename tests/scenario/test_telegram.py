@@ -28,8 +28,8 @@ from bot.config import TelegramSettings
 from bot.platforms import build_bot, webhook_options
 from core import reasons
 from core.render import display_answer
-from tests.scenario.telegram_standin import Call, TelegramStandIn
 from tests.scenario.waits import WAIT_S
+from tests.standins.telegram import Call, TelegramStandIn
 
 TOKEN_ENV = "GROUNDBOT_TELEGRAM_TOKEN"
 SECRET_ENV = "GROUNDBOT_TELEGRAM_WEBHOOK_SECRET"

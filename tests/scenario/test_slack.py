@@ -51,8 +51,8 @@ from core import reasons
 from core.messages import Decision, Generation, Source, Suggestion, message_uid
 from core.settings import Mode
 from storage.records.shared_state import SharedState
-from tests.scenario.waits import WAIT_S
 from tests.standins.slack import BOT_USER, TEAM, Call, SlackStandIn
+from tests.waits import WAIT_S
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT_TOKEN = "xoxb-standin-bot"

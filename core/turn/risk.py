@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from core.catalogue import say
-from core.gate.checks import GateResult
+from core.gate.similarity_gates import GateResult
 from core.messages import Generation, Hit, Verification
 from core.settings import ReviewSettings, VerifySettings
 from core.verify.claim_views import ClaimView, numbers_and_names

@@ -26,7 +26,7 @@ import uvicorn
 
 from bot.app import App
 from bot.config import Config, SlackSettings, TelegramSettings, load_config
-from bot.server.serve import build_asgi
+from bot.server.http_app import build_asgi
 from storage.records.shared_state import SharedState
 from tests.scenario.test_slack import sign
 from tests.standins.slack import BOT_USER, TEAM, SlackStandIn

@@ -34,8 +34,8 @@ import pytest
 
 from bot.app import build_app
 from bot.config import load_config
+from bot.server.http_app import build_asgi
 from bot.server.review_page import COOKIE
-from bot.server.serve import build_asgi
 from tests.ports import free_port
 from tests.processes import serve_subprocess, wait_ready
 from tests.scenario.scoped_kb import ENG_QUESTION, HR_QUESTION, HR_WORDS, write_kb

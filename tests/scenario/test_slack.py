@@ -29,7 +29,6 @@ import yaml
 from slack_sdk import WebClient
 
 from adapters.slack import SlackAdapter, SlackHTTPServer, question_text
-from adapters.slack.answered import ANSWER_EVENT, answer_metadata
 from adapters.slack.rendering import (
     FEEDBACK_DOWN,
     FEEDBACK_UP,
@@ -41,6 +40,7 @@ from adapters.slack.rendering import (
     section,
     source_line,
 )
+from adapters.slack.thread_answers import ANSWER_EVENT, answer_metadata
 from bot.app import App, build_app
 from bot.cli.main import main as cli_main
 from bot.config import load_config

@@ -280,7 +280,7 @@ def test_page_count_and_page_size_limits_hold_for_both_wikis() -> None:
     ({"kind": "confluence", "url": "https://wiki.example.com", "space": "HR"}, "needs token_env"),
 ])
 def test_a_wiki_source_without_what_it_reads_stops_at_start(entry: dict[str, Any], says: str) -> None:
-    from bot.sources import SourceError
+    from bot.source_settings import SourceError
 
     with pytest.raises(SourceError, match=re.escape(says)):
         from_toml({"sources": [{"name": "w", **entry}]}, "config.toml")

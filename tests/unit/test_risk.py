@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from core.catalogue import catalogue, languages, say
-from core.gate.checks import GateResult
+from core.gate.similarity_gates import GateResult
 from core.messages import Generation, Verification
 from core.settings import ReviewSettings, VerifySettings
 from core.turn.risk import Route, assess, route, template_answer

@@ -11,7 +11,7 @@ from alembic import context
 from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
-import storage.records.access  # noqa: F401  (registers the access-refusal table)
+import storage.records.access_refusals  # noqa: F401  (registers the access-refusal table)
 import storage.records.shared_state  # noqa: F401  (registers the shared-state tables)
 import storage.records.source_state  # noqa: F401  (registers the synced-source tables)
 import storage.records.tables  # noqa: F401  (registers the tables on SQLModel.metadata)

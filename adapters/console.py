@@ -12,11 +12,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO
 
+from core.admin_replies import Reply
 from core.catalogue import say
 from core.messages import ConversationKey, Decision, Incoming
 from core.ports import Backend
 from core.render import render_text
-from core.replies import Reply
 
 PLATFORM = "console"
 COMMANDS = ("stats", "reingest", "review")

@@ -18,12 +18,12 @@ from bot.services.hooks import Hooks, TurnHandler
 from bot.services.knowledge import KnowledgeBase
 from bot.services.outbox import Courier
 from bot.services.review import ReviewDesk
-from bot.services.sources import Syncer
+from bot.services.syncing import Syncer
+from core.admin_replies import Reply
 from core.generate.extractive import ExtractiveGenerator
 from core.messages import Decision, Incoming
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter, TermSelector
 from core.profiles import apply_profile, load_profile
-from core.replies import Reply
 from core.turn.pipeline import Pipeline
 from storage.index.chunk_index import LanceChunkIndex
 from storage.ingestion.ingest import IngestSummary, Progress
@@ -173,7 +173,7 @@ def announce_held(desk: ReviewDesk) -> Callable[[Incoming, TurnHandler], Decisio
 
 def with_embedder_profile(config: Config, embedder_name: str) -> Config:
     """The config with the similarity thresholds of the embedder's calibrated profile, except
-    those config.toml sets explicitly (see core/profiles.py)."""
+    those config.toml sets explicitly (see core/profiles/)."""
     return replace(config, core=apply_profile(config.core, load_profile(embedder_name), config.threshold_overrides))
 
 

@@ -20,7 +20,7 @@ from pydantic import AfterValidator, BeforeValidator
 
 from bot.schema import at, environment_tables, flattened, layout, load_toml, table, without_file
 from bot.scopes import ScopeMap, ScopeSettings, ScopingSettings, check_scopes, parse_scopes
-from bot.sources import check_sources, parse_sources
+from bot.source_settings import check_sources, parse_sources
 from core.profiles import THRESHOLD_KEYS
 from core.settings import CoreSettings
 from storage.index.ann import SearchIndexSettings
@@ -99,7 +99,7 @@ class ServeSettings:
     sync_check_s: float = 30.0  # how often each worker looks for [[sources]] whose interval has passed
     sync_lease_s: float = 120.0  # a sync's lease; one left by a killed worker expires after this
     # /metrics asks for this variable's value as a bearer token; without one (and with an /api/ask
-    # token set) it answers loopback requests only (bot/server/access.py)
+    # token set) it answers loopback requests only (bot/server/scope_access.py)
     metrics_token_env: str = "GROUNDBOT_METRICS_TOKEN"
     # reverse proxies whose X-Forwarded-For names the client (addresses or networks); () = the peer is the client
     trusted_proxies: tuple[ProxyAddress, ...] = ()
@@ -168,7 +168,7 @@ class Config:
     # knowledge scopes ([[scopes]], bot/scopes.py): which documents answer which chats; none = one KB
     scopes: tuple[ScopeSettings, ...] = field(default=(), metadata=without_file())
     scoping: ScopingSettings = field(default_factory=ScopingSettings)
-    # synced sources ([[sources]], bot/sources.py): websites, Git repositories and wikis kept in the index
+    # synced sources ([[sources]], bot/source_settings.py): websites, Git repositories and wikis kept in the index
     sources: tuple[SourceSpec, ...] = field(default=(), metadata=without_file())
     # similarity thresholds config.toml sets explicitly; they override the embedder's profile
     threshold_overrides: dict[str, dict[str, float]] = field(default_factory=dict, metadata=without_file())
@@ -229,7 +229,7 @@ class Config:
                     value = getattr(value, attr)
                 names.append(str(value))
         names.extend(name for s in self.sources for name in (s.token_env, s.user_env))
-        for scope in self.scopes:  # each scope's own tokens (bot/server/access.py)
+        for scope in self.scopes:  # each scope's own tokens (bot/server/scope_access.py)
             names += [scope.api_token_env, scope.review_token_env]
         return [n for n in dict.fromkeys(names) if n]
 
@@ -240,7 +240,7 @@ ENV_PREFIX = "GROUNDBOT_"
 def from_toml(data: Mapping[str, Any], source: str = "config.toml") -> Config:
     """Config from a parsed config.toml (missing keys keep their defaults); errors name `source`.
     `[[scopes]]` and `[[sources]]` are arrays of tables, read and checked apart (bot/scopes.py,
-    bot/sources.py)."""
+    bot/source_settings.py)."""
     data = dict(data)
     scopes = parse_scopes(data.pop("scopes"), source) if "scopes" in data else ()
     sources = parse_sources(data.pop("sources"), source) if "sources" in data else ()

@@ -13,8 +13,8 @@ from typing import Protocol
 
 import numpy as np
 
+from core.admin_replies import Reply
 from core.messages import ConversationKey, Decision, Generation, Hit, Incoming, PriorTurn, Suggestion
-from core.replies import Reply
 from core.settings import Mode
 
 
@@ -96,7 +96,7 @@ class TermSelector(Protocol):
 
 
 class PassageReader(Protocol):
-    """The passage reader: for each passage (a retrieved chunk as core/gate/reader_input.py shows it), the
+    """The passage reader: for each passage (a retrieved chunk as core/gate/reader_view.py shows it), the
     probability (0..1) that it answers the question. A passage's probability depends on the question
     and the passage alone, not on what else the call reads, so the pipeline may read a question's
     passages in more than one call. storage/models/reader.py implements it."""
@@ -107,7 +107,7 @@ class PassageReader(Protocol):
 class ClaimJudge(Protocol):
     """The claim judge: for each (claim, evidence text) of an answer, the probability (0..1) that
     the evidence states the claim as the answer to the question. storage/models/claim_judge.py
-    implements it; the verifier runs it after the lexical checks (core/verify/checks.py)."""
+    implements it; the verifier runs it after the lexical checks (core/verify/claim_checks.py)."""
 
     def score(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]: ...
 

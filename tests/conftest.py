@@ -1,5 +1,6 @@
 """Shared fixtures: the real embedder (loaded once), a bundled-docs index built once and
-copied per test, and an `make_app` factory wiring a real App into a temporary data dir."""
+copied per test, a `make_app` factory wiring a real App into a temporary data dir, and a free
+port of 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from bot.app import App, build_app
 from bot.config import Config, load_config
+from tests import ports
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -57,6 +59,13 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
         return real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A free port of 127.0.0.1 for one server of the test, or one that nothing listens on
+    (tests/ports.py)."""
+    return ports.free_port()
 
 
 @pytest.fixture(scope="session")

@@ -11,12 +11,13 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
 
 import psycopg
+
+from tests.ports import free_port
 
 
 def server_binaries() -> Path | None:
@@ -28,12 +29,6 @@ def server_binaries() -> Path | None:
     return Path(on_path).resolve().parent if on_path else None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class PostgresServer:
     """initdb + pg_ctl start in a temporary directory; `url(name)` gives a fresh database."""
 
@@ -41,7 +36,7 @@ class PostgresServer:
         self.bindir = bindir
         self.root = Path(tempfile.mkdtemp(prefix="groundbot-pg-"))
         self.data = self.root / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self._databases = 0
         self._as: list[str] = []
         if os.geteuid() == 0:  # the server will not run as root

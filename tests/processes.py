@@ -5,10 +5,11 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from tests.waits import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,16 +37,14 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes], log_path: Path, timeout_
     """Until `url`/readyz answers 200; fails with the log when the process dies or time runs out."""
     import httpx
 
-    deadline = time.monotonic() + timeout_s
-    while True:
+    def ready() -> bool:
         assert proc.poll() is None, log_path.read_text()
         try:
-            if httpx.get(url + "/readyz", timeout=5).status_code == 200:
-                return
+            return httpx.get(url + "/readyz", timeout=5).status_code == 200
         except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, "groundbot serve never became ready"
-        time.sleep(0.2)
+            return False
+
+    wait_until(ready, timeout_s, interval=0.2, what="groundbot serve to become ready")
 
 
 def worker_pids(supervisor: int) -> set[int]:

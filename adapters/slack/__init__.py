@@ -1,10 +1,11 @@
 """Slack adapter: slack-bolt events, buttons and slash commands in, core `Incoming` messages
 to the backend, decisions back out as Block Kit messages in the question's thread.
 
-By concern: `rendering` (Block Kit), `markup` (Slack markup -> question), `once` (redelivered
+By concern: `rendering` (Block Kit), `markup` (Slack markup -> question), `dedupe` (redelivered
 events handled once), `threads` (thread replies that are follow-ups without a mention),
-`handlers` (questions and buttons), `admin` (slash commands), `http` (the Events API
-endpoint), `lifecycle` (the bolt App, Socket Mode or HTTP).
+`thread_answers` (whether a question's answer is already in its thread), `handlers` (questions
+and buttons), `admin` (slash commands), `review` (the review desk's cards and buttons), `http`
+(the Events API endpoint), `lifecycle` (the bolt App, Socket Mode or HTTP).
 """
 
 from adapters.slack.http import SlackHTTPServer, events_endpoint

@@ -15,9 +15,8 @@ from slack_bolt import App as BoltApp
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from adapters.slack.answered import answer_metadata, answered_before
+from adapters.slack.dedupe import OnceKeys, event_key
 from adapters.slack.markup import as_int, question_text
-from adapters.slack.once import OnceKeys, event_key
 from adapters.slack.rendering import (
     FEEDBACK_DOWN,
     FEEDBACK_UP,
@@ -28,6 +27,7 @@ from adapters.slack.rendering import (
     render_decision,
     reply_blocks,
 )
+from adapters.slack.thread_answers import answer_metadata, answered_before
 from adapters.slack.threads import AnsweredThreads, thread_reply
 from core.catalogue import say
 from core.messages import ConversationKey, Incoming, message_uid
@@ -155,7 +155,7 @@ class Questions:
 
     def post(self, channel: str, thread: str, messages: Sequence[SlackMessage],
              metadata: dict[str, Any] | None = None) -> bool:
-        """Post in the thread; `metadata` marks an answer to a question (adapters/slack/answered.py).
+        """Post in the thread; `metadata` marks an answer to a question (adapters/slack/thread_answers.py).
         True when every message was posted."""
         for m in messages:
             try:

@@ -14,9 +14,9 @@ from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from adapters.slack.admin import AdminCommands
+from adapters.slack.dedupe import OnceFilter, OnceKeys, skip_redelivered
 from adapters.slack.handlers import PLATFORM, Questions, Wiring
 from adapters.slack.http import SlackHTTPServer
-from adapters.slack.once import OnceFilter, OnceKeys, skip_redelivered
 from adapters.slack.review import ReviewActions, SlackDelivery
 from adapters.slack.threads import AnsweredThreads, never_a_question
 from core.ports import Backend

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import reasons
+from core.admin_replies import REASON_LABELS, Button, FeedbackReason, Reply
 from core.catalogue import say
 from core.messages import Decision, Source
 from core.render import display_answer, split_message, understood_line
-from core.replies import REASON_LABELS, Button, FeedbackReason, Reply
 from core.text.language import language_of
 
 # Slack's published limits (Block Kit reference).

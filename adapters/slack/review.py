@@ -27,8 +27,8 @@ from adapters.slack.rendering import (
     truncate,
     view_value,
 )
+from core.admin_replies import Action, Reply
 from core.messages import ConversationKey, Decision
-from core.replies import Action, Reply
 
 log = logging.getLogger("groundbot.slack")
 

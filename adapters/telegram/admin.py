@@ -10,8 +10,8 @@ from telegram import Update
 from telegram.ext import CommandHandler, ContextTypes
 
 from adapters.telegram.handlers import ONLY_NEW, PLATFORM, Handlers, Wiring
-from adapters.telegram.replies import StatusMessage
 from adapters.telegram.review import ReviewButtons
+from adapters.telegram.sending import StatusMessage
 from core.catalogue import say
 
 PROGRESS_EVERY_S = 1.0  # edit the re-ingest status message at most this often

@@ -15,7 +15,7 @@ from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, Cont
 from adapters.telegram.limits import RateLimit
 from adapters.telegram.options import TelegramOptions
 from adapters.telegram.rendering import HELP_KEY, decision_reply, failure_text, parse_callback, reply_messages
-from adapters.telegram.replies import Replies
+from adapters.telegram.sending import Replies
 from adapters.telegram.threads import ThreadLookup, addressed_text, reply_target, thread_for, topic_thread
 from core.catalogue import say
 from core.messages import ConversationKey, Incoming, message_uid

@@ -16,8 +16,8 @@ from adapters.telegram.admin import AdminCommands
 from adapters.telegram.handlers import PLATFORM, Questions, Wiring, on_error, on_other_button
 from adapters.telegram.limits import ChatOrder, FloodControl, RateLimit, UserRateLimit
 from adapters.telegram.options import TelegramOptions, WebhookOptions
-from adapters.telegram.replies import Replies
 from adapters.telegram.review import ReviewButtons, TelegramDelivery
+from adapters.telegram.sending import Replies
 from adapters.telegram.threads import ThreadLookup, ThreadMap
 from core.ports import Backend
 

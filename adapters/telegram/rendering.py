@@ -7,10 +7,10 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOpti
 from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
 from core import reasons
+from core.admin_replies import Button, FeedbackReason, Reply
 from core.catalogue import say
 from core.messages import Decision
 from core.render import render_text, split_message, understood_line
-from core.replies import Button, FeedbackReason, Reply
 
 TEXT_LIMIT = int(MessageLimit.MAX_TEXT_LENGTH)  # 4096, counted by Telegram in UTF-16 code units
 CALLBACK_LIMIT = int(InlineKeyboardButtonLimit.MAX_CALLBACK_DATA)  # 64 bytes

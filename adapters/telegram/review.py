@@ -16,10 +16,10 @@ from telegram.ext import CallbackQueryHandler, ContextTypes, MessageHandler, fil
 
 from adapters.telegram.handlers import ONLY_NEW, PLATFORM, Handlers, Wiring, button
 from adapters.telegram.rendering import decision_reply, parse_callback, reply_messages
-from adapters.telegram.replies import Replies
+from adapters.telegram.sending import Replies
+from core.admin_replies import Action, Reply
 from core.catalogue import say
 from core.messages import ConversationKey, Decision
-from core.replies import Action, Reply
 
 SEND_TIMEOUT_S = 30.0
 _EDIT_PROMPT = re.compile(re.escape(say("edit_prompt", id="__ID__")).replace("__ID__", r"(\d+)"))

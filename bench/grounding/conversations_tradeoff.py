@@ -215,7 +215,7 @@ class Watch:
 
 
 SIMILARITY_GATES = frozenset(["has_matches", "offtopic_floor", "top1_similarity", "mean_confidence",
-                              "context_sufficiency"])  # core/gate/checks.py
+                              "context_sufficiency"])  # core/gate/similarity_gates.py
 
 
 def turn_facts(row: Row, seen: dict[str, Any], kbs: Kbs) -> dict[str, Any]:

@@ -31,7 +31,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,18 +46,13 @@ from sqlalchemy import create_engine, text
 from bench import RESULTS, ROOT
 from bench.history import record
 from bench.system.load_traffic import TAG, Replies, Tally, Target, conversation
+from tests.ports import free_port
 from tests.processes import worker_pids
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
 
 TG_SECRET = "load-webhook-secret"
 SLACK_SECRET = "load-signing-secret"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 SCOPES = """
@@ -275,7 +269,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     db_url, pg = start_database(args.db, folder)
     tg = await TelegramStandIn().start()
     slack = SlackStandIn().__enter__()
-    port = _free_port()
+    port = free_port()
     cfg = write_config(folder, db_url, tg.base_url, slack.api_url, port, args.scopes)
     env = {**os.environ, "GROUNDBOT_TELEGRAM_TOKEN": tg.token, "GROUNDBOT_TELEGRAM_WEBHOOK_SECRET": TG_SECRET,
            "GROUNDBOT_SLACK_BOT_TOKEN": "xoxb-load-bot", "GROUNDBOT_SLACK_SIGNING_SECRET": SLACK_SECRET}

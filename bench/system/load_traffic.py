@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 from slack_sdk.signature import SignatureVerifier
 
-from tests.scenario.slack_standin import BOT_USER, TEAM
+from tests.standins.slack import BOT_USER, TEAM
 
 QUESTIONS = [
     "How do I re-ingest documents?",

@@ -32,7 +32,7 @@ RESULTS = ROOT / "bench" / "results"
 def run(repeat: int) -> dict[str, Any]:
     from bot.app import build_app
     from bot.config import Config
-    from bot.sources import parse_sources
+    from bot.source_settings import parse_sources
 
     tmp = Path(tempfile.mkdtemp(prefix="groundbot-sync-bench-"))
     try:

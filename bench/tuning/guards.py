@@ -7,7 +7,7 @@ Each claim of a captured answer gets a label from its suite: right (a CLAPNQ rig
 sentence, a HaluEval right answer in any form, an ExpertQA claim the expert found fully
 supported) or wrong (another record's answer, the added sentence, the sentence with a swapped
 name or number, a HaluEval hallucination, an ExpertQA claim partially supported or without
-evidence). For each guard (core.verify.checks.CHECKS but the claim judge, and the exact check
+evidence). For each guard (core.verify.claim_checks.CHECKS but the claim judge, and the exact check
 that a claim's names and numbers are in its evidence at all) the verifier runs with and without
 it:
 - right rejected alone: right claims supported without the guard and not with it (its cost);
@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import core.verify.checks as checks_module
+import core.verify.claim_checks as checks_module
 import core.verify.rules as rules_module
 from bench import RESULTS
 from bench.grounding.clapnq import contains_text

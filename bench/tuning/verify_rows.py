@@ -29,7 +29,7 @@ from bench import ROOT
 from bench import datasets as ds
 from bench.grounding.clapnq import contains_text
 from bench.grounding.expertqa import LABELS, leaked, reached
-from core.gate.checks import GateResult
+from core.gate.similarity_gates import GateResult
 from core.messages import ConversationKey, Generation, Verification
 from core.ports import ClaimJudge
 from core.settings import CoreSettings

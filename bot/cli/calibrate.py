@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import Config
-from core.gate.checks import run_gates
+from core.gate.similarity_gates import run_gates
 from core.generate.extractive import ExtractiveGenerator
 from core.messages import Hit
 from core.profiles import Profile, load_profile

@@ -1,4 +1,4 @@
-"""`groundbot serve`: the command line of the HTTP server (bot/server/serve.py), which is
+"""`groundbot serve`: the command line of the HTTP server (bot/server/http_app.py), which is
 imported only when the command runs."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from bot.config import Config
 
 
 def cmd_serve(cfg: Config, args: argparse.Namespace) -> int:
-    from bot.server.access import AccessConfigError, ApiAccess, review_tokens
+    from bot.server.scope_access import AccessConfigError, ApiAccess, review_tokens
 
     try:  # before anything starts: a configuration that would leave scopes open is not served
         ApiAccess.of(cfg)

@@ -13,7 +13,7 @@ from bot.config import Config
 def cmd_sync(cfg: Config, args: argparse.Namespace) -> int:
     from bot.app import build_app
     from bot.cli.main import _progress_bar
-    from bot.services.sources import UnknownSource
+    from bot.services.syncing import UnknownSource
 
     if not cfg.sources:
         print("groundbot: no [[sources]] in the configuration; see docs/sources.md", file=sys.stderr)

@@ -1,7 +1,7 @@
 """The body of `POST /api/ask` (groundbot serve): a question for a web chat widget or another
 service, checked before anything is asked (bad input gets a 400 with what is wrong). An optional
 "scope" names the knowledge scope that answers it (docs/scopes.md); whether the caller may ask
-there is bot/server/access.py's to say, and the conversation lives under the caller's key."""
+there is bot/server/scope_access.py's to say, and the conversation lives under the caller's key."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import uuid
 from dataclasses import dataclass
 
-from bot.server.access import ApiAccess, Caller, Refused
+from bot.server.scope_access import ApiAccess, Caller, Refused
 from core.messages import Incoming
 
 MAX_QUESTION_CHARS = 4000

@@ -17,7 +17,7 @@ Each 429 is counted in `groundbot_access_refused_total` (reason `too_many_attemp
 the access log's rows; a log line is written when a lock is taken, once per lock and window.
 
 The client is the TCP peer, or, when the peer is one of `[serve] trusted_proxies`, the address
-the proxy's X-Forwarded-For names (uvicorn's ProxyHeadersMiddleware, bot/server/serve.py): a
+the proxy's X-Forwarded-For names (uvicorn's ProxyHeadersMiddleware, bot/server/http_app.py): a
 forwarded-for header from anyone else is ignored.
 """
 
@@ -34,7 +34,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from bot.config import ServeSettings
-from bot.server.access import NOBODY, Refused
+from bot.server.scope_access import NOBODY, Refused
 
 if TYPE_CHECKING:
     from storage.records.rate_events import RateEvents

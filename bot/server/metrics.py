@@ -2,7 +2,7 @@
 
 Each served App gets its own registry (tests run several in one process). With several worker
 processes, prometheus_client's multiprocess mode sums the workers' counters at scrape time: the
-supervisor gives every worker the same `metrics_dir` (see bot/server/serve.py).
+supervisor gives every worker the same `metrics_dir` (see bot/server/http_app.py).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ session cookie naming the sign-in's scope, signed with that sign-in's token (its
 for `[serve] review_session_hours`: HttpOnly, SameSite=Strict, and Secure when the page is
 served over HTTPS. Every form carries a CSRF token derived from the session; a POST without
 both changes nothing. Refused sign-ins, stale sessions and another scope's items are recorded
-(bot/server/access.py).
+(bot/server/scope_access.py).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from bot.server.access import NOBODY, Refusals, Refused, matching
-from core.replies import Action
+from bot.server.scope_access import NOBODY, Refusals, Refused, matching
+from core.admin_replies import Action
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -159,7 +159,7 @@ def _own(who: str) -> list[str] | None:
 
 
 def _holder(who: str) -> str:
-    """A sign-in as access refusals name it (bot/server/access.py)."""
+    """A sign-in as access refusals name it (bot/server/scope_access.py)."""
     return "global" if who == EVERY_SCOPE else f"scope:{who}"
 
 

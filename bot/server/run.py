@@ -1,4 +1,4 @@
-"""How `groundbot serve` runs its ASGI app (bot/server/serve.py): one uvicorn server in this
+"""How `groundbot serve` runs its ASGI app (bot/server/http_app.py): one uvicorn server in this
 process, or groundbot's supervisor over N worker processes sharing one socket
 (bot/server/supervisor.py). uvicorn's own reading of X-Forwarded-For is off: it trusts any
 local peer's header by default, and only `[serve] trusted_proxies` may name a client
@@ -12,7 +12,7 @@ from typing import Any
 from starlette.applications import Starlette
 
 from bot.config import Config
-from bot.server.serve import build_asgi
+from bot.server.http_app import build_asgi
 
 
 class WorkerApp:

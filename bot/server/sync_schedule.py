@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from bot.services.sources import Syncer
+from bot.services.syncing import Syncer
 
 log = logging.getLogger("groundbot.sync")
 

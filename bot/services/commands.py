@@ -1,5 +1,5 @@
 """Admin and feedback commands, written once: every adapter hands over the command line (or
-the button) and renders the platform-neutral reply (core/replies.py) it gets back.
+the button) and renders the platform-neutral reply (core/admin_replies.py) it gets back.
 
     stats                       turns, rates, latency, feedback, review queue, index
     reingest [PATH|SOURCE ...]  the configured knowledge base and its synced sources, or paths inside
@@ -19,11 +19,11 @@ from bot.scopes import ScopeMap
 from bot.services.hooks import Hooks
 from bot.services.knowledge import KnowledgeBase
 from bot.services.review import ReviewDesk
-from bot.services.sources import Syncer
+from bot.services.syncing import Syncer
+from core.admin_replies import REASON_LABELS, Button, FeedbackReason, Reply
 from core.catalogue import say
 from core.messages import NOT_SET_UP, ConversationKey
 from core.ports import PathNotAllowed
-from core.replies import REASON_LABELS, Button, FeedbackReason, Reply
 from storage.records.transcripts import SqlTranscriptStore, Vote
 
 ADMIN_LANG = "en"

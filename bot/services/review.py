@@ -1,7 +1,7 @@
 """The review queue as admins act on it, written once for every platform.
 
 list, show, approve, edit-then-approve, reject and approve-and-save-as-FAQ return
-platform-neutral replies (core/replies.py); the user's answer goes back to the original
+platform-neutral replies (core/admin_replies.py); the user's answer goes back to the original
 chat or thread through the Delivery port of the platform it came from. Non-admins are
 refused before anything is read or changed.
 """
@@ -16,10 +16,10 @@ from pydantic import TypeAdapter
 
 from bot.services.outbox import PUSHED, Courier
 from core import reasons
+from core.admin_replies import Action, Button, Reply, Section
 from core.catalogue import say
 from core.messages import NOT_SET_UP, ClaimRecord, ConversationKey, Decision, Source, Suggestion
 from core.ports import Delivery
-from core.replies import Action, Button, Reply, Section
 from core.text.normalize import normalize_text
 from storage.ingestion.ingest import IngestSummary
 from storage.records.reviews import QueueEntry, ReviewQueue

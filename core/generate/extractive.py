@@ -8,7 +8,7 @@ Quoting is stricter than the gates: an LLM answer is checked claim by claim agai
 the evidence, but a quoted sentence is evidence by construction, so the guards against
 quoting a near miss are how close the sources are to the question (unless the best chunk
 reaches `min_quote_similarity`, nothing is quoted) and, when the passage reader has read the
-chunks (core/gate/reading.py), its verdict: only chunks it trusts (`trust`) are quoted from, and
+chunks (core/gate/passage_reading.py), its verdict: only chunks it trusts (`trust`) are quoted from, and
 whether the sources answer at all was decided before generation.
 """
 

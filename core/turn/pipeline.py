@@ -15,10 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from core import reasons
-from core.gate.checks import run_gates
+from core.gate.ambiguity import is_short, named_readings, reading_question, readings
 from core.gate.mentions import KnownWords, not_mentioned, weakly_answered
-from core.gate.reading import Reading, asked_verbatim, read, read_rest
-from core.gate.readings import is_short, named_readings, reading_question, readings
+from core.gate.passage_reading import Reading, asked_verbatim, read, read_rest
+from core.gate.similarity_gates import run_gates
 from core.messages import NOT_SET_UP, Decision, Incoming
 from core.ports import (
     ChunkIndex,
@@ -38,11 +38,11 @@ from core.text.language import language_of, prefer_language
 from core.text.normalize import clean_input
 from core.turn.conversation import State, Trigger, Turn
 from core.turn.intake import vet
-from core.turn.offers import SuggestionOffers
 from core.turn.record import TurnContext, build_decision, scope_decision
 from core.turn.risk import Route, assess, route
+from core.turn.suggestion_offers import SuggestionOffers
+from core.turn.suggestion_verdicts import Verdicts
 from core.turn.turnlog import turn_context
-from core.turn.verdicts import Verdicts
 from core.verify import verify_answer
 
 log = logging.getLogger(__name__)
@@ -176,7 +176,7 @@ class Pipeline(SuggestionOffers):
 
     def _one_reading(self, ctx: TurnContext, reading: Reading) -> Outcome:
         """A short question the sources answer in clearly different ways is asked back
-        (core/gate/readings.py); a follow-up or a question asked as a heading is read as meant."""
+        (core/gate/ambiguity.py); a follow-up or a question asked as a heading is read as meant."""
         if (ctx.resolution and ctx.resolution.follow_up) or asked_verbatim(ctx.question, ctx.hits, self.settings.extractive):
             return Outcome(Trigger.GATE_PASS)
         if not is_short(ctx.question, self.settings.retrieval) or self.reader is None:

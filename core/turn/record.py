@@ -14,7 +14,7 @@ import numpy as np
 
 from core import reasons
 from core.catalogue import say
-from core.gate.checks import GateResult
+from core.gate.similarity_gates import GateResult
 from core.messages import Decision, Generation, Hit, Incoming, Source, Suggestion, Verification
 from core.ports import ConversationState
 from core.retrieve.resolve import Resolution

@@ -5,8 +5,9 @@ numbers and names in a claim must appear verbatim in its evidence. When most of 
 supported, the unsupported claims are left out of it (`kept_answer`, `removed_claims`) rather
 than the whole answer refused. The package holds one
 concern a module: evidence (where a claim's evidence comes from), features and model (lexical
-support), names (the one proper-name detector), compare and both (comparison questions),
-checks (what a claim must pass, in order), rules (what decides PASS / WARN / REFUSE).
+support), placement (names and numbers where the evidence puts them), compare and both_answers
+(comparison questions), claim_checks (what a claim must pass, in order; the claim map's rows
+are core.messages.ClaimRecord), rules (what decides PASS / WARN / REFUSE).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from core.ports import ClaimJudge
 from core.settings import VerifySettings
 from core.text.names import critical_tokens
 from core.text.sentences import split_claims
-from core.verify.checks import ClaimCheck
+from core.verify.claim_checks import ClaimCheck
 from core.verify.evidence import evidence_sentences, is_polar
 from core.verify.rules import RULES, Draft, citations_valid
 

@@ -20,7 +20,7 @@ from core.ports import ClaimJudge
 from core.settings import VerifySettings
 from core.text.lexicon import content_terms
 from core.text.sentences import Claim
-from core.verify.checks import CHECKS, AnswerContext, ClaimCheck, map_claim
+from core.verify.claim_checks import CHECKS, AnswerContext, ClaimCheck, map_claim
 from core.verify.model import default_model
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from storage.models.onnx_pairs import OnnxPairModel
 
 MODEL_FILE = Path(__file__).resolve().parent / "reader.onnx"
-MAX_TOKENS = 128  # word pieces per pair, as trained (the passage view is cut in words before: core/gate/reader_input.py)
+MAX_TOKENS = 128  # word pieces per pair, as trained (the passage view is cut in words before: core/gate/reader_view.py)
 
 
 class OnnxReader:

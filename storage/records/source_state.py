@@ -75,7 +75,7 @@ class PageState:
 
 @dataclass
 class RunCounts:
-    """A sync's outcome as stored (bot/services/sources.py builds it from the sync report)."""
+    """A sync's outcome as stored (bot/services/syncing.py builds it from the sync report)."""
 
     source: str
     seconds: float

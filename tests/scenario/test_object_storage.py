@@ -1,4 +1,4 @@
-"""The chunk index on object storage: an S3-compatible server (moto, tests/s3.py) on 127.0.0.1,
+"""The chunk index on object storage: an S3-compatible server (moto, tests/standins/s3.py) on 127.0.0.1,
 `groundbot ingest` in one process, questions answered by an App in another (this one).
 
 Workers and ingests share one index only through the store, so everything here goes through
@@ -22,7 +22,7 @@ from bot.config import load_config
 from bot.schema import ConfigError
 from core.messages import ConversationKey, Incoming
 from core.text.normalize import normalize_text
-from tests.s3 import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, S3Server
+from tests.standins.s3 import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, S3Server
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"GROUNDBOT_INDEX_ACCESS_KEY_ID": ACCESS_KEY_ID, "GROUNDBOT_INDEX_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY}

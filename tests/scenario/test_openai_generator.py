@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -11,7 +10,7 @@ import pytest
 
 from core import reasons
 from core.messages import ConversationKey, Incoming
-from tests.scenario.openai_standin import OpenAIStandIn
+from tests.standins.openai import OpenAIStandIn
 
 Q = "How do I re-ingest documents?"
 
@@ -112,13 +111,10 @@ def test_timeout_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> 
     assert d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.explanation
 
 
-def test_unreachable_server_refused(make_app: Callable[..., Any], base_config: Any) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def test_unreachable_server_refused(make_app: Callable[..., Any], base_config: Any, free_port: int) -> None:
     base = base_config
     cfg = replace(base, generator="openai",
-                  openai=replace(base.openai, base_url=f"http://127.0.0.1:{port}/v1", timeout_s=1.0, max_retries=0))
+                  openai=replace(base.openai, base_url=f"http://127.0.0.1:{free_port}/v1", timeout_s=1.0, max_retries=0))
     d = make_app(config=cfg).ask(Incoming(ConversationKey("t", "x"), "u", Q))
     assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE
 

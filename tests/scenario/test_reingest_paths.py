@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shutil
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,12 +17,13 @@ from adapters.slack import SlackAdapter
 from bot.app import App, build_app
 from bot.config import TelegramSettings, load_config
 from core.ports import PathNotAllowed
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_console import run_console
 from tests.scenario.test_slack import ADMIN, BOT_TOKEN, Slack
 from tests.scenario.test_slack import SECRET as SLACK_SIGNING
 from tests.scenario.test_telegram import running
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
+from tests.waits import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 TG_ADMIN = 111
@@ -173,14 +173,10 @@ def test_slack_reingest_refuses_outside_paths(slack_api: SlackStandIn, kb: Kb, t
     before = (app.index.count(), app.index.version())
 
     def finished(count: int) -> list[str]:
-        deadline = time.monotonic() + 20
-        while True:
-            texts = [u.args["text"] for u in slack_api.requests("chat.update")
-                     if u.args["text"].startswith("Re-ingest ")]
-            if len(texts) >= count:
-                return texts
-            assert time.monotonic() < deadline, texts
-            time.sleep(0.05)
+        def texts() -> list[str]:
+            return [u.args["text"] for u in slack_api.requests("chat.update") if u.args["text"].startswith("Re-ingest ")]
+
+        return wait_until(lambda: len(done := texts()) >= count and done, 20, what=f"{count} finished re-ingests")
 
     try:
         bot.command("/groundbot-reingest", "/etc/hostname")

@@ -14,10 +14,10 @@ import pytest
 from adapters.console import ConsoleChat
 from bot.app import App, build_app
 from storage.records.outbox import Outbox
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_review_console import HOLD_AT
 from tests.scenario.test_review_telegram import held
 from tests.scenario.test_telegram import ADMIN, running, standin, tg_app  # noqa: F401
+from tests.standins.telegram import TelegramStandIn
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warnings.PTBDeprecationWarning")
 FLOOD_S = 600  # a 429 asking to wait this long goes up at once (adapters/telegram/limits.py), a failed send

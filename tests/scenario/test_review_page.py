@@ -17,7 +17,7 @@ from bot.app import App
 from bot.server.review_page import COOKIE
 from tests.scenario.test_review_console import HOLD_AT, RISKY
 from tests.scenario.test_serve import API_TOKEN, config_with, serving, worker
-from tests.scenario.waits import WAIT_S
+from tests.waits import WAIT_S
 
 TOKEN = "review-token-for-tests"
 

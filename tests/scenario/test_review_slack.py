@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.scenario.slack_standin import Call
 from tests.scenario.test_slack import (  # noqa: F401
     ADMIN,
     CHANNEL,
@@ -23,6 +22,7 @@ from tests.scenario.test_slack import (  # noqa: F401
     standin,
     start,
 )
+from tests.standins.slack import Call
 
 ADMIN_CHANNEL = "C0ADMINS"
 RISKY = "When does the library open?"  # risk 0.2015 with the passage reader: held at 0.2; a reviewed FAQ answer is below it

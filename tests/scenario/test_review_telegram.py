@@ -10,9 +10,9 @@ from dataclasses import replace
 from typing import Any
 
 from bot.app import App
-from tests.scenario.telegram_standin import Call, TelegramStandIn
 from tests.scenario.test_review_console import HOLD_AT, RISKY
 from tests.scenario.test_telegram import ADMIN, GUEST, buttons, running, standin, tg_app  # noqa: F401
+from tests.standins.telegram import Call, TelegramStandIn
 
 
 def held_app(tg_app: Callable[..., App], base_config: Any) -> App:  # noqa: F811

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,9 +25,10 @@ import pytest
 from bot.app import build_app
 from bot.config import load_config
 from bot.server.review_page import COOKIE
+from tests.ports import free_port
 from tests.processes import serve_subprocess, wait_ready
 from tests.scenario.scoped_kb import ENG_QUESTION, HR_QUESTION, HR_WORDS, write_kb
-from tests.scenario.waits import WAIT_S
+from tests.waits import WAIT_S
 
 pytestmark = pytest.mark.processes  # starts groundbot serve as an operator does
 
@@ -70,12 +70,6 @@ class Served:
         return int(self.rows("SELECT count(*) FROM turn")[0][0])
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("scopes-http")
@@ -86,7 +80,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[
     assert len(app.ingest().added) == 3
     app.store.engine.dispose()
     del app
-    port, log = _free_port(), root / "serve.log"
+    port, log = free_port(), root / "serve.log"
     with serve_subprocess(cfg_path, port, 1, {**os.environ, **TOKENS}, log) as proc:
         url = f"http://127.0.0.1:{port}"
         wait_ready(url, proc, log, START_S)

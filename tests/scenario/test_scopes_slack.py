@@ -29,7 +29,6 @@ from tests.scenario.scoped_kb import (
     scoped,
     write_kb,
 )
-from tests.scenario.slack_standin import SlackStandIn
 from tests.scenario.test_slack import (
     BOT_TOKEN,
     SECRET,
@@ -39,6 +38,7 @@ from tests.scenario.test_slack import (
     run_adapter,
     standin,
 )
+from tests.standins.slack import SlackStandIn
 
 __all__ = ["standin"]  # the stand-in fixture of the Slack scenarios, reused
 ROOT = Path(__file__).resolve().parents[2]

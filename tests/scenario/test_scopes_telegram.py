@@ -26,8 +26,8 @@ from tests.scenario.scoped_kb import (
     scoped,
     write_kb,
 )
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_telegram import SECRET, SECRET_ENV, TOKEN_ENV, buttons, running, standin
+from tests.standins.telegram import TelegramStandIn
 
 __all__ = ["standin"]  # the stand-in fixture of the Telegram scenarios, reused
 ROOT = Path(__file__).resolve().parents[2]

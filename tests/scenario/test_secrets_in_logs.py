@@ -22,12 +22,12 @@ from bot.app import App, build_app
 from bot.config import Config, TelegramSettings, load_config
 from bot.logs.redact import install_redaction, uninstall_redaction
 from core.messages import ConversationKey, Incoming
-from tests.scenario.openai_standin import OpenAIStandIn
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_slack import SECRET as SLACK_SIGNING
 from tests.scenario.test_slack import Slack, sign, stop_socket
-from tests.scenario.test_telegram import ANSWERED, _free_port, running
+from tests.scenario.test_telegram import ANSWERED, running
+from tests.standins.openai import OpenAIStandIn
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
 CANARIES = {
@@ -103,7 +103,7 @@ class _Leaky:
 
 # -- Telegram -------------------------------------------------------------------------------------
 async def test_telegram_webhook_at_debug_logs_no_secret(make_app: Callable[..., App],
-                                                        logs: Callable[[Config], Logs]) -> None:
+                                                        logs: Callable[[Config], Logs], free_port: int) -> None:
     standin = await TelegramStandIn(token=CANARIES["GROUNDBOT_TELEGRAM_TOKEN"]).start()
     try:
         telegram = replace(TelegramSettings(), base_url=standin.base_url, webhook_url="https://bot.example.org/tg/hook")
@@ -111,7 +111,7 @@ async def test_telegram_webhook_at_debug_logs_no_secret(make_app: Callable[..., 
         captured = logs(app.config)
         from bot.platforms import webhook_options
 
-        hook = webhook_options(app.config, port=_free_port(), listen="127.0.0.1")
+        hook = webhook_options(app.config, port=free_port, listen="127.0.0.1")
         secret = CANARIES["GROUNDBOT_TELEGRAM_WEBHOOK_SECRET"]
         async with running(app, hook, backend=_Leaky(app, CANARIES["GROUNDBOT_TELEGRAM_TOKEN"])), \
                 aiohttp.ClientSession() as http:

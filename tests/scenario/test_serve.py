@@ -26,13 +26,13 @@ import uvicorn
 
 from bot.app import App
 from bot.config import Config, SlackSettings, TelegramSettings, load_config
-from bot.server.serve import build_asgi
+from bot.server.http_app import build_asgi
 from storage.records.reply_threads import ReplyThreads
 from storage.records.shared_state import SharedState
-from tests.scenario.slack_standin import BOT_USER, TEAM, SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_slack import sign
-from tests.scenario.waits import WAIT_S
+from tests.standins.slack import BOT_USER, TEAM, SlackStandIn
+from tests.standins.telegram import TelegramStandIn
+from tests.waits import WAIT_S, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERED = "How do I re-ingest documents?"
@@ -73,15 +73,16 @@ class Server:
         return httpx.get(self.url + path, timeout=WAIT_S)
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline:
+        def ready() -> bool:
             try:
-                if self.get("/readyz").status_code == 200:
-                    return
+                return self.get("/readyz").status_code == 200
             except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"/readyz never answered 200: {self.service.error}")
+                return False
+
+        try:
+            wait_until(ready)
+        except AssertionError:
+            raise AssertionError(f"/readyz never answered 200: {self.service.error}") from None
 
     def ask(self, question: str, conversation: str | None = None, token: str | None = API_TOKEN) -> httpx.Response:
         body: dict[str, Any] = {"question": question, "user": "web-1"}
@@ -134,14 +135,13 @@ def test_readyz_is_503_until_the_model_and_index_are_loaded(make_app: Callable[.
 
     server = Server(build_asgi(cfg, app_factory=slow_factory))
     try:
-        deadline = time.monotonic() + WAIT_S
-        while True:
+        def answered() -> httpx.Response | None:
             try:
-                health = server.get("/healthz")
-                break
+                return server.get("/healthz")
             except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+                return None
+
+        health = wait_until(answered, what="/healthz to answer")
         assert health.status_code == 200 and health.text == "ok"
         not_ready = server.get("/readyz")
         assert not_ready.status_code == 503 and not_ready.json()["ready"] is False
@@ -178,10 +178,7 @@ def test_a_worker_sharing_the_port_takes_no_connection_until_it_is_ready(make_ap
             assert [ready.get("/readyz").status_code for _ in range(40)] == [200] * 40
             assert not loading.server.started
             release.set()
-            deadline = time.monotonic() + WAIT_S
-            while not loading.server.started:  # built: it takes its share now
-                assert time.monotonic() < deadline, loading.service.error
-                time.sleep(0.05)
+            wait_until(lambda: loading.server.started, what="the loading server to start")  # built: it takes its share now
             assert loading.service.ready
         finally:
             release.set()

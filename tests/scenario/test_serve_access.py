@@ -34,15 +34,16 @@ import pytest
 
 from bot.app import build_app
 from bot.config import load_config
+from bot.server.http_app import build_asgi
 from bot.server.review_page import COOKIE
-from bot.server.serve import build_asgi
+from tests.ports import free_port
 from tests.processes import serve_subprocess, wait_ready
 from tests.scenario.scoped_kb import ENG_QUESTION, HR_QUESTION, HR_WORDS, write_kb
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
-from tests.scenario.test_scopes_http import ENG_MARKS, HR_MARKS, START_S, _config, _free_port
+from tests.scenario.test_scopes_http import ENG_MARKS, HR_MARKS, START_S, _config
 from tests.scenario.test_slack import sign
-from tests.scenario.waits import WAIT_S
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
+from tests.waits import WAIT_S
 
 pytestmark = [pytest.mark.processes, pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warnings.PTBDeprecationWarning")]
 
@@ -127,7 +128,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[
                "GROUNDBOT_TELEGRAM_WEBHOOK_SECRET": TG_SECRET}
         for proxy in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
             env.pop(proxy, None)
-        port, log = _free_port(), root / "serve.log"
+        port, log = free_port(), root / "serve.log"
         with serve_subprocess(cfg_path, port, 1, env, log) as proc:
             url = f"http://127.0.0.1:{port}"
             wait_ready(url, proc, log, START_S)

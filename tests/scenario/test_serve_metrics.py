@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import socket
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from types import SimpleNamespace
@@ -25,8 +23,6 @@ from bot.config import SlackSettings, TelegramSettings
 from bot.server.metrics import Metrics
 from bot.server.shared import serve_hooks
 from storage.records.leases import ConversationLeases
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_serve import (  # noqa: F401
     ANSWERED,
     API_TOKEN,
@@ -38,7 +34,9 @@ from tests.scenario.test_serve import (  # noqa: F401
     worker,
 )
 from tests.scenario.test_slack import ADMIN, USER, Slack
-from tests.scenario.waits import WAIT_S
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
+from tests.waits import WAIT_S, wait_until
 
 TG_ADMIN, TG_USER = 900, 777
 pytestmark = pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warnings.PTBDeprecationWarning")
@@ -54,10 +52,11 @@ def sample(text: str, name: str, **labels: str) -> float:
 
 
 def until(read: Callable[[], float], want: float, what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while (got := read()) != want:
-        assert time.monotonic() < deadline, f"{what}: {got}, expected {want}"
-        time.sleep(0.05)
+    """Until the metric `read` shows `want`; the failure says what it showed instead."""
+    try:
+        wait_until(lambda: read() == want, what=what)
+    except AssertionError:
+        raise AssertionError(f"{what}: {read()}, expected {want}") from None
 
 
 @pytest.mark.slow
@@ -152,12 +151,10 @@ def test_the_console_tells_the_same_hooks(make_app: Callable[..., App]) -> None:
 
 
 @pytest.mark.slow
-def test_an_unreachable_llm_is_counted_as_an_llm_error(make_app: Callable[..., App], shared_db: str) -> None:  # noqa: F811
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def test_an_unreachable_llm_is_counted_as_an_llm_error(make_app: Callable[..., App], shared_db: str,  # noqa: F811
+                                                       free_port: int) -> None:
     cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN})
-    cfg = replace(cfg, generator="openai", openai=replace(cfg.openai, base_url=f"http://127.0.0.1:{port}/v1",
+    cfg = replace(cfg, generator="openai", openai=replace(cfg.openai, base_url=f"http://127.0.0.1:{free_port}/v1",
                                                           timeout_s=1.0, max_retries=0))
     server = Server(worker(make_app, cfg, shared_db))
     try:

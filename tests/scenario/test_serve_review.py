@@ -13,10 +13,10 @@ import pytest
 
 from bot.app import App
 from bot.config import TelegramSettings
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_review_console import HOLD_AT
 from tests.scenario.test_review_telegram import RISKY
 from tests.scenario.test_serve import API_TOKEN, TG_SECRET, Server, config_with, shared_db, worker  # noqa: F401
+from tests.standins.telegram import TelegramStandIn
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*retry_after.*:telegram.warnings.PTBDeprecationWarning")
 ADMIN = 111

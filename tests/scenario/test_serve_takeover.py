@@ -26,12 +26,14 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests.ports import free_port
 from tests.processes import serve_subprocess
-from tests.scenario.slack_standin import SlackStandIn
-from tests.scenario.telegram_standin import TelegramStandIn
 from tests.scenario.test_serve import ANSWERED, SLACK_SECRET, TG_SECRET, _slack_event
-from tests.scenario.test_serve_workers import START_S, _free_port, wait_until
+from tests.scenario.test_serve_workers import START_S
 from tests.scenario.test_slack import sign
+from tests.standins.slack import SlackStandIn
+from tests.standins.telegram import TelegramStandIn
+from tests.waits import wait_until
 
 CHAT = 700
 SLACK_TS = "1700000000.000700"
@@ -44,7 +46,7 @@ def serve_one(tmp: Path, name: str, docs_index: Path, db_url: str, tg: TelegramS
     """`groundbot serve --workers 1` with the Telegram webhook and Slack configured."""
     data = tmp / name
     shutil.copytree(docs_index, data / "index")
-    port = _free_port()
+    port = free_port()
     cfg = tmp / f"{name}.toml"
     cfg.write_text(f'[paths]\ndata_dir = "{data.as_posix()}"\n[storage]\ndatabase_url = "{db_url}"\n'
                    f'[telegram]\nbase_url = "{tg.base_url}"\nwebhook_url = "http://127.0.0.1:{port}/telegram"\n'
@@ -56,7 +58,7 @@ def serve_one(tmp: Path, name: str, docs_index: Path, db_url: str, tg: TelegramS
         env.pop(proxy, None)
     with serve_subprocess(cfg, port, 1, env, tmp / f"{name}.log") as proc:
         url = f"http://127.0.0.1:{port}"
-        wait_until(lambda: _ready(url, proc), START_S, f"worker {name} ready")
+        wait_until(lambda: _ready(url, proc), START_S, interval=0.2, what=f"worker {name} ready")
         yield url, proc
 
 
@@ -114,7 +116,7 @@ async def test_a_worker_killed_between_acknowledging_and_answering_leaves_its_me
             await tg.wait_sent(1, chat_id=CHAT, timeout=START_S)
             await asyncio.to_thread(slack.wait_until, lambda: slack.requests("chat.postMessage"), START_S, "Slack answer")
             states = lambda: {str(k): str(s) for k, s in _sql(database_url, "SELECT key, state FROM delivery")}  # noqa: E731
-            await asyncio.to_thread(wait_until, lambda: set(states().values()) == {"done"}, START_S, "deliveries done")
+            await asyncio.to_thread(wait_until, lambda: set(states().values()) == {"done"}, START_S, interval=0.2, what="deliveries done")
             await asyncio.sleep(4.0)  # a second answer, if any, would come now
             assert len(tg.sent(CHAT)) == 1
             posted = slack.requests("chat.postMessage")

@@ -12,10 +12,8 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,20 +27,15 @@ from bot.app import App
 from bot.logs.redact import install_redaction, uninstall_redaction
 from bot.logs.setup import configure_logging
 from core.messages import ConversationKey
+from tests.ports import free_port
 from tests.processes import serve_subprocess, worker_pids
 from tests.scenario.test_serve import API_TOKEN, config_with, serving, worker
-from tests.scenario.waits import WAIT_S
+from tests.waits import WAIT_S, wait_until
 
 pytestmark = pytest.mark.processes  # each test starts groundbot serve's supervisor
 
 QUESTIONS = ["How do I re-ingest documents?", "What is the capital of Mongolia?", "How do I run groundbot as a web service?"]
 START_S = max(WAIT_S, 300.0)  # two workers load their models at once on a busy 2-core machine
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager
@@ -53,20 +46,10 @@ def serve_process(tmp_path: Path, docs_index: Path, db_url: str, workers: int) -
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[paths]\ndata_dir = "{data.as_posix()}"\n[storage]\ndatabase_url = "{db_url}"\n'
                    "[serve]\nconversation_lease_s = 5.0\n", encoding="utf-8")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GROUNDBOT_API_TOKEN": API_TOKEN}
     with serve_subprocess(cfg, port, workers, env, tmp_path / "serve.log") as proc:
         yield f"http://127.0.0.1:{port}", proc
-
-
-def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def ready_workers(url: str, proc: subprocess.Popen[bytes], n: int) -> set[int]:
@@ -84,7 +67,7 @@ def ready_workers(url: str, proc: subprocess.Popen[bytes], n: int) -> set[int]:
         alive = worker_pids(proc.pid)
         return alive if len(alive) == n and alive <= seen else None
 
-    return set(wait_until(check, START_S, f"{n} ready workers"))
+    return set(wait_until(check, START_S, interval=0.2, what=f"{n} ready workers"))
 
 
 def ask(url: str, question: str, conversation: str) -> httpx.Response:
@@ -124,13 +107,13 @@ def test_two_worker_processes_on_postgresql_a_killed_worker_is_replaced_and_noth
         for c in clients:
             c.start()
         try:
-            wait_until(lambda: len(answered) >= 4, START_S, "answers before the kill")
+            wait_until(lambda: len(answered) >= 4, START_S, interval=0.2, what="answers before the kill")
             victim = min(first)
             os.kill(victim, signal.SIGKILL)
             done_before = len(answered)
             replaced = ready_workers(url, proc, 2)  # the supervisor spawned a replacement, and it is ready
             assert victim not in replaced and len(replaced - first) == 1
-            wait_until(lambda: len(answered) >= done_before + 4, START_S, "answers after the replacement")
+            wait_until(lambda: len(answered) >= done_before + 4, START_S, interval=0.2, what="answers after the replacement")
         finally:
             stop.set()
             for c in clients:

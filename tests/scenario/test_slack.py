@@ -29,7 +29,6 @@ import yaml
 from slack_sdk import WebClient
 
 from adapters.slack import SlackAdapter, SlackHTTPServer, question_text
-from adapters.slack.answered import ANSWER_EVENT, answer_metadata
 from adapters.slack.rendering import (
     FEEDBACK_DOWN,
     FEEDBACK_UP,
@@ -41,6 +40,7 @@ from adapters.slack.rendering import (
     section,
     source_line,
 )
+from adapters.slack.thread_answers import ANSWER_EVENT, answer_metadata
 from bot.app import App, build_app
 from bot.cli.main import main as cli_main
 from bot.config import load_config
@@ -52,8 +52,8 @@ from core.messages import Decision, Generation, Source, Suggestion, message_uid
 from core.settings import Mode
 from storage.records.deliveries import Deliveries
 from storage.records.reply_threads import ReplyThreads
-from tests.scenario.slack_standin import BOT_USER, TEAM, Call, SlackStandIn
-from tests.scenario.waits import WAIT_S
+from tests.standins.slack import BOT_USER, TEAM, Call, SlackStandIn
+from tests.waits import WAIT_S
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT_TOKEN = "xoxb-standin-bot"

@@ -22,7 +22,6 @@ from bot.server.metrics import Metrics
 from bot.server.shared import SharedOnce
 from storage.records.deliveries import Deliveries
 from storage.records.reply_threads import ReplyThreads
-from tests.scenario.slack_standin import BOT_USER, TEAM, Call
 from tests.scenario.test_slack import (
     BOT_TOKEN,
     CHANNEL,
@@ -36,6 +35,7 @@ from tests.scenario.test_slack import (
     standin,
     start,
 )
+from tests.standins.slack import BOT_USER, TEAM, Call
 
 __all__ = ["kb_index", "standin", "start"]  # the Slack scenarios' fixtures, reused
 BOB = "UBOB0001"

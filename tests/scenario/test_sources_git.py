@@ -14,7 +14,7 @@ from dulwich import porcelain
 from dulwich.repo import Repo
 
 from bot.app import App
-from bot.sources import parse_sources
+from bot.source_settings import parse_sources
 from core.messages import ConversationKey, Incoming
 
 pytestmark = pytest.mark.slow  # each test embeds and syncs a repository

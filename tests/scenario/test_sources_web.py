@@ -14,7 +14,7 @@ import pytest
 
 from bench.system.site_server import SiteServer
 from bot.app import App
-from bot.sources import parse_sources
+from bot.source_settings import parse_sources
 from core.messages import ConversationKey, Incoming
 
 SITE = Path(__file__).resolve().parents[3] / "shared" / "sites" / "starlette-docs"

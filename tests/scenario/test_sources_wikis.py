@@ -20,8 +20,8 @@ from core.messages import ConversationKey, Decision, Incoming
 from storage.ingestion.sources.base import SourceSpec
 from storage.ingestion.sources.connectors import wiki_connector
 from storage.ingestion.sources.sync import SyncReport
-from tests.scenario.confluence_standin import ConfluenceStandIn
-from tests.scenario.notion_standin import NotionStandIn, block
+from tests.standins.confluence import ConfluenceStandIn
+from tests.standins.notion import NotionStandIn, block
 
 CONF_TOKEN = "conf-pat-Zk81qPw3"
 NOTION_TOKEN = "ntn_secret_4Hh2Lw9Xa"
@@ -280,7 +280,7 @@ def test_page_count_and_page_size_limits_hold_for_both_wikis() -> None:
     ({"kind": "confluence", "url": "https://wiki.example.com", "space": "HR"}, "needs token_env"),
 ])
 def test_a_wiki_source_without_what_it_reads_stops_at_start(entry: dict[str, Any], says: str) -> None:
-    from bot.sources import SourceError
+    from bot.source_settings import SourceError
 
     with pytest.raises(SourceError, match=re.escape(says)):
         from_toml({"sources": [{"name": "w", **entry}]}, "config.toml")

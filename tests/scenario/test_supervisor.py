@@ -7,44 +7,25 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TypeVar
 
 import httpx
 import pytest
 
+from tests.ports import free_port
 from tests.processes import ROOT, worker_pids
+from tests.waits import wait_until
 
 pytestmark = pytest.mark.processes  # each test starts groundbot serve's supervisor
-
-T = TypeVar("T")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(check: Callable[[], T | None], what: str, timeout: float = 60) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @contextmanager
 def supervised(which: str, hung_after_s: float = 60) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "tests.supervised_app", str(port), which, str(hung_after_s)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
@@ -69,7 +50,7 @@ def _answering(url: str, proc: subprocess.Popen[bytes], n: int) -> set[int]:
         alive = worker_pids(proc.pid)
         return alive if len(alive) == n and alive <= seen else None
 
-    return _wait(check, f"{n} answering workers")
+    return wait_until(check, 60, interval=0.1, what=f"{n} answering workers")
 
 
 def test_a_killed_worker_is_replaced_and_sigterm_stops_all() -> None:
@@ -77,7 +58,7 @@ def test_a_killed_worker_is_replaced_and_sigterm_stops_all() -> None:
         first = _answering(url, proc, 2)
         victim = min(first)
         os.kill(victim, signal.SIGKILL)
-        after = _wait(lambda: _without(_answering(url, proc, 2), victim), "a replacement")
+        after = wait_until(lambda: _without(_answering(url, proc, 2), victim), 60, interval=0.1, what="a replacement")
         assert len(after) == 2 and len(after & first) == 1
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
@@ -101,7 +82,7 @@ def test_a_worker_that_stops_beating_is_killed_as_hung_and_replaced() -> None:
         first = _answering(url, proc, 2)
         frozen = min(first)
         os.kill(frozen, signal.SIGSTOP)
-        _wait(lambda: not _is_running(frozen), "the hung worker to be killed", timeout=30)
+        wait_until(lambda: not _is_running(frozen), 30, interval=0.1, what="the hung worker to be killed")
         after = _answering(url, proc, 2)
         assert frozen not in after and len(after & first) == 1
 

@@ -8,7 +8,6 @@ import asyncio
 import os
 import shutil
 import signal
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -28,8 +27,8 @@ from bot.config import TelegramSettings
 from bot.platforms import build_bot, webhook_options
 from core import reasons
 from core.render import display_answer
-from tests.scenario.telegram_standin import Call, TelegramStandIn
-from tests.scenario.waits import WAIT_S
+from tests.standins.telegram import Call, TelegramStandIn
+from tests.waits import WAIT_S
 
 TOKEN_ENV = "GROUNDBOT_TELEGRAM_TOKEN"
 SECRET_ENV = "GROUNDBOT_TELEGRAM_WEBHOOK_SECRET"
@@ -223,16 +222,10 @@ async def test_flood_control_429_is_retried(tg_app: Callable[..., App], standin:
     assert turn_keys(app) == [("telegram", "504", "", "777")]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 async def test_webhook_rejects_requests_without_the_secret(tg_app: Callable[..., App],
-                                                           standin: TelegramStandIn) -> None:
+                                                           standin: TelegramStandIn, free_port: int) -> None:
     app = tg_app()
-    hook = webhook_options(app.config, port=_free_port(), listen="127.0.0.1")
+    hook = webhook_options(app.config, port=free_port, listen="127.0.0.1")
     url = f"http://127.0.0.1:{hook.port}/tg/hook"
     async with running(app, hook), aiohttp.ClientSession() as http:
         [registered] = standin.of("setWebhook")
@@ -279,9 +272,10 @@ async def test_group_answers_mentions_replies_and_ask_only(tg_app: Callable[...,
     assert all(c.params["chat_id"] == group for c in standin.sent())
 
 
-async def test_failures_reach_the_user_as_refusals(tg_app: Callable[..., App], standin: TelegramStandIn) -> None:
+async def test_failures_reach_the_user_as_refusals(tg_app: Callable[..., App], standin: TelegramStandIn,
+                                                   free_port: int) -> None:
     base = tg_app()
-    dead = f"http://127.0.0.1:{_free_port()}/v1"  # nothing listens here: the LLM is down
+    dead = f"http://127.0.0.1:{free_port}/v1"  # nothing listens here: the LLM is down
     app = tg_app(config=replace(base.config, generator="openai",
                                 openai=replace(base.config.openai, base_url=dead, timeout_s=1.0, max_retries=0)))
 

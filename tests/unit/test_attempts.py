@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from bot.config import Config, load_config
-from bot.server.access import AccessConfigError
 from bot.server.attempts import LocalCounts
-from bot.server.serve import build_asgi
+from bot.server.http_app import build_asgi
+from bot.server.scope_access import AccessConfigError
 
 API, METRICS = "api-token-0123456789", "metrics-token-9876543210"
 

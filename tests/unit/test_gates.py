@@ -1,7 +1,7 @@
 from dataclasses import replace
 
 from core import reasons
-from core.gate.checks import keyword_coverage, run_gates
+from core.gate.similarity_gates import keyword_coverage, run_gates
 from core.settings import GateSettings
 from tests.unit.fakes import hit
 
@@ -38,7 +38,7 @@ def test_keyword_coverage_only_warns() -> None:
 def test_near_duplicate_suggestions_are_offered_once() -> None:
     import numpy as np
 
-    from core.turn.suggest import suggest
+    from core.turn.nearest_suggestions import suggest
 
     a, b, c = np.array([1.0, 0.0, 0.0]), np.array([0.999, 0.0447, 0.0]), np.array([0.6, 0.8, 0.0])
     b, q = b / np.linalg.norm(b), np.array([0.9, 0.436, 0.0])

@@ -166,7 +166,7 @@ def test_a_thing_pointed_at_that_the_conversation_never_named_is_unnamed() -> No
 
 
 def test_an_unnamed_thing_is_offered_as_each_thing_the_sources_name() -> None:
-    from core.gate.readings import named_readings
+    from core.gate.ambiguity import named_readings
     from core.messages import Hit
 
     def hit(title: str) -> Hit:

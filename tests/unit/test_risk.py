@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from core.catalogue import catalogue, languages, say
-from core.gate.checks import GateResult
+from core.gate.similarity_gates import GateResult
 from core.messages import ClaimRecord, Generation, Verification
 from core.settings import ReviewSettings, VerifySettings
 from core.turn.risk import Route, assess, route, template_answer

@@ -121,8 +121,8 @@ def test_a_chat_not_set_up_is_refused_without_a_search_or_suggestions() -> None:
 
 def test_api_ask_takes_a_known_scope_and_refuses_an_unknown_one(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from bot.server.access import ApiAccess, Caller, Refused
     from bot.server.api_ask import AskBody, incoming, parse_ask
+    from bot.server.scope_access import ApiAccess, Caller, Refused
 
     monkeypatch.chdir(tmp_path)
     cfg = load(tmp_path, HEAD + HR + ENG)

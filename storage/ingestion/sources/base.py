@@ -22,7 +22,7 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 @dataclass(frozen=True)
 class SourceSpec:
-    """One `[[sources]]` entry of config.toml, as the connectors read it (bot/sources.py checks it)."""
+    """One `[[sources]]` entry of config.toml, as the connectors read it (bot/source_settings.py checks it)."""
 
     name: str
     kind: str

@@ -1,5 +1,5 @@
 """What the wiki connectors (Confluence, Notion) share: the HTTP client their API calls go
-through, and the factory bot/services/sources.py asks for a wiki source's connector.
+through, and the factory bot/services/syncing.py asks for a wiki source's connector.
 
 Why one guarded transport: an API call carries the source's token, so it must never go where
 the config did not send it. Every connection passes the address rule of storage/ingestion/

@@ -11,7 +11,7 @@ from alembic import context
 from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
-import storage.records.access  # noqa: F401  (registers the access-refusal table)
+import storage.records.access_refusals  # noqa: F401  (registers the access-refusal table)
 import storage.records.deliveries  # noqa: F401  (registers the delivery table)
 import storage.records.leases  # noqa: F401  (registers the lease table)
 import storage.records.rate_events  # noqa: F401  (registers the rate-event table)

@@ -1,4 +1,4 @@
-"""access refusals: who was refused which route and scope, why and when (storage/records/access.py)
+"""access refusals: who was refused which route and scope, why and when (storage/records/access_refusals.py)
 
 Revision ID: 0010
 Revises: 0009

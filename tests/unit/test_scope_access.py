@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from bot.config import Config, load_config
-from bot.server.access import AccessConfigError, ApiAccess, Caller, Refusals, Refused, matching, review_tokens
 from bot.server.metrics import Metrics
+from bot.server.scope_access import AccessConfigError, ApiAccess, Caller, Refusals, Refused, matching, review_tokens
 from core.messages import NOT_SET_UP
-from storage.records.access import AccessLog
+from storage.records.access_refusals import AccessLog
 from storage.records.database import make_engine, migrate
 
 HEAD = '[paths]\nkb_paths = ["kb"]\n\n'

@@ -4,7 +4,7 @@ HTTP, run as N identical worker processes sharing one database.
 Routes: `GET /healthz` (the process is alive), `GET /readyz` (503 until the database answers,
 the index is open and the model is loaded), `GET /metrics` (Prometheus; its own bearer token, or
 loopback only once the API has a token), `POST /api/ask` (the `ask --json` decision for a web
-widget or another service; a bearer token per knowledge scope, bot/server/access.py), the Slack
+widget or another service; a bearer token per knowledge scope, bot/server/scope_access.py), the Slack
 Events API endpoint (slack-bolt's own Starlette adapter, signatures checked by bolt) and the
 Telegram webhook (Telegram's secret token checked). Wrong credentials at any of them are limited
 per client and per route (bot/server/attempts.py); docs/deploy.md has the table of who may call
@@ -41,11 +41,11 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from bot.app import App, settle_heap
 from bot.config import Config
-from bot.server.access import ApiAccess, MetricsAccess, Refusals, Refused, review_tokens
 from bot.server.api_ask import incoming, parse_ask
 from bot.server.attempts import Attempts
 from bot.server.deliveries import Inbox
 from bot.server.metrics import Metrics
+from bot.server.scope_access import ApiAccess, MetricsAccess, Refusals, Refused, review_tokens
 from bot.server.shared import SharedOnce, SharedRateLimit, SharedThreads, serve_hooks
 from bot.server.sync_schedule import SyncSchedule
 from core.render import decision_json
@@ -70,7 +70,7 @@ class Service:
     telegram_secret: str = ""
     inbox: Inbox | None = None  # claims of Slack events and Telegram updates until answered
     schedule: SyncSchedule | None = None  # syncs the [[sources]] on their intervals
-    access_log: Any = None  # storage.records.access.AccessLog: refusals of access, once built
+    access_log: Any = None  # storage.records.access_refusals.AccessLog: refusals of access, once built
     error: str = ""
     _built: threading.Event = field(default_factory=threading.Event)
 
@@ -80,7 +80,7 @@ class Service:
 
     def build(self) -> None:
         """Load the model, open the index and the database, wire the front ends (in a thread)."""
-        from storage.records.access import AccessLog
+        from storage.records.access_refusals import AccessLog
         from storage.records.shared_state import SharedState
 
         try:

@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from websockets.sync.server import ServerConnection, serve
 
-from tests.scenario.waits import WAIT_S
+from tests.waits import WAIT_S
 
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"

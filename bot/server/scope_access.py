@@ -26,7 +26,7 @@ from bot.server.metrics import Metrics
 from core.messages import ConversationKey
 
 if TYPE_CHECKING:
-    from storage.records.access import AccessLog
+    from storage.records.access_refusals import AccessLog
 
 log = logging.getLogger("groundbot.access")
 
@@ -223,7 +223,7 @@ def review_tokens(config: Config) -> dict[str, str]:
 
 class Refusals:
     """Each refusal counted in /metrics, logged as one structured line and kept as a row in the
-    records database once the worker's App is built (storage/records/access.py)."""
+    records database once the worker's App is built (storage/records/access_refusals.py)."""
 
     def __init__(self, metrics: Metrics, access_log: Callable[[], AccessLog | None]) -> None:
         self.metrics = metrics

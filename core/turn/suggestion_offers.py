@@ -16,9 +16,9 @@ from core.settings import CoreSettings, Mode
 from core.text.language import language_of, prefer_language
 from core.text.normalize import clean_input, normalize_text
 from core.turn.conversation import State, Trigger, Turn
+from core.turn.nearest_suggestions import candidate_pool, suggest
 from core.turn.record import TurnContext
-from core.turn.suggest import candidate_pool, suggest
-from core.turn.verdicts import Verdicts
+from core.turn.suggestion_verdicts import Verdicts
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ Cosine similarities live on an embedder's own scale: all-MiniLM-L6-v2 scores an 
 question around 0.1-0.3, multilingual-e5 scores almost any question 0.75-0.9 against
 almost any passage. A gate tuned for one never fires for the other. So every threshold on a
 similarity (gates, quote floor, FAQ match, suggestion floor) comes from the profile of the
-embedder that built the index (`core/profiles/<embedder>.json`, written by `groundbot
-calibrate --write-profile`), and config.toml only overrides the keys it sets explicitly.
+embedder that built the index (`core/profiles/<embedder>.json`, beside this module, written by
+`groundbot calibrate --write-profile`), and config.toml only overrides the keys it sets explicitly.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from core.settings import CoreSettings
 
-PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
+PROFILE_DIR = Path(__file__).resolve().parent  # the profiles lie beside this module
 
 # section of CoreSettings -> the similarity thresholds in it that a profile sets
 THRESHOLD_KEYS: dict[str, tuple[str, ...]] = {

@@ -3,29 +3,24 @@ subprocess on 127.0.0.1 and stopped by the test session. Each test gets a bucket
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import time
 
 import httpx
+
+from tests.ports import free_port
+from tests.waits import wait_until
 
 REGION = "us-east-1"
 ACCESS_KEY_ID = "groundbot-test-key"
 SECRET_ACCESS_KEY = "groundbot-test-secret"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class S3Server:
     """`python -m moto.server` on a free port; `bucket()` creates a fresh, empty bucket."""
 
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self._buckets = 0
         self._process: subprocess.Popen[bytes] | None = None
@@ -33,18 +28,24 @@ class S3Server:
     def start(self, wait_s: float = 60.0) -> S3Server:
         self._process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                err = self._process.stderr.read().decode(errors="replace") if self._process.stderr else ""
-                raise RuntimeError(f"moto.server exited with {self._process.returncode}: {err[-2000:]}")
+        process = self._process
+
+        def answers() -> bool:
+            if process.poll() is not None:
+                err = process.stderr.read().decode(errors="replace") if process.stderr else ""
+                raise RuntimeError(f"moto.server exited with {process.returncode}: {err[-2000:]}")
             try:
                 httpx.get(self.endpoint + "/moto-api/", timeout=2.0)
-                return self
+                return True
             except httpx.TransportError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"moto.server did not answer on {self.endpoint} within {wait_s:.0f} s")
+                return False
+
+        try:
+            wait_until(answers, wait_s, interval=0.1)
+        except AssertionError:
+            self.stop()
+            raise RuntimeError(f"moto.server did not answer on {self.endpoint} within {wait_s:.0f} s") from None
+        return self
 
     def bucket(self, prefix: str = "groundbot") -> str:
         """A new, empty bucket's name."""

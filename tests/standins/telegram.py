@@ -18,7 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.scenario.waits import WAIT_S
+from tests.waits import WAIT_S
 
 # parameters PTB sends JSON-encoded in its form bodies; everything else stays a string
 _JSON_PARAMS = {"chat_id", "message_id", "reply_markup", "reply_parameters", "link_preview_options", "offset",

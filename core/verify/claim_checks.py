@@ -20,8 +20,7 @@ from core.text.lexicon import content_terms
 from core.text.names import critical_tokens, unmatched_names
 from core.text.normalize import normalize_text, words
 from core.text.sentences import Claim
-from core.verify.anchor import misplaced, out_of_context
-from core.verify.both import check_both, pair
+from core.verify.both_answers import check_both, pair
 from core.verify.compare import check_comparison
 from core.verify.evidence import (
     evidence_sentences,
@@ -33,6 +32,7 @@ from core.verify.evidence import (
 )
 from core.verify.features import NEGATIONS, Sentence, claim_evidence, present
 from core.verify.model import ClaimModel
+from core.verify.placement import misplaced, out_of_context
 
 
 @dataclass
@@ -146,7 +146,7 @@ def names(ctx: AnswerContext) -> None:
 
 def anchored(ctx: AnswerContext) -> None:
     """A name or number the evidence holds, but not where it says what the claim says about it
-    (core/verify/anchor.py): the right passage's other name or number."""
+    (core/verify/placement.py): the right passage's other name or number."""
     for c in ctx.claims:
         if c.polar:
             continue
@@ -184,7 +184,7 @@ def comparison(ctx: AnswerContext) -> None:
 
 def both(ctx: AnswerContext) -> None:
     """A claim that affirms of both A and B what the evidence says of only one
-    (core/verify/both.py). A bare "yes" adds no words of its own; its question is checked."""
+    (core/verify/both_answers.py). A bare "yes" adds no words of its own; its question is checked."""
     if pair(ctx.question) is None:
         return
     sentences = [s.text for s in evidence_sentences(ctx.hits, ctx.cited)]

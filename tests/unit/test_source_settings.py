@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bot.config import from_toml
-from bot.sources import SourceError, parse_interval, parse_sources
+from bot.source_settings import SourceError, parse_interval, parse_sources
 
 
 def web(**extra: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The passage reader's part of a turn (core/gate/reading.py, core/turn/pipeline.py): it reranks the
+"""The passage reader's part of a turn (core/gate/passage_reading.py, core/turn/pipeline.py): it reranks the
 retrieved chunks, refuses before any generator call when none answers, lets a paraphrase through
 the similarity gates, and the extractive generator quotes only from chunks it trusts."""
 
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from core import reasons
-from core.gate.reader_input import reader_passage
-from core.gate.reading import read
+from core.gate.passage_reading import read
+from core.gate.reader_view import reader_passage
 from core.generate.extractive import ExtractiveGenerator
 from core.messages import ConversationKey, Incoming
 from core.settings import CoreSettings, ExtractiveSettings, GateSettings, Mode, ReaderSettings, for_mode

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from core.gate.reader_input import reader_passage, reader_question
+from core.gate.reader_view import reader_passage, reader_question
 from core.gate.verbatim import verbatim_faq, verbatim_section
 from core.messages import Hit
 from core.ports import PassageReader
@@ -72,7 +72,7 @@ def read_rest(question: str, hits: Sequence[Hit], reader: PassageReader, limit: 
 
 
 def _view(question: str, hit: Hit) -> str:
-    """A chunk as the reader reads it (core/gate/reader_input.py)."""
+    """A chunk as the reader reads it (core/gate/reader_view.py)."""
     return reader_passage(question, hit.title, hit.heading, hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text)
 
 

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from core.settings import VerifySettings
 from core.verify import verify_answer
-from core.verify.both import check_both, pair
+from core.verify.both_answers import check_both, pair
 from tests.unit.fakes import hit
 
 EVIDENCE = ["San Diego International Airport is an airport in San Diego, California.",

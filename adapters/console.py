@@ -83,7 +83,14 @@ class ConsoleChat:
         self.stdout = stdout
         self.key = ConversationKey(PLATFORM, session)
         self.last: Decision | None = None
-        backend.register_delivery(PLATFORM, self)
+        self.connected = False
+
+    def connect(self) -> None:
+        """Take this process's console deliveries (reviewed answers), which starts the courier's
+        retry thread: done when the chat starts reading, never by the constructor."""
+        if not self.connected:
+            self.backend.register_delivery(PLATFORM, self)
+            self.connected = True
 
     def say(self, text: str) -> None:
         self.stdout.write(text + "\n")
@@ -148,6 +155,7 @@ class ConsoleChat:
         self.say(render_text(self.last))
 
     def run(self) -> None:
+        self.connect()
         self.say(say("console_welcome"))
         while True:
             self.stdout.write("\nyou> ")

@@ -50,3 +50,11 @@ def test_high_risk_answers_held_for_review(make_app: Callable[..., Any], base_co
     assert "[held] How do I re-ingest documents?" in text
     assert app.store.turns()[-1].state == "pending_review"
     assert "only admins can" in run_console(app, ["/review"], user="guest")
+
+
+def test_making_a_console_chat_starts_nothing_until_it_runs(make_app: Callable[..., Any]) -> None:
+    app = make_app()
+    chat = ConsoleChat(app, stdin=io.StringIO("/quit\n"), stdout=io.StringIO())
+    assert "console" not in app.deliveries and app.courier._thread is None  # no courier thread yet
+    chat.run()
+    assert app.deliveries["console"] is chat and app.courier._thread is not None

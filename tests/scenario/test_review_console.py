@@ -26,6 +26,7 @@ class Console:
     def __init__(self, app: Any, user: str, session: str) -> None:
         self.out = io.StringIO()
         self.chat = ConsoleChat(app, user_id=user, stdin=io.StringIO(""), stdout=self.out, session=session)
+        self.chat.connect()  # as `run` does: this chat takes the console's reviewed answers
 
     def __call__(self, line: str) -> str:
         start = len(self.out.getvalue())

@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from core import reasons
 from core.gate.ambiguity import is_short, named_readings, reading_question, readings
@@ -40,27 +40,15 @@ from core.turn.conversation import State, Trigger, Turn
 from core.turn.intake import vet
 from core.turn.record import TurnContext, build_decision, scope_decision
 from core.turn.risk import Route, assess, route
+from core.turn.stages import Outcome, Stage, run_stages
 from core.turn.suggestion_offers import SuggestionOffers
-from core.turn.suggestion_verdicts import Verdicts
 from core.turn.turnlog import turn_context
 from core.verify import verify_answer
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What a stage decided: the trigger that moves the turn on, and why (for a refusal)."""
-
-    trigger: Trigger
-    reason: str = ""
-    explanation: str = ""
-
-
-Stage = Callable[[TurnContext], Outcome]
-
-
-class Pipeline(SuggestionOffers):
+class Pipeline:
     """The grounded-answer pipeline; adapters call `handle` once per user message."""
 
     def __init__(
@@ -93,8 +81,6 @@ class Pipeline(SuggestionOffers):
         self.known_words = KnownWords(index)  # core/gate/mentions.py: the index's words, looked up once per version
         self.store = store
         self.clock = clock
-        self._verdicts = Verdicts()  # suggestion -> answered now, per knowledge scope and index version
-        self._dry_runs = 0  # suggestions decided by running their stages (not read from the index)
         # the stage each working state runs (its latency key, the stage); resting states run none
         self.stages: dict[str, tuple[str, Stage]] = {
             State.RETRIEVING: ("retrieve", self._retrieve),
@@ -102,6 +88,17 @@ class Pipeline(SuggestionOffers):
             State.GENERATING: ("generate", self._generate),
             State.VERIFYING: ("verify", self._verify),
         }
+        # the questions a refusal offers, each checked to be answered by running these stages
+        self.offers = SuggestionOffers(settings, embedder, index, generator.mode, self.config_hash, self.stages,
+                                       clock)
+
+    def suggestions_for(self, question: str, scope: str | None = None) -> list[str]:
+        """Suggestions for a question answered outside a turn (SuggestionOffers.suggestions_for)."""
+        return self.offers.suggestions_for(question, scope)
+
+    def check_suggestions(self, limit: int, scope: str | None = None) -> int:
+        """Decide and store whether the index's suggestions are answered (SuggestionOffers)."""
+        return self.offers.check_suggestions(limit, scope)
 
     # -- input -----------------------------------------------------------------
     def _validate(self, msg: Incoming) -> tuple[str, str]:
@@ -289,18 +286,7 @@ class Pipeline(SuggestionOffers):
             ctx.reason = reasons.CHAT_NOT_SET_UP if msg.scope == NOT_SET_UP else reasons.INPUT_REJECTED
             ctx.explanation = rejection
             turn.fire(Trigger.ABORT)
-        while turn.state in self.stages:  # the machine drives: run the current state's stage
-            name, stage = self.stages[turn.state]
-            t0 = self.clock()
-            try:
-                outcome = stage(ctx)
-            finally:
-                ctx.latency[name] = round((self.clock() - t0) * 1000, 3)
-            if outcome.reason:
-                ctx.reason = outcome.reason
-            if outcome.explanation:
-                ctx.explanation = outcome.explanation
-            turn.fire(outcome.trigger)
+        run_stages(self.stages, ctx, turn, self.clock)  # the machine drives: each state's stage runs
         ctx.latency["total"] = (self.clock() - t_start) * 1000
         return self._finish(ctx, turn, conversation)
 
@@ -319,7 +305,7 @@ class Pipeline(SuggestionOffers):
         """Offer suggestions with a refusal, then build and record the decision."""
         suggestions: list[str] = []
         if turn.state == State.REFUSED and with_suggestions:
-            suggestions = self._suggestions(ctx)
+            suggestions = self.offers.for_refusal(ctx)
             if suggestions:
                 turn.fire(Trigger.OFFER)
         status = ctx.verification.status if ctx.verification else Status.REFUSE

@@ -1,23 +1,23 @@
 """The questions a refusal offers: only ones the knowledge base answers now, decided once per
 index version and configuration (stored with the index, read by every process) or by running a
-suggestion's stages once without recording anything. Part of the Pipeline (a mixin: it runs the
-pipeline's own stages)."""
+suggestion's stages once without recording anything. The Pipeline holds one and hands it its
+stages; both run them through `core/turn/stages.py`'s `run_stages`."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from core import reasons
 from core.messages import NOT_SET_UP, ConversationKey, Incoming
-from core.ports import ChunkIndex, Embedder, Generator
+from core.ports import ChunkIndex, Embedder
 from core.settings import CoreSettings, Mode
 from core.text.language import language_of, prefer_language
 from core.text.normalize import clean_input, normalize_text
 from core.turn.conversation import State, Trigger, Turn
 from core.turn.nearest_suggestions import candidate_pool, suggest
 from core.turn.record import TurnContext
+from core.turn.stages import Stages, run_stages
 from core.turn.suggestion_verdicts import Verdicts
 
 log = logging.getLogger(__name__)
@@ -26,22 +26,26 @@ log = logging.getLogger(__name__)
 class SuggestionOffers:
     """Suggestions for a refusal, each checked to be answered."""
 
-    settings: CoreSettings
-    embedder: Embedder
-    index: ChunkIndex
-    generator: Generator
-    config_hash: str
-    stages: dict[str, tuple[str, Callable[[TurnContext], Any]]]
-    _verdicts: Verdicts
-    _dry_runs: int
+    def __init__(self, settings: CoreSettings, embedder: Embedder, index: ChunkIndex, mode: Mode, config_hash: str,
+                 stages: Stages, clock: Callable[[], float]) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.index = index
+        self.mode = mode  # the generator's: with a language model, passing the gates must do
+        self.config_hash = config_hash
+        self.stages = stages
+        self.clock = clock
+        self._verdicts = Verdicts()  # suggestion -> answered now, per knowledge scope and index version
+        self._dry_runs = 0  # suggestions decided by running their stages (not read from the index)
 
     def suggestions_for(self, question: str, scope: str | None = None) -> list[str]:
         """Suggestions for a question answered outside a turn (an admin rejected its draft), from
         the knowledge scope it was asked in."""
         msg = Incoming(ConversationKey("", ""), "", question, scope=scope)
-        return self._suggestions(TurnContext(msg=msg, question=question, language=language_of(question)))
+        return self.for_refusal(TurnContext(msg=msg, question=question, language=language_of(question)))
 
-    def _suggestions(self, ctx: TurnContext) -> list[str]:
+    def for_refusal(self, ctx: TurnContext) -> list[str]:
+        """The questions a refused turn offers, each one the knowledge base answers now."""
         if ctx.readings:  # a question with several readings is offered those readings, each answered
             return [text for text in ctx.readings if self._answered(text, ctx.msg.scope)][: self.settings.refusal.max_suggestions]
         cfg = self.settings.refusal
@@ -122,14 +126,11 @@ class SuggestionOffers:
                           language=language_of(text))
         turn = Turn(State.IDLE)
         turn.fire(Trigger.ASK)
-        local = self.generator.mode is Mode.QUOTE
-        try:
-            while turn.state in self.stages:
-                if turn.state == State.GENERATING and not local:
-                    return True  # an LLM is not called to check a suggestion: passing the gates must do
-                turn.fire(self.stages[turn.state][1](ctx).trigger)
+        local = self.mode is Mode.QUOTE
+        try:  # an LLM is not called to check a suggestion: passing the gates must do
+            run_stages(self.stages, ctx, turn, self.clock, stop_at=None if local else State.GENERATING)
         except Exception:
             log.exception("checking a suggestion failed")
             return False
-        return turn.state == State.REPLIED
+        return turn.state == State.REPLIED or (not local and turn.state == State.GENERATING)
 

@@ -67,10 +67,10 @@ def test_suggestion_verdicts_decided_once_are_read_by_another_app_on_the_index(m
                                                                                embedder: Any) -> None:
     first = make_app()
     checked = first.pipeline.check_suggestions(1000)
-    decided = first.pipeline._dry_runs  # by running each one's stages (a text written twice counts once)
-    assert checked > 60 and decided == len(first.pipeline._answered_cache) > 60
+    decided = first.pipeline.offers._dry_runs  # by running each one's stages (a text written twice counts once)
+    assert checked > 60 and decided == len(first.pipeline.offers._answered_cache) > 60
     second = build_app(first.config, embedder=embedder)  # another worker on the same LanceDB index
     assert second.pipeline.check_suggestions(1000) == checked
-    assert second.pipeline._dry_runs == 0  # every verdict read from the index
-    assert second.pipeline._answered_cache == first.pipeline._answered_cache
-    assert sum(second.pipeline._answered_cache.values()) > 60  # the headings are answered
+    assert second.pipeline.offers._dry_runs == 0  # every verdict read from the index
+    assert second.pipeline.offers._answered_cache == first.pipeline.offers._answered_cache
+    assert sum(second.pipeline.offers._answered_cache.values()) > 60  # the headings are answered

@@ -13,16 +13,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, col, select
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
+from storage.records.database import Pruner, utcnow
 
 
 class AccessRefusal(SQLModel, table=True):
@@ -30,7 +27,7 @@ class AccessRefusal(SQLModel, table=True):
 
     __tablename__ = "access_refusal"
     id: int | None = Field(default=None, primary_key=True)
-    at: datetime = Field(default_factory=_now, index=True)
+    at: datetime = Field(default_factory=utcnow, index=True)
     route: str  # "api_ask" or "review"
     who: str  # "none" (no or a wrong token), "global", "open" or "scope:<name>"
     scope: str = ""  # the scope asked for: a configured one's name, "" (none named) or "(unknown)"
@@ -49,12 +46,12 @@ class AccessLog:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.engine = engine
         self.min_interval_s = min_interval_s
-        self.keep_days = keep_days
         self.clock = clock
         self._lock = threading.Lock()
         self._last: dict[Key, float] = {}
         self._held: dict[Key, int] = {}  # refusals not written yet, per key
-        self._last_prune = 0.0
+        # rows older than keep_days are forgotten, at most once an hour
+        self._prune = Pruner(engine, AccessRefusal, col(AccessRefusal.at), keep_days * 86400.0, clock, every_s=3600.0)
 
     def record(self, route: str, who: str, scope: str, reason: str, status: int) -> bool:
         """Count one refusal; True when it was written as a row (else it waits in `repeats`)."""
@@ -69,7 +66,7 @@ class AccessLog:
             session.add(AccessRefusal(route=route, who=who, scope=scope, reason=reason, status=status,
                                       repeats=repeats))
             session.commit()
-        self._prune(now)
+        self._prune()
         return True
 
     def recent(self, limit: int = 100) -> list[dict[str, Any]]:
@@ -77,12 +74,3 @@ class AccessLog:
         with Session(self.engine) as session:
             rows = session.exec(select(AccessRefusal).order_by(col(AccessRefusal.id).desc()).limit(limit)).all()
             return [r.model_dump() for r in rows]
-
-    def _prune(self, now: float) -> None:
-        if now - self._last_prune < 3600.0:
-            return
-        self._last_prune = now
-        with Session(self.engine) as session:
-            cutoff = _now() - timedelta(days=self.keep_days)
-            session.execute(delete(AccessRefusal).where(col(AccessRefusal.at) < cutoff))
-            session.commit()

@@ -10,14 +10,15 @@ import os
 import socket
 import threading
 import uuid
-from datetime import UTC, datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event, inspect, text
+from sqlalchemy import delete, event, inspect, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
-from sqlmodel import create_engine
+from sqlmodel import Session, create_engine
 
 
 def _sqlite_pragmas(engine: Engine, busy_timeout_s: float, *, immediate: bool) -> None:
@@ -55,9 +56,34 @@ def make_engine(url: str, busy_timeout_s: float = 10.0, *, immediate: bool = Tru
     return engine
 
 
+def utcnow() -> datetime:
+    """Now, in UTC: what every row's timestamp is written in."""
+    return datetime.now(UTC)
+
+
 def aware(value: datetime) -> datetime:
     """SQLite hands datetimes back naive; they were written in UTC."""
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+class Pruner:
+    """Forgets a table's rows older than `keep_s` (by its timestamp `column`), at most once every
+    `every_s` of `clock`: a store prunes as it is used, not on a thread of its own."""
+
+    def __init__(self, engine: Engine, table: Any, column: Any, keep_s: float, clock: Callable[[], float],
+                 every_s: float = 60.0) -> None:
+        self.engine, self.table, self.column = engine, table, column
+        self.keep_s, self.clock, self.every_s = keep_s, clock, every_s
+        self._last = 0.0
+
+    def __call__(self) -> None:
+        now = self.clock()
+        if now - self._last < self.every_s:
+            return
+        self._last = now
+        with Session(self.engine) as session:
+            session.execute(delete(self.table).where(self.column < utcnow() - timedelta(seconds=self.keep_s)))
+            session.commit()
 
 
 def worker_id() -> str:

@@ -15,23 +15,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Update, delete, update
+from sqlalchemy import JSON, Update, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, Session, SQLModel, col, func, select
 
-from storage.records.database import worker_id
+from storage.records.database import Pruner, utcnow, worker_id
 
 log = logging.getLogger(__name__)
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 CLAIMED, DONE, FAILED = "claimed", "done", "failed"
@@ -54,7 +51,7 @@ class Delivery(SQLModel, table=True):
     __tablename__ = "delivery"
     id: int | None = Field(default=None, primary_key=True)
     key: str = Field(unique=True, index=True)
-    created_at: datetime = Field(default_factory=_now, index=True)
+    created_at: datetime = Field(default_factory=utcnow, index=True)
     state: str = Field(default=DONE, index=True)  # claimed | done | failed
     holder: str = ""  # the worker that claimed it last
     claimed_at: datetime | None = None  # renewed by the holder's heartbeat while it lives
@@ -69,11 +66,11 @@ class Deliveries:
                  stale_s: float = 15.0, max_attempts: int = 3, clock: Callable[[], float] = time.monotonic) -> None:
         self.engine = engine
         self.holder = holder or worker_id()
-        self.delivery_ttl_s = delivery_ttl_s
         self.stale_s = stale_s
         self.max_attempts = max_attempts
         self.clock = clock
-        self._last_prune = 0.0
+        # deliveries older than delivery_ttl_s are forgotten, at most once a minute
+        self._prune = Pruner(engine, Delivery, col(Delivery.created_at), delivery_ttl_s, clock)
 
     def first(self, key: str) -> bool:
         """True for the first worker that offers `key`; False for every repeat, on any worker."""
@@ -92,7 +89,7 @@ class Deliveries:
         it and call `done(key)` after; BUSY and DONE mean acknowledge it and do nothing."""
         self._prune()
         with Session(self.engine) as session:
-            session.add(Delivery(key=key, state=CLAIMED, holder=self.holder, claimed_at=_now(), payload=payload))
+            session.add(Delivery(key=key, state=CLAIMED, holder=self.holder, claimed_at=utcnow(), payload=payload))
             try:
                 session.commit()
                 return Claim.NEW
@@ -106,9 +103,9 @@ class Deliveries:
             result = session.execute(
                 update(Delivery)
                 .where(col(Delivery.key) == key, col(Delivery.state) == CLAIMED,
-                       col(Delivery.claimed_at) < _now() - timedelta(seconds=self.stale_s),
+                       col(Delivery.claimed_at) < utcnow() - timedelta(seconds=self.stale_s),
                        col(Delivery.attempts) < self.max_attempts)
-                .values(holder=self.holder, claimed_at=_now(), attempts=col(Delivery.attempts) + 1))
+                .values(holder=self.holder, claimed_at=utcnow(), attempts=col(Delivery.attempts) + 1))
             session.commit()
             if _rows(result) == 1:
                 log.warning("took over delivery %s from a worker that stopped", key)
@@ -127,7 +124,7 @@ class Deliveries:
         sweeper to answer (through `claim`, so one worker wins). `margin_s` lets keys the dead
         holder claimed just after (a Slack message's own key) go stale first. Deliveries already
         tried `max_attempts` times are marked failed instead."""
-        before = _now() - timedelta(seconds=self.stale_s + margin_s)
+        before = utcnow() - timedelta(seconds=self.stale_s + margin_s)
         with Session(self.engine) as session:
             rows = session.exec(select(Delivery.key, Delivery.payload, Delivery.attempts).where(
                 col(Delivery.state) == CLAIMED, col(Delivery.claimed_at) < before, col(Delivery.payload).is_not(None))
@@ -145,16 +142,6 @@ class Deliveries:
         """The statement that renews this worker's claims (run by the heartbeat)."""
         return (update(Delivery).where(col(Delivery.holder) == self.holder, col(Delivery.state) == CLAIMED)
                 .values(claimed_at=now))
-
-    def _prune(self) -> None:
-        """Forget deliveries older than `delivery_ttl_s`, at most once a minute."""
-        now = self.clock()
-        if now - self._last_prune < 60.0:
-            return
-        self._last_prune = now
-        with Session(self.engine) as session:
-            session.execute(delete(Delivery).where(col(Delivery.created_at) < _now() - timedelta(seconds=self.delivery_ttl_s)))
-            session.commit()
 
     def claims(self) -> dict[str, int]:
         """Deliveries by state (for tests and the load benchmark)."""

@@ -10,20 +10,17 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import Update, delete, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, Session, SQLModel, col
 
-from storage.records.database import worker_id
+from storage.records.database import utcnow, worker_id
 
 log = logging.getLogger(__name__)
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class ConversationLease(SQLModel, table=True):
@@ -69,7 +66,7 @@ class ConversationLeases:
     def try_lease(self, key: str) -> bool:
         """Take `key`'s lease for `lease_s` if nobody holds it (or its holder let it expire)."""
         with Session(self.engine) as session:
-            now = _now()
+            now = utcnow()
             session.execute(delete(ConversationLease).where(col(ConversationLease.key) == key,
                                                             col(ConversationLease.expires_at) < now))
             session.add(ConversationLease(key=key, holder=self.holder, expires_at=now + timedelta(seconds=self.lease_s)))
@@ -85,7 +82,7 @@ class ConversationLeases:
         with Session(self.engine) as session:
             session.execute(update(ConversationLease).where(col(ConversationLease.key) == key,
                                                             col(ConversationLease.holder) == self.holder)
-                            .values(expires_at=_now() + timedelta(seconds=self.lease_s)))
+                            .values(expires_at=utcnow() + timedelta(seconds=self.lease_s)))
             session.commit()
 
     def renewal(self, now: datetime) -> Update:

@@ -7,17 +7,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import delete
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, col, func, select
 
-from storage.records.database import aware
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
+from storage.records.database import Pruner, aware, utcnow
 
 
 class RateEvent(SQLModel, table=True):
@@ -26,7 +21,7 @@ class RateEvent(SQLModel, table=True):
     __tablename__ = "rate_event"
     id: int | None = Field(default=None, primary_key=True)
     subject: str = Field(index=True)
-    created_at: datetime = Field(default_factory=_now, index=True)
+    created_at: datetime = Field(default_factory=utcnow, index=True)
 
 
 class RateEvents:
@@ -38,7 +33,8 @@ class RateEvents:
         self.engine = engine
         self.events_keep_s = max(120.0, events_keep_s)
         self.clock = clock
-        self._last_prune = 0.0
+        # events older than events_keep_s are forgotten, at most once a minute
+        self._prune = Pruner(engine, RateEvent, col(RateEvent.created_at), self.events_keep_s, clock)
 
     # -- rate limits -------------------------------------------------------------------
     def rate_wait_s(self, subject: str, per_minute: int) -> float:
@@ -47,14 +43,14 @@ class RateEvents:
         if per_minute <= 0:
             return 0.0
         self._prune()
-        since = _now() - timedelta(seconds=60)
+        since = utcnow() - timedelta(seconds=60)
         with Session(self.engine) as session:
             recent = session.exec(select(RateEvent.created_at).where(RateEvent.subject == subject,
                                                                      col(RateEvent.created_at) >= since)
                                   .order_by(col(RateEvent.created_at))).all()
             if len(recent) >= per_minute:
                 oldest = aware(recent[0])
-                return max(0.1, 60.0 - (_now() - oldest).total_seconds())
+                return max(0.1, 60.0 - (utcnow() - oldest).total_seconds())
             session.add(RateEvent(subject=subject))
             session.commit()
         return 0.0
@@ -63,13 +59,13 @@ class RateEvents:
     def locked_s(self, keys: Sequence[str], window_s: float) -> float:
         """Seconds left of the newest lock on any of `keys` (a lock lasts `window_s` from when
         `fail` took it); 0 when none holds. One query, whichever worker took the lock."""
-        since = _now() - timedelta(seconds=window_s)
+        since = utcnow() - timedelta(seconds=window_s)
         with Session(self.engine) as session:
             newest = session.exec(select(func.max(RateEvent.created_at)).where(
                 col(RateEvent.subject).in_([f"lock:{k}" for k in keys]), col(RateEvent.created_at) >= since)).first()
         if newest is None:
             return 0.0
-        return max(0.1, window_s - (_now() - aware(newest)).total_seconds())
+        return max(0.1, window_s - (utcnow() - aware(newest)).total_seconds())
 
     def fail(self, limits: Mapping[str, int], window_s: float) -> list[str]:
         """Count one failure against each key of `limits`; the keys whose failures within
@@ -77,7 +73,7 @@ class RateEvents:
         `window_s`. The caller asks `locked_s` first and counts nothing while locked, so after a
         lock a key's count starts again from none."""
         self._prune()
-        since = _now() - timedelta(seconds=window_s)
+        since = utcnow() - timedelta(seconds=window_s)
         subjects = [f"fail:{k}" for k in limits]
         with Session(self.engine) as session:
             session.add_all([RateEvent(subject=s) for s in subjects])
@@ -92,14 +88,3 @@ class RateEvents:
             session.add_all([RateEvent(subject=f"lock:{k}") for k in reached])
             session.commit()
         return reached
-
-    def _prune(self) -> None:
-        """Forget events older than `events_keep_s`, at most once a minute."""
-        now = self.clock()
-        if now - self._last_prune < 60.0:
-            return
-        self._last_prune = now
-        with Session(self.engine) as session:
-            session.execute(delete(RateEvent).where(col(RateEvent.created_at)
-                                                    < _now() - timedelta(seconds=self.events_keep_s)))
-            session.commit()

@@ -5,15 +5,13 @@ that thread on any worker; on Slack, who was answered in which channel thread.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, Session, SQLModel, col, select
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
+from storage.records.database import utcnow
 
 
 class ReplyThread(SQLModel, table=True):
@@ -24,7 +22,7 @@ class ReplyThread(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     key: str = Field(unique=True, index=True)  # platform:chat:message (Slack: slack:channel:thread:user)
     thread: str
-    created_at: datetime = Field(default_factory=_now)
+    created_at: datetime = Field(default_factory=utcnow)
 
 
 class ReplyThreads:

@@ -16,19 +16,17 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import delete
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, col, func, select
 
+from storage.records.database import aware, utcnow
 from storage.records.leases import ConversationLeases
 
 log = logging.getLogger(__name__)
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class SourcePage(SQLModel, table=True):
@@ -42,7 +40,7 @@ class SourcePage(SQLModel, table=True):
     last_modified: str = ""
     version: str = ""  # a Git blob id, a wiki page's version number: unchanged when equal
     links: str = "[]"  # JSON list: the pages a crawl found linked from this one
-    synced_at: datetime = Field(default_factory=_now)
+    synced_at: datetime = Field(default_factory=utcnow)
 
 
 class SyncRun(SQLModel, table=True):
@@ -51,7 +49,7 @@ class SyncRun(SQLModel, table=True):
     __tablename__ = "sync_run"
     id: int | None = Field(default=None, primary_key=True)
     source: str = Field(index=True)
-    started_at: datetime = Field(default_factory=_now)
+    started_at: datetime = Field(default_factory=utcnow)
     seconds: float = 0.0
     ok: bool = True
     added: int = 0
@@ -92,9 +90,6 @@ class RunCounts:
                 "unchanged": self.unchanged, "failed": self.failed}
 
 
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
 
 class SourceState:
     """Page states, sync runs and sync leases over one engine (migrated by the caller)."""
@@ -119,7 +114,7 @@ class SourceState:
             for start in range(0, len(gone), 500):
                 session.execute(delete(SourcePage).where(col(SourcePage.source) == source,
                                                          col(SourcePage.doc_id).in_(gone[start:start + 500])))
-            now = _now()
+            now = utcnow()
             for doc_id, s in states.items():
                 session.add(SourcePage(source=source, doc_id=doc_id, url=s.url, etag=s.etag,
                                        last_modified=s.last_modified, version=s.version,
@@ -152,13 +147,13 @@ class SourceState:
         with Session(self.engine) as session:
             row = session.exec(select(SyncRun).where(col(SyncRun.source) == source, col(SyncRun.ok))
                                .order_by(col(SyncRun.id).desc()).limit(1)).first()
-        return _aware(row.started_at) if row is not None else None
+        return aware(row.started_at) if row is not None else None
 
     def last_attempt(self, source: str) -> datetime | None:
         with Session(self.engine) as session:
             row = session.exec(select(SyncRun).where(col(SyncRun.source) == source)
                                .order_by(col(SyncRun.id).desc()).limit(1)).first()
-        return _aware(row.started_at) if row is not None else None
+        return aware(row.started_at) if row is not None else None
 
     # -- the sync lease ------------------------------------------------------------------
     @contextmanager

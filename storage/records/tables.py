@@ -4,7 +4,7 @@ their full decision record, suggestions, feedback and the review queue. Alembic 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON
@@ -12,13 +12,10 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
 from core.messages import ConversationKey
+from storage.records.database import utcnow
 
 # JSON columns (Alembic 0004): JSONB on PostgreSQL; SQLite keeps JSON text, read back as objects
 JSON_TYPE = JSON().with_variant(JSONB(), "postgresql")
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Conversation(SQLModel, table=True):

@@ -23,9 +23,9 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_expone
 
 from core.messages import ConversationKey, Decision, PriorTurn, Suggestion, section_label
 from core.ports import ConversationState, ConversationTurn
-from storage.records.database import MIGRATIONS, make_engine, migrate, transient
+from storage.records.database import MIGRATIONS, make_engine, migrate, transient, utcnow
 from storage.records.spool import ReplayResult, SpoolError, TurnSpool
-from storage.records.tables import Conversation, Feedback, ReviewItem, SuggestionRow, TurnRecord, turn_values, utcnow
+from storage.records.tables import Conversation, Feedback, ReviewItem, SuggestionRow, TurnRecord, turn_values
 
 # the tables and engine helpers keep their old import path (storage/records/reviews.py, migrations, tests)
 __all__ = ["MIGRATIONS", "Conversation", "Feedback", "ReviewItem", "SqlTranscriptStore", "SuggestionRow",

@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDED = ("trafilatura", "lxml", "lxml-html-clean")  # what loading an HTML page pulls in
@@ -21,8 +22,8 @@ NEEDED = ("trafilatura", "lxml", "lxml-html-clean")  # what loading an HTML page
 def declared(names: tuple[str, ...]) -> list[str]:
     """groundbot's own requirement lines for these distributions (pyproject.toml)."""
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
-    canon = {n.replace("_", "-").lower() for n in names}
-    return [d for d in deps if Requirement(d).name.replace("_", "-").lower() in canon]
+    wanted = {canonicalize_name(n) for n in names}
+    return [d for d in deps if canonicalize_name(Requirement(d).name) in wanted]
 
 
 def test_the_pip_of_a_fresh_venv_installs_the_html_cleaner(tmp_path: Path) -> None:
@@ -31,10 +32,10 @@ def test_the_pip_of_a_fresh_venv_installs_the_html_cleaner(tmp_path: Path) -> No
     pip = venv / "bin" / "pip"
     report = tmp_path / "report.json"
     wanted = declared(NEEDED)
-    assert any(Requirement(d).name.replace("_", "-").lower() == "trafilatura" for d in wanted)
+    assert any(canonicalize_name(Requirement(d).name) == "trafilatura" for d in wanted)
     subprocess.run([str(pip), "install", "--dry-run", "--ignore-installed", "--quiet", "--report", str(report),
                     *wanted], check=True, capture_output=True, timeout=280)
-    names = {i["metadata"]["name"].replace("_", "-").lower() for i in json.loads(report.read_text())["install"]}
+    names = {canonicalize_name(i["metadata"]["name"]) for i in json.loads(report.read_text())["install"]}
     assert "justext" in names  # the page loader that needs the cleaner is in what is installed
     assert "lxml-html-clean" in names, sorted(names)
 

@@ -174,7 +174,7 @@ def announce_held(desk: ReviewDesk) -> Callable[[Incoming, TurnHandler], Decisio
 def with_embedder_profile(config: Config, embedder_name: str) -> Config:
     """The config with the similarity thresholds of the embedder's calibrated profile, except
     those config.toml sets explicitly (see core/profiles/)."""
-    return replace(config, core=apply_profile(config.core, load_profile(embedder_name), config.threshold_overrides))
+    return config.with_core(apply_profile(config.core, load_profile(embedder_name), config.threshold_overrides))
 
 
 def make_reader(config: Config, embedder_name: str) -> PassageReader | None:
@@ -200,7 +200,7 @@ def make_term_selector(config: Config) -> TermSelector | None:
 def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
     """The claim judge of [judge] claims (storage/models/claim_judge.py) for generated answers, or None
     when it is off, the generator is extractive, or the knowledge base is not English (minilm)."""
-    if not config.core.judge.claims or config.generator == "extractive" or embedder_name != "minilm":
+    if not config.core.judge.claims or config.generator.kind == "extractive" or embedder_name != "minilm":
         return None
     from storage.models.claim_judge import OnnxClaimJudge
 
@@ -208,19 +208,19 @@ def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
 
 
 def make_generator(config: Config) -> Generator:
-    if config.generator == "extractive":
+    if config.generator.kind == "extractive":
         return ExtractiveGenerator.from_settings(config.core)
-    if config.generator == "openai":
+    if config.generator.kind == "openai":
         o = config.openai
         return OpenAIGenerator.from_settings(o.base_url, o.model, config.secret(o.api_key_env), o.timeout_s,
                                              o.max_retries, o.max_tokens, o.logprobs)
-    raise ValueError(f"unknown generator {config.generator!r}; expected 'extractive' or 'openai'")
+    raise ValueError(f"unknown generator {config.generator.kind!r}; expected 'extractive' or 'openai'")
 
 
 def make_rewriter(config: Config) -> Rewriter | None:
     """The language model's rewrite of follow-ups, when the generator is one and it is on."""
     o = config.openai
-    if config.generator != "openai" or not o.rewrite_follow_ups:
+    if config.generator.kind != "openai" or not o.rewrite_follow_ups:
         return None
     return OpenAIRewriter.from_settings(o.base_url, o.model, config.secret(o.api_key_env), o.rewrite_timeout_s)
 
@@ -236,14 +236,14 @@ def build_app(
     term_selector: TermSelector | None = None,
 ) -> App:
     """Wire storage, embedder, generator and pipeline from one Config."""
-    config.data_dir.mkdir(parents=True, exist_ok=True)
-    emb: Any = embedder or make_embedder(config.embedder, config.embed_batch_size)
+    config.paths.data_dir.mkdir(parents=True, exist_ok=True)
+    emb: Any = embedder or make_embedder(config.embedder.name, config.embedder.batch_size)
     config = with_embedder_profile(config, emb.name)
     r = config.core.retrieval
     index = LanceChunkIndex(config.index_location, emb.dim, emb.name, candidates=r.candidates, rrf_k=r.rrf_k,
                             storage_options=config.index_storage_options(), search=config.search_index)
     st = store or SqlTranscriptStore(config.db_url, spool=TurnSpool(config.spool_path),
-                                     lock_budget_s=config.lock_budget_s)
+                                     lock_budget_s=config.storage.lock_budget_s)
     try:  # turns spooled while the database was away go in first
         st.replay_spool()
     except Exception as exc:
@@ -265,9 +265,9 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
     deliveries: dict[str, Delivery] = {}
     every = config.core.review.retry_seconds
     courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every)
-    kb = KnowledgeBase(index, emb, config.chunking, kb_paths=config.kb_paths, reingest_roots=config.reingest_roots,
-                       reviewed_dir=config.data_dir / "reviewed", scopes=scopes)
-    syncer = Syncer(config.sources, kb, SourceState(store.engine, lease_s=config.serve.sync_lease_s), config.secret, config.data_dir,
+    kb = KnowledgeBase(index, emb, config.ingest, kb_paths=config.paths.kb_paths, reingest_roots=config.paths.reingest_roots,
+                       reviewed_dir=config.paths.data_dir / "reviewed", scopes=scopes)
+    syncer = Syncer(config.sources, kb, SourceState(store.engine, lease_s=config.serve.sync_lease_s), config.secret, config.paths.data_dir,
                     hooks)
     desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
@@ -298,7 +298,7 @@ def ready_app(config: Config, progress: Progress | None = None) -> App:
     app = build_app(config)
     summary = app.ensure_ingested(progress=progress)
     if summary is not None:
-        print("The knowledge base was empty; ingested", ", ".join(config.kb_paths) + ":", summary.line(),
+        print("The knowledge base was empty; ingested", ", ".join(config.paths.kb_paths) + ":", summary.line(),
               file=sys.stderr)
     app.check_suggestions()  # before the first refusal, not during it
     app.index.upkeep.warm()  # each table's index files opened before the first question

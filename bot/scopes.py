@@ -28,19 +28,27 @@ class ScopeSettings:
     """One `[[scopes]]` entry of config.toml."""
 
     name: str
+    """The scope's name: 1-64 letters, digits, '.', '_' or '-'."""
     paths: tuple[str, ...] = ()
-    chats: tuple[str, ...] = ()  # "slack:C0123HR", "telegram:-100123", "console", "api", "cli", or a platform
-    admins: tuple[str, ...] = ()  # "slack:U0123", "telegram:42": may re-ingest this scope and see its stats
-    refusal: str = ""  # this scope's refusal message ("" = the [refusal] messages)
-    api_token_env: str = ""  # the variable holding this scope's /api/ask token (it asks in this scope only)
-    review_token_env: str = ""  # the variable holding this scope's /review sign-in (its items only)
+    """The folders and files (under kb_paths) whose documents answer in this scope."""
+    chats: tuple[str, ...] = ()
+    """The chats it answers: "slack:C0123HR", "telegram:-100123", "console", "api", "cli", or a whole platform."""
+    admins: tuple[str, ...] = ()
+    """Its own admins, "slack:U0123" or "telegram:42": they may re-ingest this scope and see its stats and reviews."""
+    refusal: str = ""
+    """This scope's refusal message; "" = the [refusal] messages."""
+    api_token_env: str = ""
+    """The variable holding this scope's /api/ask token (a caller with it asks in this scope only)."""
+    review_token_env: str = ""
+    """The variable holding this scope's /review sign-in (its review items only)."""
 
 
 @dataclass(frozen=True)
 class ScopingSettings:
     """[scoping]: what a chat that no scope names gets."""
 
-    default_scope: str = ""  # a scope's name, or "" = a refusal that says the chat is not set up
+    default_scope: str = ""
+    """The scope of a chat no [[scopes]] entry names; "" = such a chat is told it is not set up."""
 
 
 class ScopeError(ValueError):

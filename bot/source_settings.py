@@ -43,7 +43,7 @@ def parse_interval(value: Any, where: str) -> float:
 
 def parse_sources(raw: Any, source: str) -> tuple[SourceSpec, ...]:
     """The `[[sources]]` array of a parsed config.toml, each entry checked on its own."""
-    keys = [f.name for f in fields(SourceSpec) if f.name != "interval_s"] + ["interval"]
+    keys = [f.name for f in fields(SourceSpec)]
     out = []
     for where, _name, entry in named_entries(raw, source, "sources", keys, SourceError):
         if entry.get("kind") not in KINDS:
@@ -56,7 +56,7 @@ def parse_sources(raw: Any, source: str) -> tuple[SourceSpec, ...]:
         except ValidationError as exc:
             first = exc.errors()[0]
             raise SourceError(f"{where} {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
-        out.append(replace(spec, url=spec.url.strip(), interval_s=parse_interval(entry.get("interval", 0), where)))
+        out.append(replace(spec, url=spec.url.strip(), interval=parse_interval(entry.get("interval", 0), where)))
     return tuple(out)
 
 

@@ -11,51 +11,81 @@ from enum import StrEnum
 @dataclass(frozen=True)
 class RetrievalSettings:
     top_k: int = 5
+    """Chunks handed to gates and generator."""
     candidates: int = 20
+    """Results taken from each of vector and full-text search before fusion."""
     rrf_k: int = 60
+    """Reciprocal-rank-fusion constant."""
     history_turns: int = 2
+    """Earlier turns of the conversation a follow-up may lean on (same knowledge scope)."""
     max_question_chars: int = 2000
-    ask_back: bool = True  # a short question the sources answer in different ways gets its readings back
-    ask_back_max_words: int = 3  # ... when it has at most this many content words
-    ask_back_margin: float = 0.15  # ... and the reader trusts another document's section within this of the best
-    term_selector: bool = True  # a later turn reads the earlier words the term selector picks (English)
-    term_threshold: float = 0.3  # ... a word at or above this probability (chosen on the conversations dev part)
+    """Longer messages are refused with INPUT_REJECTED."""
+    ask_back: bool = True
+    """A short question the sources answer in different ways is asked back (AMBIGUOUS_QUESTION)."""
+    ask_back_max_words: int = 3
+    """... when it has at most this many content words."""
+    ask_back_margin: float = 0.15
+    """... and the reader trusts another document's section within this of the best."""
+    term_selector: bool = True
+    """A later turn reads the earlier words a trained term selector picks (English; storage/models/terms.md)."""
+    term_threshold: float = 0.3
+    """... each word at or above this probability (bench/README.md: the conversations suite)."""
 
 
 @dataclass(frozen=True)
 class GateSettings:
-    """Thresholds on cosine similarity; they depend on the embedder (see config.toml)."""
+    """Thresholds on cosine similarity; they depend on the embedder (its profile, core/profiles/, sets most)."""
 
     min_top1_similarity: float = 0.35
+    """Best chunk below this -> NO_MATCHING_SOURCE."""
     min_mean_confidence: float = 0.25
+    """Mean of the top `mean_top_n` chunks below this -> LOW_CONFIDENCE."""
     mean_top_n: int = 3
+    """How many top chunks the mean confidence averages."""
     offtopic_floor: float = 0.10
+    """Best chunk below this -> OFF_TOPIC (nothing in the KB is even near)."""
     chunk_floor: float = 0.25
+    """Chunks below this are dropped from the context."""
     min_chunks: int = 1
+    """Context sufficiency: at least this many chunks ..."""
     min_context_chars: int = 100
+    """... and this many characters -> else INSUFFICIENT_CONTEXT."""
     min_keyword_coverage: float = 0.5
+    """Share of question words found in the context; below = warning only."""
 
 
 @dataclass(frozen=True)
 class ExtractiveSettings:
     max_sentences: int = 3
+    """Sentences quoted per answer."""
     faq_min_similarity: float = 0.85
-    heading_min_similarity: float = 0.85  # a question this close to a section's heading gets its opening sentences
-    heading_paraphrase_similarity: float = 0.75  # ... and one this close, when no sentence shares its words, if the reader trusts that section first
+    """An FAQ question this close returns its stored answer (profile)."""
+    heading_min_similarity: float = 0.85
+    """This close to a heading -> the section's opening (profile)."""
+    heading_paraphrase_similarity: float = 0.75
+    """... and this close, if the reader trusts that section most (profile)."""
     min_sentence_score: float = 0.10
+    """A sentence must share this much (idf-weighted) with the question."""
     min_quote_similarity: float = 0.45
-    named_terms: bool = True  # a name or number the question asks about must be in a retrieved chunk (core/generate/named_terms.py)
-    mentioned_words: bool = True  # a yes/no question's words must be in some chunk of the knowledge base (core/gate/mentions.py)
-    asks_when: bool = True  # a question asking when is answered only by sentences that say when (core/generate/asks_when.py)
+    """Quote only when the best chunk is this similar (profile)."""
+    named_terms: bool = True
+    """A name or number of the question in no retrieved chunk -> no quote."""
+    mentioned_words: bool = True
+    """A yes/no question with a word no document holds -> no quote."""
+    asks_when: bool = True
+    """A "when" question is answered only by a sentence saying when."""
 
 
 @dataclass(frozen=True)
 class JudgeSettings:
     """The claim judge (core.ports.ClaimJudge): does the evidence state each claim of a generated answer?"""
 
-    claims: bool = True  # the claim judge (core.ports.ClaimJudge) checks every claim of a generated (LLM) answer
-    min_claim_probability: float = 0.3  # a generated claim the claim judge scores below this is not covered
-    threads: int = 2  # onnxruntime threads per judged answer: an LLM turn waits seconds for the model, not for CPU
+    claims: bool = True
+    """false: generated answers get the lexical checks only."""
+    min_claim_probability: float = 0.3
+    """A generated claim needs at least this probability."""
+    threads: int = 2
+    """Onnxruntime threads judging one answer's claims."""
 
 
 @dataclass(frozen=True)
@@ -65,36 +95,63 @@ class ReaderSettings:
     from chunks it trusts; the similarity gates then only keep out what is plainly off-topic."""
 
     enabled: bool = True
-    chunks: int = 3  # retrieved chunks read, each on its own (the extractive generator quotes only from these)
-    threads: int = 2  # chunks read at once, one CPU thread each (the wait shrinks, the CPU time does not grow)
-    min_answer_probability: float = 0.4  # the best chunk needs this much, else NOT_ANSWERED_BY_SOURCES
-    similarity_weight: float = 0.0  # chunks are ordered by probability + this x their similarity to the question
-    settle_probability: float = 0.65  # the first chunk read alone settles the question at this (0: all read)
-    settle_min_similarity: float = 0.5  # ... when retrieval also placed it at least this close to the question
-    settle_max_gap: float = 0.1  # ... and no other retrieved chunk is more than this closer to the question (1: no limit)
-    unknown_word_probability: float = 0.6  # a question with a word no document holds, at a top-1 similarity
-    unknown_word_similarity: float = 0.45  # below this, needs the best chunk this sure (core/gate/mentions.py)
-    read_nearest: bool = True  # the retrieved chunk nearest the question is read even when the fused order puts it past `chunks`
-    llm_min_answer_probability: float = 0.1  # the same with a language model, whose every claim is verified after
-    llm_settle_probability: float = 0.0  # settle_probability with a language model (0: every chunk it may cite is read)
-    llm_chunks: int = 5  # chunks read with a language model: every one it is given (`top_k`) and may cite
-    llm_similarity_weight: float = 2.0  # similarity_weight with a language model: the order of the chunks it is given
-    min_top1_similarity: float = 0.35  # the similarity gates' floors while the reader decides
+    """false: the similarity gates and thresholds decide alone, as before the reader."""
+    chunks: int = 3
+    """Retrieved chunks read per question, each alone (latency follows this)."""
+    threads: int = 2
+    """Chunks read at once, one CPU thread each."""
+    min_answer_probability: float = 0.4
+    """The best chunk needs this much; a chunk below it is not quoted from."""
+    similarity_weight: float = 0.0
+    """Read chunks ordered by the reader's probability + this x their similarity."""
+    settle_probability: float = 0.65
+    """The first chunk read settles a question it answers this surely; 0 = read all."""
+    settle_min_similarity: float = 0.5
+    """... and retrieval placed it at least this close to the question."""
+    settle_max_gap: float = 0.1
+    """... and no other retrieved chunk is more than this closer; 1 = no limit."""
+    unknown_word_probability: float = 0.6
+    """A question with a word no document holds, below `unknown_word_similarity`,."""
+    unknown_word_similarity: float = 0.45
+    """Needs the best chunk this sure, else NOT_ANSWERED_BY_SOURCES (extractive)."""
+    read_nearest: bool = True
+    """The chunk nearest the question is read even when fusion ranks it past `chunks`."""
+    llm_min_answer_probability: float = 0.1
+    """The same with a language model, whose every claim is verified after."""
+    llm_settle_probability: float = 0.0
+    """Settle_probability with a language model: every chunk it may cite is read."""
+    llm_chunks: int = 5
+    """Chunks read with a language model: all `top_k` it is given and may cite."""
+    llm_similarity_weight: float = 2.0
+    """Similarity_weight with a language model."""
+    min_top1_similarity: float = 0.35
+    """The gates' top-1 floor while the reader decides."""
     min_mean_confidence: float = 0.15
+    """And the floor on the mean of the best chunks' similarity."""
 
 
 @dataclass(frozen=True)
 class VerifySettings:
     require_citations: bool = True
+    """No [C#] in the answer -> MISSING_CITATIONS; a claim without one is left out."""
     min_claim_support: float = 0.7
-    min_paraphrase_probability: float = 0.7  # a claim below min_claim_support needs the claim judge this sure
-    anchor_ratio: float = 0.3  # a claim's name or number must sit in a sentence this close to its best one (0 = off)
+    """Word-overlap support a claim needs; below = uncovered, unless."""
+    min_paraphrase_probability: float = 0.7
+    """The claim judge gives it at least this."""
+    anchor_ratio: float = 0.3
+    """Where a claim's name or number must be found (core/verify/placement.py); 0 = off."""
     min_citation_density: float = 0.5
+    """Share of claims carrying a citation; below -> WARN."""
     short_answer_words: int = 4
+    """Answers this short are verified together with their question."""
     copied_question_share: float = 0.34
+    """A claim copied from its evidence with this share of the question: not judged."""
     copied_answer_probability: float = 0.5
-    min_source_answer_probability: float = 0.1  # a generated claim whose cited chunks the reader read all below this is not delivered
+    """... nor one whose chunk the passage reader read as answering this surely."""
+    min_source_answer_probability: float = 0.1
+    """A claim whose cited chunks the reader read below this: left out; 0 = off."""
     min_generation_confidence: float = 0.5
+    """Mean token probability below this -> LOW_GENERATION_CONFIDENCE."""
 
 
 @dataclass(frozen=True)
@@ -102,9 +159,12 @@ class ReviewSettings:
     """Risk routing (core/turn/risk.py): below template_risk reply, from it quote the evidence
     verbatim instead, from hold_risk hold the answer for a person's review."""
 
-    template_risk: float = 0.5  # hold_risk chosen on CLAPNQ and HaluEval dev (bench/results/routing_choice.json)
+    template_risk: float = 0.5
+    """From this risk on, the answer is replaced by the cited evidence quoted verbatim."""
     hold_risk: float = 0.6
-    retry_seconds: float = 5.0  # how often a process tries reviewed answers not yet sent (bot/services/outbox.py)
+    """From this risk on, the answer waits for an admin's review (NEEDS_REVIEW)."""
+    retry_seconds: float = 5.0
+    """A reviewed answer's failed send through the outbox is retried this often (doubling)."""
 
 
 @dataclass(frozen=True)
@@ -115,14 +175,18 @@ class RefusalSettings:
             "fa": "نمی‌توانم از روی پایگاه دانشی که دارم به این پرسش پاسخ دهم.",
         }
     )
+    """The one refusal message, by language ([refusal.messages]): a table of language code = message."""
     review_messages: dict[str, str] = field(
         default_factory=lambda: {
             "en": "Your question has been passed to an admin for review.",
             "fa": "پرسش شما برای بررسی به مدیر ارسال شد.",
         }
     )
+    """What a held answer's asker is told, by language ([refusal.review_messages])."""
     suggestion_floor: float = 0.3
+    """Suggestions must be at least this similar to the question (profile)."""
     max_suggestions: int = 3
+    """At most this many suggestions per refusal."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ import shutil
 import socket
 import tempfile
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +80,7 @@ def embedder() -> Any:
 def docs_index(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Path:
     """A data dir whose index holds the bundled docs, built once per session."""
     data = tmp_path_factory.mktemp("docs-index")
-    cfg = replace(load_config(ROOT / "config.toml", environ={}), data_dir=data)
+    cfg = load_config(ROOT / "config.toml", environ={}).changed(paths__data_dir=data)
     app = build_app(cfg, embedder=embedder)
     summary = app.ingest([DOCS])
     assert summary.chunks_written > 0
@@ -108,7 +107,7 @@ def make_app(tmp_path: Path, embedder: Any, docs_index: Path) -> Callable[..., A
         if not empty:
             shutil.copytree(docs_index, data / "index")
         cfg = config or load_config(ROOT / "config.toml", environ=environ or {})
-        cfg = replace(cfg, data_dir=data, **fields)
+        cfg = cfg.changed(paths__data_dir=data, **fields)
         return build_app(cfg, embedder=embedder, generator=generator)
 
     return factory

@@ -269,7 +269,7 @@ def _load(folder: Path, name: str) -> tuple[list[ds.ClapRecord], list[ds.ClapRec
 
 
 def _kb(app: App, records: Sequence[ds.ClapRecord], result: SuiteResult) -> dict[tuple[str, int], str]:
-    kb = app.config.data_dir.parent / "clapnq"
+    kb = app.config.paths.data_dir.parent / "clapnq"
     doc_ids = ds.write_clapnq_kb(records, kb)
     ingest_kb(app, kb, result)
     result.notes.append(f"KB = the passages of all {len(records)} records (answerable and unanswerable), one "
@@ -334,7 +334,7 @@ def run_clapnq_llm(folder: Path, config: Config, *, embedder: Any = None, limit:
     server = ReplayServer({p.record.question: p.answers for p in asked})
     for p in asked:  # the generator is asked the question as the pipeline cleaned it (no zero-width spaces)
         server.add(clean_input(p.record.question), **p.answers)
-    cfg = replace(config, generator="openai", openai=replace(config.openai, base_url=server.base_url))
+    cfg = config.changed(generator__kind="openai", openai=replace(config.openai, base_url=server.base_url))
     result.notes.append(
         "generator=openai against bench/grounding/replay_server.py; verify settings as configured (every replayed sentence "
         f"carries a [Cn], resolved per request); {len(asked)} answerable records asked per pass, in file order; "
@@ -378,7 +378,7 @@ def run_clapnq_extractive(folder: Path, config: Config, *, embedder: Any = None,
     answerable, unanswerable = loaded
     result = SuiteResult(name)
     result.notes.append(f"generator=extractive; {limit or 'all'} questions of each file, in file order")
-    with temp_app(replace(config, generator="extractive"), embedder=embedder, prefix=name) as app:
+    with temp_app(config.changed(generator__kind="extractive"), embedder=embedder, prefix=name) as app:
         doc_ids = _kb(app, answerable + unanswerable, result)
         for tag, expected, records in (("answerable", "reply", answerable), ("unanswerable", "refuse", unanswerable)):
             items = records[:limit] if limit is not None else records

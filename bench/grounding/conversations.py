@@ -30,7 +30,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -692,7 +692,7 @@ def run_conversations(config: Config, *, embedder: Any = None, limit: int | None
     rewrite questions)."""
     t0 = time.perf_counter()
     result = SuiteResult(NAME)
-    cfg = replace(config, generator="extractive")
+    cfg = config.changed(generator__kind="extractive")
     conversations = load_docs_conversations()[:limit] if limit is not None else load_docs_conversations()
     result.notes.append(f"generator=extractive; docs conversations: {CONVERSATIONS.relative_to(ROOT)} "
                         f"({len(conversations)} conversations, KB = docs/); a right answer cites the section meant")
@@ -706,7 +706,7 @@ def run_conversations(config: Config, *, embedder: Any = None, limit: int | None
         passages = kb_passages(every)
         clock = Clock()
         with temp_app(cfg, embedder=embedder, prefix=f"{NAME}-mtrag") as app:
-            kb = app.config.data_dir.parent / "mtrag"
+            kb = app.config.paths.data_dir.parent / "mtrag"
             names = write_mtrag_kb(passages, kb)
             ingest_kb(app, kb, result)
             result.notes.append(f"MTRAG-UN KB: the {len(passages)} distinct reference passages of all {len(every)} tasks, "

@@ -119,7 +119,7 @@ def point_config(config: Config, point: Point) -> Config:
         if not hasattr(part, name):
             raise ValueError(f"{dotted}: no such setting")
         core = replace(core, **{section: replace(part, **{name: value})})
-    return replace(config, core=core, generator="extractive")
+    return config.with_core(core).changed(generator__kind="extractive")
 
 
 @dataclass(frozen=True)
@@ -278,14 +278,14 @@ def measure(point: Point, config: Config, kbs: Kbs, embedder: Any, dump: Dump | 
     parts = set(point.parts)
     first: list[tuple[str, bool]] = []
     with resolver(point.resolver):
-        with temp_app(replace(cfg, index_uri=kbs.docs_index), embedder=embedder, prefix=f"{point.key}-docs") as app:
+        with temp_app(cfg.changed(storage__index_uri=kbs.docs_index), embedder=embedder, prefix=f"{point.key}-docs") as app:
             conv.run_docs_conversations(app, [c for c in conv.load_docs_conversations() if c.split in parts], result,
                                         dump)
             para, off = questions()
             for i, a in enumerate([a for a in para + off if a.split in parts]):
                 d = ask(app, "tradeoff", "first", i, a.question)
                 first.append((a.split, from_section(d, a.file, a.heading) if a.file else d.refused))
-        with temp_app(replace(cfg, index_uri=kbs.mtrag_index), embedder=embedder, prefix=f"{point.key}-mtrag") as app:
+        with temp_app(cfg.changed(storage__index_uri=kbs.mtrag_index), embedder=embedder, prefix=f"{point.key}-mtrag") as app:
             watch = Watch(app)
             conv.run_mtrag(app, [t for t in kbs.tasks if t.split in parts], kbs.names, result, dump, conv.Clock())
     m = result.metrics
@@ -314,7 +314,7 @@ def measure(point: Point, config: Config, kbs: Kbs, embedder: Any, dump: Dump | 
 def knowledge_bases(config: Config, embedder: Any) -> Iterator[Kbs]:
     """docs/ and MTRAG-UN's passages ingested as the conversations suite ingests them, each index
     copied to a folder every point's App reads."""
-    cfg = replace(config, generator="extractive")
+    cfg = config.changed(generator__kind="extractive")
     every = conv.load_mtrag_un(conv.MTRAG_UN_FILE)
     passages = conv.kb_passages(every)
     with tempfile.TemporaryDirectory(prefix="groundbot-tradeoff-") as tmp:
@@ -323,7 +323,7 @@ def knowledge_bases(config: Config, embedder: Any) -> Iterator[Kbs]:
             app.ingest([DOCS])
             shutil.copytree(app.config.index_location, work / "docs-index")
         with temp_app(cfg, embedder=embedder, prefix="tradeoff-mtrag") as app:
-            kb = app.config.data_dir.parent / "mtrag"
+            kb = app.config.paths.data_dir.parent / "mtrag"
             names = conv.write_mtrag_kb(passages, kb)
             t0 = time.perf_counter()
             app.ingest([kb])
@@ -580,7 +580,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = base_config(args.config)
         from storage.models.embedders import make_embedder
 
-        embedder = make_embedder(config.embedder, config.embed_batch_size)
+        embedder = make_embedder(config.embedder.name, config.embedder.batch_size)
         args.partial.parent.mkdir(parents=True, exist_ok=True)
         with knowledge_bases(config, embedder) as kbs:
             for pt in todo:

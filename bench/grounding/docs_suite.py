@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +118,7 @@ def run_docs(config: Config, *, embedder: Any = None, limit: int | None = None,
                         f"{QUESTIONS.relative_to(ROOT)} ({len(para)} paraphrases, {len(off)} off-docs); "
                         "a right answer cites the section asked about")
     offered: dict[str, str] = {}
-    with temp_app(replace(config, generator="extractive"), embedder=embedder, prefix=name) as app:
+    with temp_app(config.changed(generator__kind="extractive"), embedder=embedder, prefix=name) as app:
         ingest_kb(app, DOCS, result)
         for tag, expected, items in (("headings", "reply", heads), ("paraphrases", "reply", para),
                                      ("off_docs", "refuse", off)):

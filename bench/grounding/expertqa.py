@@ -147,13 +147,13 @@ def run_expertqa(path: Path, config: Config, *, embedder: Any = None, limit: int
     for r in asked:  # the generator is asked the question as the pipeline cleaned it
         server.add(clean_input(r.question), answer=replay_answer(r))
     server.set_mode("answer")
-    cfg = replace(config, generator="openai", openai=replace(config.openai, base_url=server.base_url))
+    cfg = config.changed(generator__kind="openai", openai=replace(config.openai, base_url=server.base_url))
     result.notes.append(
         "generator=openai against bench/grounding/replay_server.py, each answer as its system wrote it, [n] cited as the "
         f"context holding excerpt n (else the best-overlapping context); split by question hash; {len(asked)} "
         f"answers asked ({', '.join(f'{s} {sum(r.split == s for r in asked)}' for s in splits)}), in file order")
     with server, temp_app(cfg, embedder=embedder, prefix=NAME) as app:
-        kb = app.config.data_dir.parent / NAME
+        kb = app.config.paths.data_dir.parent / NAME
         doc_ids = ds.write_expertqa_kb(records, kb)
         ingest_kb(app, kb, result)
         result.notes.append(f"KB = the cited excerpts of all {len(records)} answers ({len(doc_ids)} documents); "

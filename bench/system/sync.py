@@ -17,7 +17,6 @@ import shutil
 import statistics
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,7 @@ def run(repeat: int) -> dict[str, Any]:
             spec = parse_sources([{"name": "starlette", "kind": "web", "url": server.base + "sitemap.xml",
                                    "public_url": "https://www.starlette.io/", "allow_private_addresses": True,
                                    "requests_per_second": 100, "concurrency": 4}], "bench")
-            app = build_app(replace(Config(), data_dir=tmp / "data", kb_paths=(), sources=spec))
+            app = build_app(Config().changed(paths__data_dir=tmp / "data", paths__kb_paths=(), sources=spec))
             t0 = time.perf_counter()
             [first] = app.syncer.sync()
             first_s = time.perf_counter() - t0

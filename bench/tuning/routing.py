@@ -27,7 +27,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +127,7 @@ def choose(rows: Sequence[dict[str, Any]], budget: float = BUDGET,
 
 def measure(split: str, limit: int | None, halueval: Path, forms: bool) -> list[dict[str, Any]]:
     cfg = load_config(ROOT / "config.toml", environ={})
-    cfg = replace(cfg, core=replace(cfg.core, review=ReviewSettings(template_risk=OFF, hold_risk=OFF)))
+    cfg = cfg.changed(review=ReviewSettings(template_risk=OFF, hold_risk=OFF))
     rows: list[dict[str, Any]] = []
     result = run_halueval(halueval, cfg, limit=limit, split=split, dump=rows.append, forms=forms)
     if result.skipped:

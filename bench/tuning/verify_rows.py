@@ -95,7 +95,7 @@ def capture(out: Path, halueval_dev: int, halueval_test: int | None, suites: Seq
     from storage.models.embedders import make_embedder
 
     config = base_config(ROOT / "config.toml")
-    emb = make_embedder(config.embedder, config.embed_batch_size)
+    emb = make_embedder(config.embedder.name, config.embedder.batch_size)
     rows: list[Captured] = []
     runs: dict[str, tuple[str, Callable[[], Any]]] = {
         "expertqa": ("expertqa", lambda: run_expertqa(ds.EXPERTQA_FILE, config, embedder=emb)),
@@ -228,7 +228,7 @@ def default_core(config_file: Path = ROOT / "config.toml",
 
     config = base_config(config_file)
     if model is None:
-        judge = make_claim_judge(replace(config, generator="openai"), config.embedder)  # as the LLM suites run
+        judge = make_claim_judge(config.changed(generator__kind="openai"), config.embedder.name)  # as the LLM suites run
     else:  # the exported judge asked for, instead of the shipped one
         from storage.models.claim_judge import OnnxClaimJudge
 

@@ -36,7 +36,7 @@ def cmd_ingest(cfg: Config, args: argparse.Namespace) -> int:
     from bot.app import build_app
 
     app = build_app(cfg)
-    paths = args.paths or list(cfg.kb_paths)
+    paths = args.paths or list(cfg.paths.kb_paths)
     summary = app.ingest(paths, progress=_progress_bar())
     app.check_suggestions()  # decided once here, read by every worker
     if args.json:

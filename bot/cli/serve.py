@@ -29,7 +29,7 @@ def cmd_serve(cfg: Config, args: argparse.Namespace) -> int:
     ) if on]
     print(f"groundbot serve on http://{host}:{port} with {workers} worker(s): /api/ask, /healthz, /readyz, /metrics"
           + "".join(f", {f}" for f in fronts) + ". Press Ctrl-C to stop.", file=sys.stderr)
-    if workers > 1 and not cfg.index_uri and not cfg.index_path.exists():
+    if workers > 1 and not cfg.storage.index_uri and not cfg.index_path.exists():
         print(f"groundbot serve: the index {cfg.index_path} does not exist yet; with several workers run "
               "'groundbot ingest' first (one worker ingests the configured KB on its first start)", file=sys.stderr)
         return 2

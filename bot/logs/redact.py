@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
+from pydantic import SecretStr
+
 _MARK = "_groundbot_redacted"
 
 
@@ -97,16 +99,17 @@ _lock = threading.Lock()
 _installed: _Installed | None = None  # the record factory is process-wide, so is this
 
 
-def install_redaction(secrets: Mapping[str, str]) -> SecretRedactor:
-    """Redact `secrets` (env name -> value) in every log record from now on.
+def install_redaction(secrets: Mapping[str, str | SecretStr]) -> SecretRedactor:
+    """Redact `secrets` (env name -> value, as config.secrets holds them) in every log record from now on.
 
     Installs one record factory (chained to the one in place) and adds the filter to the
     root logger's current handlers; calling it again only swaps the secrets.
     """
     global _installed
+    plain = {name: v.get_secret_value() if isinstance(v, SecretStr) else v for name, v in secrets.items()}
     with _lock:
         if _installed is None:
-            redactor = SecretRedactor(secrets)
+            redactor = SecretRedactor(plain)
             previous = logging.getLogRecordFactory()
 
             def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
@@ -117,7 +120,7 @@ def install_redaction(secrets: Mapping[str, str]) -> SecretRedactor:
             _installed = _Installed(redactor, previous)
             logging.setLogRecordFactory(factory)
         else:
-            _installed.redactor.set_secrets(secrets)
+            _installed.redactor.set_secrets(plain)
         for handler in logging.getLogger().handlers:
             if _installed.redactor not in handler.filters:
                 handler.addFilter(_installed.redactor)

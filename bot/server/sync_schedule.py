@@ -24,7 +24,7 @@ class SyncSchedule:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        if self._thread is None and any(s.interval_s > 0 for s in self.syncer.specs.values()):
+        if self._thread is None and any(s.interval > 0 for s in self.syncer.specs.values()):
             self._thread = threading.Thread(target=self._run, daemon=True, name="sync-schedule")
             self._thread.start()
 

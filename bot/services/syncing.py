@@ -98,9 +98,9 @@ class Syncer:
         now = now or datetime.now(UTC)
         due = []
         for name, spec in self.specs.items():
-            if spec.interval_s <= 0:
+            if spec.interval <= 0:
                 continue
             last = self.state.last_attempt(name)
-            if last is None or (now - last).total_seconds() >= spec.interval_s:
+            if last is None or (now - last).total_seconds() >= spec.interval:
                 due.append(name)
         return due

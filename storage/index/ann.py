@@ -42,19 +42,32 @@ ANN_KEY = "groundbot:ann"  # vector-field metadata: the trained plan and the row
 class SearchIndexSettings:
     """[search_index] in config.toml: how the chunk and suggestion tables are indexed and read."""
 
-    ann_min_rows: int = 8_000       # below this a table is searched exactly (a flat scan is fast enough there)
-    index_type: str = "IVF_HNSW_SQ"  # "IVF_HNSW_SQ" or "IVF_PQ"
-    partitions: int = 0             # IVF partitions; 0 = rows / rows_per_partition at training time
+    ann_min_rows: int = 8_000
+    """Tables smaller than this are searched exactly."""
+    index_type: str = "IVF_HNSW_SQ"
+    """The ANN index from ann_min_rows on: "IVF_HNSW_SQ" or "IVF_PQ"."""
+    partitions: int = 0
+    """IVF partitions; 0 = rows / rows_per_partition when trained (at most rows / 256)."""
     rows_per_partition: int = 16384
-    sub_vectors: int = 0            # IVF_PQ sub-vectors; 0 = dim / 8 (48 for 384-d vectors)
-    nprobes: int = 0                # partitions searched per query; 0 = max(min_nprobes, probe_share * partitions)
+    """Rows per IVF partition when partitions = 0 (61 partitions at 1M rows)."""
+    sub_vectors: int = 0
+    """IVF_PQ only: sub-vectors; 0 = dimension / 8 (48 for 384-d vectors)."""
+    nprobes: int = 0
+    """Partitions one query searches; 0 = max(min_nprobes, probe_share x partitions)."""
     probe_share: float = 0.4
+    """Share of the partitions searched when nprobes = 0."""
     min_nprobes: int = 20
-    refine_factor: int = 1          # ANN candidates re-ranked on stored vectors: refine_factor x limit
-    ef: int = 1600                  # IVF_HNSW_SQ graph search's candidate list; 0 = LanceDB's (limit x refine_factor)
-    retrain_share: float = 0.25     # retrain the ANN index when rows written since training exceed this share
-    scope_exact_rows: int = 1_000   # a knowledge scope of at most this many rows is searched exactly (its rows alone)
-    scope_tables: bool = True       # each knowledge scope also gets a table of its own (storage/index/scope_tables.py)
+    """... but at least this many (every partition of a table up to 20 x rows_per_partition)."""
+    refine_factor: int = 1
+    """An ANN query re-ranks refine_factor x candidates on their stored vectors."""
+    ef: int = 1600
+    """IVF_HNSW_SQ: the graph search's candidate list; 0 = candidates x refine_factor."""
+    retrain_share: float = 0.25
+    """Rows written since training / rows above which the ANN index is retrained."""
+    scope_exact_rows: int = 1_000
+    """A knowledge scope with at most this many rows is searched exactly, larger ones by the ANN index."""
+    scope_tables: bool = True
+    """Each knowledge scope gets a table of its own (docs/scopes.md); false: one table and a prefilter."""
 
     def __post_init__(self) -> None:
         if self.index_type not in ("IVF_PQ", "IVF_HNSW_SQ"):

@@ -147,7 +147,7 @@ def update_index(
     chunks: list[Chunk] = []
     keys = settings.heading_keys if settings.heading_keys is not None else embedder.name in KEYED_EMBEDDERS
     for doc in changed:
-        chunks.extend(chunk_document(doc, settings.size, settings.overlap, settings.min_chars, keys))
+        chunks.extend(chunk_document(doc, settings.chunk_chars, settings.overlap_chars, settings.min_chunk_chars, keys))
     backfill = index.table() is not None and index.suggestions.table() is None
     if chunks or summary.removed or backfill:
         stored = index.chunks.stored_vectors(summary.updated)

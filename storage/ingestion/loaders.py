@@ -117,8 +117,25 @@ def _stem_title(name: str) -> str:
     return Path(name).stem.replace("-", " ").replace("_", " ")
 
 
+# a Markdown page's part between these two lines is shown to readers but not indexed: a generated
+# reference (docs/configuration.md's table of every setting) whose rows would crowd out the sections
+# that answer a question in prose
+NOT_INDEXED = "<!-- groundbot: not indexed -->"
+INDEXED = "<!-- groundbot: indexed -->"
+
+
+def _indexed_part(text: str) -> str:
+    """`text` without its not-indexed parts (an unclosed one runs to the end)."""
+    kept, rest = [], text
+    while NOT_INDEXED in rest:
+        head, rest = rest.split(NOT_INDEXED, 1)
+        kept.append(head)
+        rest = rest.split(INDEXED, 1)[1] if INDEXED in rest else ""
+    return "".join(kept) + rest
+
+
 def load_markdown(text: str, doc_id: str, source: str, name: str) -> Document:
-    title, sections = markdown_sections(text)
+    title, sections = markdown_sections(_indexed_part(text))
     return Document(doc_id, source, title or _stem_title(name), sections=sections)
 
 

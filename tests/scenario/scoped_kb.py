@@ -4,7 +4,6 @@ their own chats and admins. Telegram, Slack and console tests build their apps f
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -70,4 +69,4 @@ def scoped(cfg: Config, kb: Path, *, default: str = "") -> Config:
                         (f"slack:{ENG_CHANNEL}", f"telegram:{ENG_GROUP}"),
                         (f"slack:{ENG_ADMIN_SLACK}", f"telegram:{ENG_ADMIN_TG}"),
                         refusal="The engineering runbooks do not answer this; ask in #eng-help.")
-    return replace(cfg, kb_paths=(str(kb),), scopes=(hr, eng), scoping=ScopingSettings(default))
+    return cfg.changed(paths__kb_paths=(str(kb),), scopes=(hr, eng), scoping=ScopingSettings(default))

@@ -40,10 +40,9 @@ def test_reingest_admin_only(make_app: Callable[..., Any]) -> None:
 
 
 def test_high_risk_answers_held_for_review(make_app: Callable[..., Any], base_config: Any) -> None:
-    from dataclasses import replace
 
     base = base_config
-    cfg = replace(base, core=replace(base.core, review=replace(base.core.review, template_risk=0.0, hold_risk=0.0)))
+    cfg = base.changed(review__template_risk=0.0, review__hold_risk=0.0)
     app = make_app(config=cfg)
     text = run_console(app, ["How do I re-ingest documents?", "/review"])
     assert "passed to an admin for review" in text

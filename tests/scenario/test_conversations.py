@@ -95,7 +95,7 @@ def test_an_unnamed_thing_is_asked_back_with_each_named_one_answerable(make_app:
         (kb / f"{name.split()[0].lower()}.md").write_text(
             f"# {name}\n\n## Facilities\n\nThe {name} provides {rooms} for the public. Membership cards are "
             "free for every resident of the county and can be renewed at the front desk.\n", encoding="utf-8")
-    app = make_app(empty=True, kb_paths=(str(kb),))
+    app = make_app(empty=True, paths__kb_paths=(str(kb),))
     app.ingest([kb])
     ask(app, "lib", "Are membership cards free for residents of the county?")
     d = ask(app, "lib", "What facilities does this library provide for the public?")

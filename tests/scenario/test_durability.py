@@ -90,7 +90,7 @@ def test_lock_held_40_s_loses_no_turn(make_app: Callable[..., Any]) -> None:
     app = make_app()
     key = ConversationKey("test", "locked")
     app.ask(Incoming(key, "u", "How do I re-ingest documents?"))
-    db = app.config.data_dir / "transcripts.db"
+    db = app.config.paths.data_dir / "transcripts.db"
     held, release = threading.Event(), threading.Event()
 
     def hold_lock() -> None:
@@ -122,7 +122,7 @@ def test_lock_held_40_s_loses_no_turn(make_app: Callable[..., Any]) -> None:
 
 @pytest.mark.slow
 def test_unreachable_database_runs_without_history_and_says_so(make_app: Callable[..., Any], tmp_path: Path) -> None:
-    app = make_app(database_url=f"sqlite:///{(tmp_path / 'no-such-dir' / 't.db').as_posix()}", lock_budget_s=0.5)
+    app = make_app(storage__database_url=f"sqlite:///{(tmp_path / 'no-such-dir' / 't.db').as_posix()}", storage__lock_budget_s=0.5)
     d = app.ask(Incoming(ConversationKey("test", "x"), "u", "How do I re-ingest documents?"))
     assert not d.refused and d.history == "unavailable" and d.recorded == "spool"
     (tmp_path / "no-such-dir").mkdir()

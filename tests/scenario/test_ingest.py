@@ -133,7 +133,7 @@ def test_killed_ingest_leaves_previous_index_searchable(make_app: Callable[..., 
         "app.ingest([sys.argv[3]], progress=progress)\n"
         "print('finished', flush=True)\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script, str(ROOT / "config.toml"), str(app.config.data_dir), str(big)],
+    proc = subprocess.Popen([sys.executable, "-c", script, str(ROOT / "config.toml"), str(app.config.paths.data_dir), str(big)],
                             stdout=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert proc.stdout is not None
     deadline = time.time() + 120
@@ -153,7 +153,7 @@ def test_killed_ingest_leaves_previous_index_searchable(make_app: Callable[..., 
 
 @pytest.mark.slow
 def test_first_run_ingests_the_configured_kb_once(make_app: Callable[..., Any]) -> None:
-    app = make_app(empty=True, kb_paths=(str(ROOT / "docs"),))
+    app = make_app(empty=True, paths__kb_paths=(str(ROOT / "docs"),))
     first = app.ensure_ingested()
     assert first is not None and first.added and app.index.count() > 0
     assert app.ensure_ingested() is None  # a filled index is left alone

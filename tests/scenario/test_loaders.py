@@ -97,7 +97,7 @@ def test_news_page_is_answerable_and_its_footer_is_not(make_app: Callable[..., A
     kb = tmp_path / "site"
     kb.mkdir()
     (kb / "library.html").write_text(NEWS, encoding="utf-8")
-    app = make_app(empty=True, kb_paths=(str(kb),))
+    app = make_app(empty=True, paths__kb_paths=(str(kb),))
     app.ingest([kb])
     d = app.ask(Incoming(ConversationKey("t", "news"), "u", "When is the new library open on Saturdays?"))
     assert not d.refused and "10 am to 4 pm" in d.answer

@@ -19,7 +19,7 @@ import pytest
 
 from bot.app import build_app
 from bot.config import load_config
-from bot.schema import ConfigError
+from bot.config_errors import ConfigError
 from core.messages import ConversationKey, Incoming
 from core.text.normalize import normalize_text
 from tests.standins.s3 import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, S3Server
@@ -114,7 +114,7 @@ def test_index_credentials_come_from_the_environment_never_the_file(tmp_path: Pa
     assert cfg.index_storage_options() == {
         "aws_endpoint": s3.endpoint, "aws_region": REGION, "allow_http": "true",
         "aws_access_key_id": ACCESS_KEY_ID, "aws_secret_access_key": SECRET_ACCESS_KEY}
-    assert SECRET_ACCESS_KEY in cfg.secrets.values()  # so bot/logs/redact.py keeps it out of every log line
+    assert SECRET_ACCESS_KEY in [s.get_secret_value() for s in cfg.secrets.values()]  # so bot/logs/redact.py keeps it out of every log line
     text = cfg_path.read_text(encoding="utf-8") + f'secret_access_key = "{SECRET_ACCESS_KEY}"\n'
     cfg_path.write_text(text, encoding="utf-8")
     with pytest.raises(ConfigError, match="secret_access_key"):  # a key in the file is refused, not used

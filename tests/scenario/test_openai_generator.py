@@ -25,8 +25,8 @@ def llm() -> Iterator[OpenAIStandIn]:
 def openai_app(make_app: Callable[..., Any], llm: OpenAIStandIn, base_config: Any) -> Callable[..., Any]:
     def factory(**openai_fields: Any) -> Any:
         base = base_config
-        cfg = replace(base, generator="openai",
-                      openai=replace(base.openai, base_url=llm.base_url, **{"timeout_s": 2.0, **openai_fields}))
+        cfg = base.changed(generator__kind="openai",
+                         openai=replace(base.openai, base_url=llm.base_url, **{"timeout_s": 2.0, **openai_fields}))
         return make_app(config=cfg)
 
     return factory
@@ -113,8 +113,8 @@ def test_timeout_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> 
 
 def test_unreachable_server_refused(make_app: Callable[..., Any], base_config: Any, free_port: int) -> None:
     base = base_config
-    cfg = replace(base, generator="openai",
-                  openai=replace(base.openai, base_url=f"http://127.0.0.1:{free_port}/v1", timeout_s=1.0, max_retries=0))
+    cfg = base.changed(generator__kind="openai",
+                     openai=replace(base.openai, base_url=f"http://127.0.0.1:{free_port}/v1", timeout_s=1.0, max_retries=0))
     d = make_app(config=cfg).ask(Incoming(ConversationKey("t", "x"), "u", Q))
     assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE
 

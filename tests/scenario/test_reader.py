@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +30,7 @@ def ask(app: App, text: str) -> Decision:
 
 
 def reading(base_config: Config, threshold: float) -> Config:
-    return replace(base_config, core=replace(base_config.core,
-                                             reader=replace(base_config.core.reader, min_answer_probability=threshold)))
+    return base_config.changed(reader__min_answer_probability=threshold)
 
 
 @pytest.fixture

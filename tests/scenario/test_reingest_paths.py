@@ -61,7 +61,7 @@ def kb(tmp_path: Path) -> Kb:
 
 
 def _reingest_app(make_app: Callable[..., App], kb: Kb, **fields: Any) -> App:
-    return make_app(kb_paths=(str(kb.root),), reingest_roots=(str(kb.extra),), **fields)
+    return make_app(paths__kb_paths=(str(kb.root),), paths__reingest_roots=(str(kb.extra),), **fields)
 
 
 def test_app_refuses_paths_outside_the_roots_before_reading(make_app: Callable[..., App], kb: Kb) -> None:
@@ -162,8 +162,8 @@ def test_slack_reingest_refuses_outside_paths(slack_api: SlackStandIn, kb: Kb, t
                                               docs_index: Path) -> None:
     shutil.copytree(docs_index, tmp_path / "data" / "index")
     cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_SLACK_BOT_TOKEN": BOT_TOKEN})
-    cfg = replace(cfg, data_dir=tmp_path / "data", admins={**cfg.admins, "slack": (ADMIN,)},
-                  kb_paths=(str(kb.root),), reingest_roots=(str(kb.extra),))
+    cfg = cfg.changed(paths__data_dir=tmp_path / "data", admins={**cfg.admins, "slack": (ADMIN,)},
+                  paths__kb_paths=(str(kb.root),), paths__reingest_roots=(str(kb.extra),))
     app = build_app(cfg, embedder=embedder)
     adapter = SlackAdapter(app, bot_token=BOT_TOKEN, signing_secret=SLACK_SIGNING, api_base_url=slack_api.api_url,
                            progress_interval_s=0.0)

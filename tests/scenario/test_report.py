@@ -21,7 +21,7 @@ from tests.scenario.test_review_console import HOLD_AT, RISKY, Console
 def test_report_counts_routes_reviews_feedback_and_gaps(make_app: Callable[..., Any], base_config: Any,
                                                          tmp_path: Path) -> None:
     review = replace(base_config.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT)
-    app = make_app(config=replace(base_config, core=replace(base_config.core, review=review)))
+    app = make_app(config=base_config.changed(review=review))
     user, admin = Console(app, "guest", "c1"), Console(app, "local", "admin")
     user("How do I re-ingest documents?")
     user("/bad wrong it skips PDFs")
@@ -41,7 +41,7 @@ def test_report_counts_routes_reviews_feedback_and_gaps(make_app: Callable[..., 
                                    "curve_template_at_default": [{"hold_risk": h / 10, "right_sent_to_review": 1 - h / 10,
                                                                   "hallucinated_unreviewed": h / 10} for h in range(11)]}))
     out = tmp_path / "report"
-    assert cli_main(["--data-dir", str(app.config.data_dir), "report", "--out", str(out),
+    assert cli_main(["--data-dir", str(app.config.paths.data_dir), "report", "--out", str(out),
                      "--routing", str(routing)]) == 0
     page = (out / "index.html").read_text(encoding="utf-8")
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -80,7 +80,7 @@ def test_report_page_looks_like_a_report_in_a_headless_browser(make_app: Callabl
     user("How do I re-ingest documents?")
     user("What is the capital of France?")
     out = tmp_path / "report"
-    assert cli_main(["--data-dir", str(app.config.data_dir), "report", "--out", str(out)]) == 0
+    assert cli_main(["--data-dir", str(app.config.paths.data_dir), "report", "--out", str(out)]) == 0
     shot = tmp_path / "report.png"
     subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
                     "--disable-background-networking", "--disable-component-update", "--disable-sync",

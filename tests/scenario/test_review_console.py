@@ -19,7 +19,7 @@ HOLD_AT = 0.2
 
 def held_app(make_app: Callable[..., Any], base_config: Any, hold: float = HOLD_AT) -> Any:
     review = replace(base_config.core.review, template_risk=hold, hold_risk=hold)
-    return make_app(config=replace(base_config, core=replace(base_config.core, review=review)))
+    return make_app(config=base_config.changed(review=review))
 
 
 class Console:

@@ -25,7 +25,7 @@ FLOOD_S = 600  # a 429 asking to wait this long goes up at once (adapters/telegr
 
 def outbox_app(tg_app: Callable[..., App], base_config: Any, retry_s: float = 0.2) -> App:  # noqa: F811
     review = replace(base_config.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT, retry_seconds=retry_s)
-    return tg_app(core=replace(base_config.core, review=review))
+    return tg_app(review=review)
 
 
 def answers(standin: TelegramStandIn, chat_id: int = 501) -> list[str]:  # noqa: F811
@@ -63,7 +63,7 @@ async def test_an_admin_in_another_process_approves_and_the_connected_one_sends(
         _, item = await held(app, standin)
         app.courier.stop()  # the connected groundbot does not look at the outbox until later
         # a console admin in a groundbot of its own on the same database: no Telegram connection there
-        console_admin = replace(app.config, admins={**app.config.admins, "console": ("local",)})
+        console_admin = app.config.changed(admins={**app.config.admins, "console": ("local",)})
         other = build_app(console_admin, embedder=app.embedder)
         out = io.StringIO()
         console = ConsoleChat(other, user_id="local", stdin=io.StringIO(""), stdout=out, session="admin")

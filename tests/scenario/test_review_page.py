@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -35,7 +34,7 @@ def _signed(token: str, *, age_s: float) -> str:
 @pytest.mark.slow
 def test_admin_signs_in_and_edits_a_held_answer(make_app: Callable[..., App], tmp_path: Path) -> None:
     cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN, "GROUNDBOT_REVIEW_TOKEN": TOKEN})
-    cfg = replace(cfg, core=replace(cfg.core, review=replace(cfg.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT)))
+    cfg = cfg.changed(review__template_risk=HOLD_AT, review__hold_risk=HOLD_AT)
     db = f"sqlite:///{(tmp_path / 'shared.db').as_posix()}"
     with serving(worker(make_app, cfg, db)) as [server]:
         held = server.ask(RISKY).json()

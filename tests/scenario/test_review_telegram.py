@@ -17,7 +17,7 @@ from tests.standins.telegram import Call, TelegramStandIn
 
 def held_app(tg_app: Callable[..., App], base_config: Any) -> App:  # noqa: F811
     review = replace(base_config.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT)
-    return tg_app(core=replace(base_config.core, review=review))
+    return tg_app(review=review)
 
 
 async def held(app: App, standin: TelegramStandIn, chat_id: int = 501, text_prefix: str = "",  # noqa: F811

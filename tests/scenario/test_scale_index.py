@@ -52,7 +52,7 @@ def write_docs(kb: Path, n: int, paragraphs: int = 6, tag: str = "") -> None:
     (kb / "faq.csv").write_text("question,answer\nHow do I reset the device?,Hold the button for ten seconds.\n")
 
 
-SETTINGS = ChunkSettings(size=120, overlap=0, min_chars=10)
+SETTINGS = ChunkSettings(chunk_chars=120, overlap_chars=0, min_chunk_chars=10)
 
 
 @pytest.fixture

@@ -48,7 +48,7 @@ def scoped_index(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> tup
     """(kb, index) of the two teams, ingested once with their scopes; copied per test."""
     root = tmp_path_factory.mktemp("scoped")
     kb = write_kb(root)
-    cfg = scoped(replace(load_config(ROOT / "config.toml", environ={}), data_dir=root / "data"), kb)
+    cfg = scoped(load_config(ROOT / "config.toml", environ={}).changed(paths__data_dir=root / "data"), kb)
     summary = build_app(cfg, embedder=embedder).ingest()
     assert len(summary.added) == 3
     return kb, root / "data" / "index"
@@ -61,8 +61,8 @@ def scoped_app(tmp_path: Path, embedder: Any, scoped_index: tuple[Path, Path]) -
     def factory(default: str = "", **fields: Any) -> App:
         data = tmp_path / f"data-{len(list(tmp_path.glob('data-*')))}"
         shutil.copytree(index, data / "index")
-        cfg = scoped(replace(load_config(ROOT / "config.toml", environ={}), data_dir=data), kb, default=default)
-        return build_app(replace(cfg, **fields), embedder=embedder)
+        cfg = scoped(load_config(ROOT / "config.toml", environ={}).changed(paths__data_dir=data), kb, default=default)
+        return build_app(cfg.changed(**fields), embedder=embedder)
 
     return factory
 
@@ -146,7 +146,7 @@ def test_each_scope_is_searched_in_a_table_of_its_own_holding_its_rows_only(
     assert hits and hits[0].doc_id.endswith("runbook.md")
     assert app.index.scope_tables._legs["eng"]._atbl is not None  # read through the scope's table
     unscoped = replace(app.config.search_index, scope_tables=False)
-    plain = build_app(replace(app.config, search_index=unscoped), embedder=app.embedder)
+    plain = build_app(app.config.changed(search_index=unscoped), embedder=app.embedder)
     assert [h.chunk_id for h in plain.index.search(normalize_text(ENG_QUESTION), vec, 5, scope="eng")] == \
         [h.chunk_id for h in hits]  # the prefilter on the chunk table finds the same
     assert "eng" not in plain.index.scope_tables._legs
@@ -157,7 +157,7 @@ def test_scope_tables_follow_a_reingest_and_are_copied_again_when_they_drift(
     kb, _ = scoped_index
     app = scoped_app()
     hr_only = replace(app.config.scopes[0], paths=(str(kb / "hr"),))  # the FAQ leaves hr
-    moved = build_app(replace(app.config, scopes=(hr_only, app.config.scopes[1])), embedder=app.embedder)
+    moved = build_app(app.config.changed(scopes=(hr_only, app.config.scopes[1])), embedder=app.embedder)
     moved.ingest()
     assert docs_in(moved.config.index_path, "chunks_in_hr") == {"leave.md"}
     assert docs_in(moved.config.index_path, "chunks_in_eng") == {"runbook.md", "faq.yaml"}
@@ -167,7 +167,7 @@ def test_scope_tables_follow_a_reingest_and_are_copied_again_when_they_drift(
     done = moved.index.upkeep.maintain()
     assert docs_in(moved.config.index_path, "chunks_in_eng") == {"runbook.md", "faq.yaml"} and "scope eng" in done
     # a scope taken out of config loses its table with the next ingest
-    eng_only = build_app(replace(moved.config, scopes=(moved.config.scopes[1],)), embedder=app.embedder)
+    eng_only = build_app(moved.config.changed(scopes=(moved.config.scopes[1],)), embedder=app.embedder)
     assert "dropped" in eng_only.ingest().index_maintenance["scope hr"]
     assert eng_only.index.scope_tables.names() == ["eng"]
 
@@ -241,7 +241,7 @@ def test_changing_a_scope_rewrites_its_documents_scopes_with_their_vectors(
     kb, _ = scoped_index
     app = scoped_app()
     eng = replace(app.config.scopes[1], paths=(str(kb / "eng"), str(kb / "shared"), str(kb / "hr")))
-    moved = build_app(replace(app.config, scopes=(app.config.scopes[0], eng)), embedder=app.embedder)
+    moved = build_app(app.config.changed(scopes=(app.config.scopes[0], eng)), embedder=app.embedder)
     summary = moved.ingest()
     assert sorted(p.split("/")[-1] for p in summary.updated) == ["leave.md"] and summary.added == []
     assert summary.vectors_reused > 0 and summary.embed_seconds < 5
@@ -252,8 +252,8 @@ def test_ask_with_an_unknown_scope_is_an_error_and_nothing_is_answered(
         scoped_app: Callable[..., App], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     app = scoped_app()
     cfg_file = tmp_path / "c.toml"
-    kb = Path(app.config.kb_paths[0])
-    cfg_file.write_text(f'[paths]\nkb_paths = ["{kb}"]\ndata_dir = "{app.config.data_dir}"\n\n'
+    kb = Path(app.config.paths.kb_paths[0])
+    cfg_file.write_text(f'[paths]\nkb_paths = ["{kb}"]\ndata_dir = "{app.config.paths.data_dir}"\n\n'
                         f'[[scopes]]\nname = "hr"\npaths = ["{kb / "hr"}"]\nchats = ["cli"]\n', encoding="utf-8")
     assert cli_main(["--config", str(cfg_file), "ask", "--scope", "finance", HR_QUESTION]) == 2
     assert "unknown scope 'finance' (scopes: hr)" in capsys.readouterr().err

@@ -7,7 +7,6 @@ another."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +52,7 @@ def scoped_slack(standin: SlackStandIn, tmp_path: Path, embedder: Any,
     def factory(mode: str) -> Slack:
         kb = write_kb(tmp_path)
         cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_SLACK_BOT_TOKEN": BOT_TOKEN})
-        app = build_app(scoped(replace(cfg, data_dir=tmp_path / "data"), kb), embedder=embedder)
+        app = build_app(scoped(cfg.changed(paths__data_dir=tmp_path / "data"), kb), embedder=embedder)
         app.ingest()
         adapter = SlackAdapter(app, bot_token=BOT_TOKEN, signing_secret=SECRET, api_base_url=standin.api_url,
                                progress_interval_s=0.0, threads=SlackThreads(ReplyThreads(app.store.engine)))

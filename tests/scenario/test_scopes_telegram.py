@@ -42,7 +42,7 @@ def scoped_tg(tmp_path: Path, embedder: Any, standin: TelegramStandIn) -> Callab
         kb = write_kb(tmp_path)
         cfg = load_config(ROOT / "config.toml", environ={TOKEN_ENV: standin.token, SECRET_ENV: SECRET})
         telegram = replace(TelegramSettings(), base_url=standin.base_url)
-        cfg = scoped(replace(cfg, data_dir=tmp_path / "data", telegram=telegram), kb)
+        cfg = scoped(cfg.changed(paths__data_dir=tmp_path / "data", telegram=telegram), kb)
         app = build_app(cfg, embedder=embedder)
         app.ingest()
         return app

@@ -83,7 +83,7 @@ def logs(caplog: pytest.LogCaptureFixture) -> Iterator[Callable[[Config], Logs]]
 
 
 def _config(**fields: Any) -> Config:
-    return replace(load_config(ROOT / "config.toml", environ=dict(CANARIES)), **fields)
+    return load_config(ROOT / "config.toml", environ=dict(CANARIES)).changed(**fields)
 
 
 class _Leaky:
@@ -145,7 +145,7 @@ def slack_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlackStandIn]:
 def test_slack_at_debug_logs_no_secret(mode: str, slack_api: SlackStandIn, tmp_path: Path, embedder: Any,
                                        docs_index: Path, logs: Callable[[Config], Logs]) -> None:
     shutil.copytree(docs_index, tmp_path / "data" / "index")
-    cfg = _config(data_dir=tmp_path / "data")
+    cfg = _config(paths__data_dir=tmp_path / "data")
     app = build_app(cfg, embedder=embedder)
     captured = logs(cfg)
     from bot.platforms import slack_secrets
@@ -188,7 +188,7 @@ def test_openai_generator_at_debug_logs_no_api_key(make_app: Callable[..., App],
                                                     logs: Callable[[Config], Logs]) -> None:
     with OpenAIStandIn() as llm:
         base = _config()
-        cfg = replace(base, generator="openai", openai=replace(base.openai, base_url=llm.base_url, timeout_s=2.0))
+        cfg = base.changed(generator__kind="openai", openai=replace(base.openai, base_url=llm.base_url, timeout_s=2.0))
         app = make_app(config=cfg)
         captured = logs(app.config)
         llm.enqueue("Run groundbot ingest again with the same paths [C1].", prob=0.95)

@@ -110,7 +110,7 @@ def serving(*asgis: Any) -> Iterator[list[Server]]:
 
 
 def config_with(environ: dict[str, str], **fields: Any) -> Config:
-    return replace(load_config(ROOT / "config.toml", environ=environ), **fields)
+    return load_config(ROOT / "config.toml", environ=environ).changed(**fields)
 
 
 @pytest.fixture
@@ -120,7 +120,7 @@ def shared_db(tmp_path: Path) -> str:
 
 def worker(make_app: Callable[..., App], cfg: Config, db_url: str, **kwargs: Any) -> Any:
     """The ASGI app of one worker over the shared database (its App made on the lifespan thread)."""
-    return build_asgi(cfg, app_factory=lambda: make_app(config=cfg, database_url=db_url), **kwargs)
+    return build_asgi(cfg, app_factory=lambda: make_app(config=cfg, storage__database_url=db_url), **kwargs)
 
 
 # -- operations -------------------------------------------------------------------------
@@ -131,7 +131,7 @@ def test_readyz_is_503_until_the_model_and_index_are_loaded(make_app: Callable[.
 
     def slow_factory() -> App:
         assert release.wait(WAIT_S)
-        return make_app(config=cfg, database_url=shared_db)
+        return make_app(config=cfg, storage__database_url=shared_db)
 
     server = Server(build_asgi(cfg, app_factory=slow_factory))
     try:
@@ -167,7 +167,7 @@ def test_a_worker_sharing_the_port_takes_no_connection_until_it_is_ready(make_ap
 
     def slow_factory() -> App:
         assert release.wait(WAIT_S)
-        return make_app(config=cfg, database_url=shared_db)
+        return make_app(config=cfg, storage__database_url=shared_db)
 
     with serving(worker(make_app, cfg, shared_db)) as [ready]:
         # its own descriptor of the shared socket, as each spawned worker has: the two servers

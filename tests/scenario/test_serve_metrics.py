@@ -154,7 +154,7 @@ def test_the_console_tells_the_same_hooks(make_app: Callable[..., App]) -> None:
 def test_an_unreachable_llm_is_counted_as_an_llm_error(make_app: Callable[..., App], shared_db: str,  # noqa: F811
                                                        free_port: int) -> None:
     cfg = config_with({"GROUNDBOT_API_TOKEN": API_TOKEN})
-    cfg = replace(cfg, generator="openai", openai=replace(cfg.openai, base_url=f"http://127.0.0.1:{free_port}/v1",
+    cfg = cfg.changed(generator__kind="openai", openai=replace(cfg.openai, base_url=f"http://127.0.0.1:{free_port}/v1",
                                                           timeout_s=1.0, max_retries=0))
     server = Server(worker(make_app, cfg, shared_db))
     try:

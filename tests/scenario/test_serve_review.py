@@ -32,7 +32,7 @@ async def test_a_held_answer_card_reaches_telegram_admins_before_any_update(make
         base = config_with(env, telegram=replace(TelegramSettings(), base_url=standin.base_url),
                            admins={"telegram": (str(ADMIN),)})
         review = replace(base.core.review, template_risk=HOLD_AT, hold_risk=HOLD_AT, retry_seconds=0.2)
-        cfg = replace(base, core=replace(base.core, review=review))
+        cfg = base.changed(review=review)
         server = Server(worker(make_app, cfg, shared_db))
         try:
             await asyncio.to_thread(server.wait_ready)

@@ -105,7 +105,7 @@ def kb_index(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Path:
     kb.mkdir()
     (kb / "handbook.md").write_text(HANDBOOK, encoding="utf-8")
     (kb / "faq.yaml").write_text(yaml.safe_dump(FAQ, sort_keys=False, width=100_000), encoding="utf-8")
-    cfg = replace(load_config(ROOT / "config.toml", environ={}), data_dir=root / "data")
+    cfg = load_config(ROOT / "config.toml", environ={}).changed(paths__data_dir=root / "data")
     assert build_app(cfg, embedder=embedder).ingest([kb]).chunks_written > 0
     return root / "data" / "index"
 
@@ -329,10 +329,10 @@ def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
         data = tmp_path / f"data-{len(stops)}"
         shutil.copytree(kb_index, data / "index")
         cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_SLACK_BOT_TOKEN": BOT_TOKEN, **(environ or {})})
-        cfg = replace(cfg, data_dir=data, admins={**cfg.admins, "slack": (ADMIN,)}, reingest_roots=(str(tmp_path),))
+        cfg = cfg.changed(paths__data_dir=data, admins={**cfg.admins, "slack": (ADMIN,)}, paths__reingest_roots=(str(tmp_path),))
         if hold_risk is not None:  # answers at or above this risk wait for review
             review = replace(cfg.core.review, template_risk=hold_risk, hold_risk=hold_risk)
-            cfg = replace(cfg, core=replace(cfg.core, review=review))
+            cfg = cfg.changed(review=review)
         app = build_app(cfg, embedder=embedder, generator=generator)
         # as build_adapter wires it: the answered threads are rows of the transcript database
         threads = SlackThreads(ReplyThreads(app.store.engine)) if cfg.slack.thread_follow_ups else None

@@ -57,7 +57,7 @@ def test_commits_that_add_change_rename_and_delete_are_followed_sync_by_sync(
         "docs/image.png": "not a document",
         "README.md": "# Handbook repository\n\nTooling notes for the maintainers of this repository.\n",
     }, "first")
-    app = make_app(empty=True, kb_paths=(), sources=source(repo, paths=["docs"]))
+    app = make_app(empty=True, paths__kb_paths=(), sources=source(repo, paths=["docs"]))
     [one] = app.syncer.sync()
     assert one.ok and sorted(one.summary.added) == ["handbook:docs/fog.md", "handbook:docs/lamps.md"], one.line()
     d = ask(app, "How often is the lamp changed?")
@@ -90,13 +90,13 @@ def test_a_branch_is_chosen_and_a_repository_that_cannot_be_fetched_changes_noth
     Repo.init(str(repo), mkdir=True)
     commit(repo, {"tides.md": "# Tides\n\nHigh tide is logged by the junior keeper at every change of watch.\n"}, "one")
     porcelain.branch_create(str(repo), "drafts")
-    app = make_app(empty=True, kb_paths=(), sources=source(repo, branch="drafts"))
+    app = make_app(empty=True, paths__kb_paths=(), sources=source(repo, branch="drafts"))
     assert app.syncer.sync()[0].summary.added == ["handbook:tides.md"]
     before = app.index.existing_docs()
     (repo / ".git").rename(tmp_path / "moved.git")  # the repository is gone
     [failed] = app.syncer.sync()
     assert not failed.ok and "could not be fetched" in failed.error
     assert app.index.existing_docs() == before
-    missing = make_app(empty=True, kb_paths=(), sources=source(tmp_path / "moved.git", branch="nope"))
+    missing = make_app(empty=True, paths__kb_paths=(), sources=source(tmp_path / "moved.git", branch="nope"))
     [no_branch] = missing.syncer.sync()
     assert not no_branch.ok and "no branch 'nope'" in no_branch.error

@@ -38,7 +38,7 @@ WIFI = ("<p>The guest wifi network in the office is called Harbor-Guest. Its pas
 
 def _app(make_app: Callable[..., App], source: dict[str, Any], secrets: dict[str, str]) -> App:
     cfg = from_toml({"sources": [{"requests_per_second": 200, "timeout_s": 10, **source}]}, "test config")
-    return make_app(config=replace(cfg, secrets=secrets), empty=True)
+    return make_app(config=cfg.with_secrets(secrets), empty=True)
 
 
 def _sync(app: App) -> SyncReport:

@@ -152,7 +152,7 @@ async def test_refusal_offers_suggestion_buttons_and_a_press_asks_it(tg_app: Cal
 @pytest.mark.slow
 async def test_reingest_runs_for_admins_only(tg_app: Callable[..., App], standin: TelegramStandIn,
                                              tmp_path: Path) -> None:
-    app = tg_app(reingest_roots=(str(tmp_path),))
+    app = tg_app(paths__reingest_roots=(str(tmp_path),))
     kb = tmp_path / "extra"
     kb.mkdir()
     (kb / "lighthouse.md").write_text("# Lighthouses\n\n## What does a keeper log?\n\n"
@@ -276,7 +276,7 @@ async def test_failures_reach_the_user_as_refusals(tg_app: Callable[..., App], s
                                                    free_port: int) -> None:
     base = tg_app()
     dead = f"http://127.0.0.1:{free_port}/v1"  # nothing listens here: the LLM is down
-    app = tg_app(config=replace(base.config, generator="openai",
+    app = tg_app(config=base.config.changed(generator__kind="openai",
                                 openai=replace(base.config.openai, base_url=dead, timeout_s=1.0, max_retries=0)))
 
     class Crashing:

@@ -44,7 +44,7 @@ def test_scopes_are_read_and_resolve_each_chat(tmp_path: Path, monkeypatch: pyte
     assert scopes.scopes_of(str(tmp_path / "kb" / "hr" / "leave.md")) == ["hr"]
     assert scopes.scopes_of(str(tmp_path / "kb" / "faq.yaml")) == ["hr"]
     assert scopes.scopes_of(str(tmp_path / "kb" / "misc.md")) == []
-    assert scopes.scopes_of(str(cfg.data_dir.resolve() / "reviewed" / "eng" / "reviewed-by-x.yaml")) == ["eng"]
+    assert scopes.scopes_of(str(cfg.paths.data_dir.resolve() / "reviewed" / "eng" / "reviewed-by-x.yaml")) == ["eng"]
 
 
 def test_without_scopes_every_chat_reads_the_whole_knowledge_base(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ def web(**extra: Any) -> dict[str, Any]:
 
 def test_a_source_is_read_with_its_interval_and_lists() -> None:
     [spec] = parse_sources([web(interval="6h", include=["/guide/*"], scopes=[])], "config.toml")
-    assert (spec.interval_s, spec.include, spec.allow_private_addresses) == (21600.0, ("/guide/*",), False)
+    assert (spec.interval, spec.include, spec.allow_private_addresses) == (21600.0, ("/guide/*",), False)
     assert spec.doc_prefix == "site:" and spec.source_prefix == "sync:site:"
 
 

@@ -25,32 +25,53 @@ class SourceSpec:
     """One `[[sources]]` entry of config.toml, as the connectors read it (bot/source_settings.py checks it)."""
 
     name: str
+    """The source's name: 1-64 letters, digits, '.', '_' or '-' (its documents' ids start with it)."""
     kind: str
+    """web, git, confluence or notion."""
     url: str
+    """A sitemap or a start page (web), a repository (git), the wiki API's address (confluence, notion)."""
     scopes: tuple[str, ...] = ()
-    interval_s: float = 0.0  # how often `serve` syncs it; 0 = only when asked
-    allow_private_addresses: bool = False  # loopback and private networks are refused unless true
-    include: tuple[str, ...] = ()  # glob patterns over a page's URL path or a file's path; () = all
+    """The [[scopes]] its documents belong to (required when scopes are configured)."""
+    interval: float = 0.0
+    """How often `serve` syncs it: "30m", "6h", "1d" or seconds (at least 60); "" or 0 = only when asked."""
+    allow_private_addresses: bool = False
+    """Loopback and private networks are refused unless true."""
+    include: tuple[str, ...] = ()
+    """Glob patterns over a page's URL path or a file's path; none = all."""
     exclude: tuple[str, ...] = ()
+    """Glob patterns of pages or files left out."""
     max_pages: int = 1000
+    """At most this many pages or files per sync."""
     max_page_bytes: int = 5_000_000
+    """A larger page or file is not ingested (reported as failed)."""
     timeout_s: float = 20.0
-    # web
-    public_url: str = ""  # the site `url` mirrors: pages under it are fetched from url's host, cited as it
-    max_depth: int = 2  # a crawl from a start page (a sitemap is read whole)
+    """Seconds per request."""
+    public_url: str = ""
+    """web: the site `url` mirrors; pages under it are fetched from url's host and cited as it."""
+    max_depth: int = 2
+    """web: how many links deep a crawl from a start page goes (a sitemap is read whole)."""
     requests_per_second: float = 2.0
+    """web: the crawl's request rate."""
     concurrency: int = 4
+    """web: requests at once."""
     max_redirects: int = 5
-    # git
-    branch: str = ""  # "" = the repository's default branch
-    paths: tuple[str, ...] = ()  # sub-folders of the repository; () = all of it
-    web_url: str = ""  # a file's page in the repository's web view: "{commit}" and "{path}" filled in
-    # confluence / notion
+    """web: redirects followed per page (each hop's address is checked)."""
+    branch: str = ""
+    """git: the branch; "" = the repository's default branch."""
+    paths: tuple[str, ...] = ()
+    """git: sub-folders of the repository; none = all of it."""
+    web_url: str = ""
+    """git: a file's page in the repository's web view, "{commit}" and "{path}" filled in (the citation link)."""
     space: str = ""
+    """confluence: a space key."""
     pages: tuple[str, ...] = ()
+    """confluence, notion: page ids."""
     databases: tuple[str, ...] = ()
-    token_env: str = ""  # the environment variable holding the token (never the token itself)
-    user_env: str = ""  # Confluence Cloud: the variable holding the account's e-mail
+    """notion: database ids."""
+    token_env: str = ""
+    """The environment variable holding the token (never the token itself)."""
+    user_env: str = ""
+    """Confluence Cloud: the variable holding the account's e-mail."""
 
     @property
     def doc_prefix(self) -> str:

@@ -63,8 +63,13 @@ class App:
     deliveries: dict[str, Delivery] = field(default_factory=dict)
 
     def ask(self, msg: Incoming) -> Decision:
-        """One turn, through the turn hooks (outermost first) around the pipeline."""
-        return self.hooks.run_turn(msg, self.pipeline.handle)
+        """One turn, through the turn hooks (outermost first) around the pipeline. A held
+        answer's review item was recorded with its announcements to the admins: the courier's
+        thread posts them now, after the turn, while the adapter sends the user's reply."""
+        decision = self.hooks.run_turn(msg, self.pipeline.handle)
+        if decision.held:
+            self.courier.wake()
+        return decision
 
     def ingest(self, paths: Any = None, progress: Progress | None = None) -> IngestSummary:
         return self.kb.ingest(paths, progress)
@@ -155,20 +160,15 @@ def scope_turns(scopes: ScopeMap) -> Callable[[Incoming, TurnHandler], Decision]
     return hook
 
 
-def announce_held(desk: ReviewDesk) -> Callable[[Incoming, TurnHandler], Decision]:
-    """The turn hook that posts a held draft to the admins at once; the user's reply does not
-    wait on that failing."""
-
-    def hook(msg: Incoming, next_: TurnHandler) -> Decision:
-        decision = next_(msg)
-        if decision.held and decision.turn_id is not None:
-            try:
-                desk.announce(decision.turn_id)
-            except Exception as exc:
-                log.warning("held turn %s: admins not notified: %s", decision.turn_id, exc)
-        return decision
-
-    return hook
+def review_audience(config: Config, scopes: ScopeMap) -> Callable[[str | None], list[str]]:
+    """(scope) -> the platforms whose admins are told of a new review item asked in that
+    knowledge scope (None: no scope), each of which gets the item's card once, through the
+    outbox: Telegram when it has global admins (numeric ids: their private chats) or the scope
+    has admins there; Slack when `[slack] admin_channel` is set or the scope has admins there.
+    The console has nothing to post: its admins read the queue with /review."""
+    telegram = any(str(a).lstrip("-").isdigit() for a in config.admins.get("telegram", ()))
+    everyone = {"telegram": telegram, "slack": bool(config.slack.admin_channel)}
+    return lambda scope: [p for p, told in everyone.items() if told or scopes.admins_of(scope, p)]
 
 
 def with_embedder_profile(config: Config, embedder_name: str) -> Config:
@@ -244,6 +244,7 @@ def build_app(
                             storage_options=config.index_storage_options(), search=config.search_index)
     st = store or SqlTranscriptStore(config.db_url, spool=TurnSpool(config.spool_path),
                                      lock_budget_s=config.storage.lock_budget_s)
+    st.announce_to = review_audience(config, config.scope_map())  # a held turn's item is announced, replayed too
     try:  # turns spooled while the database was away go in first
         st.replay_spool()
     except Exception as exc:
@@ -271,11 +272,12 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
                     hooks)
     desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
-                      is_admin=config.is_admin, administered=scopes.administered, scope_admins=scopes.admins_of)
+                      is_admin=config.is_admin, administered=scopes.administered, scope_admins=scopes.admins_of,
+                      announce_to=review_audience(config, scopes))
+    courier.cards = desk.announcement  # the cards of queued announcements, read when they are sent
     commands = Commands(kb, partial(collect_stats, store, index, emb, courier, syncer), desk, store, config.is_admin,
                         hooks, scopes, syncer)
     hooks.around_turn("scope", scope_turns(scopes))
-    hooks.around_turn("announce", announce_held(desk))
     hooks.ingest.append(partial(_recheck_suggestions, pipeline, scopes))
     hooks.sync.append(lambda report: _recheck_suggestions(pipeline, scopes, "ok") if report.ok else None)
     return App(config=config, pipeline=pipeline, store=store, index=index, embedder=emb, kb=kb, syncer=syncer,

@@ -2,7 +2,9 @@
 
 Like slack-bolt's middleware list: a turn hook is `hook(msg, next)` and returns the decision,
 so it can hold something around the turn (the conversation lease of `groundbot serve`), look
-at the result (metrics, the per-turn log line, announcing a held draft to admins) or both.
+at the result (metrics, the per-turn log line) or both. Nothing that waits on another platform
+runs here: a held draft's announcement to admins is queued in the outbox with its review item
+and sent after the turn (bot/services/outbox.py).
 Events that happen outside a turn (a re-ingest from chat, a vote) are told to listeners, so a
 counter moves whichever platform or path the event came through.
 """
@@ -27,8 +29,8 @@ IngestResult = Literal["ok", "refused", "failed"]
 # - lease: `groundbot serve`'s conversation lease, held for the whole turn (bot/server/shared.py)
 # - observe: the turn counted and logged once it is decided, whoever decided it
 # - scope: the chat's knowledge scope set on the message before the pipeline reads it (bot/app.py)
-# - announce: a held draft posted to the scope's admins once the turn is recorded (bot/app.py)
-TURN_ORDER = ("lease", "observe", "scope", "announce")
+# (a held draft is not announced from a hook, inside the lease: the courier posts it after the turn)
+TURN_ORDER = ("lease", "observe", "scope")
 
 
 @dataclass

@@ -1,10 +1,13 @@
-"""The courier: sends reviewed decisions from the outbox (storage/records/outbox.py) through the
-platforms this process is connected to, and retries what failed until it is sent.
+"""The courier: sends the outbox's rows (storage/records/outbox.py) through the platforms this
+process is connected to, and retries what failed until it is sent: reviewed decisions to their
+users, and new review items' cards to the admins of each platform.
 
-A decision is queued before the first try, so nothing an admin decided is lost: when the
+A row is queued before the first try, so nothing an admin decided is lost: when the
 approving process has no connection to the user's platform (a console admin deciding a
 Telegram question) or the send fails, any groundbot process with that platform sends it
-later; every process that registers a delivery runs a small retry thread.
+later; every process that registers a delivery runs a small retry thread. A held turn's
+announcement is queued with its review item and sent by that thread after the turn (`wake`
+asks for a round at once), so the admins' platform never holds up the user's answer.
 """
 
 from __future__ import annotations
@@ -14,33 +17,42 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
+from core.admin_replies import Reply
 from core.messages import Decision
 from core.ports import Delivery
-from storage.records.outbox import Outbox
+from storage.records.outbox import ANNOUNCEMENT, Outbox, Parcel
 
 log = logging.getLogger(__name__)
 # the platforms with a Delivery (adapters that can write to a user first); a question asked
 # through `groundbot ask` ("cli") or POST /api/ask ("api") has no one to send the answer to later
 PUSHED = frozenset({"console", "telegram", "slack"})
+# (review item id, platform) -> the card and the scope admins' user ids to tell there, or None
+# when there is nothing to announce any more (the item was decided, or is gone)
+Cards = Callable[[int, str], tuple[Reply, list[str]] | None]
 
 
 class Courier:
-    """Tries outbox rows whose platform has a delivery in `deliveries` (this process's)."""
+    """Tries outbox rows whose platform has a delivery in `deliveries` (this process's); an
+    announcement's card comes from `cards` (the review desk's, set once the desk exists)."""
 
-    def __init__(self, outbox: Outbox, deliveries: Mapping[str, Delivery], interval_s: float = 5.0) -> None:
+    def __init__(self, outbox: Outbox, deliveries: Mapping[str, Delivery], interval_s: float = 5.0,
+                 cards: Cards = lambda item_id, platform: None) -> None:
         self.outbox = outbox
         self.deliveries = deliveries
         self.interval_s = interval_s
+        self.cards = cards
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def attempt(self, row_id: int) -> str | None:
         """Try one row now: None if sent, else why not ("" when another worker has it or it is
-        not due). A failure is recorded on the row and retried after a back-off."""
+        not due). A failure is recorded on the row and retried after a back-off; an announcement
+        of an item decided meanwhile is dropped, unsent."""
         parcel = self.outbox.claim(row_id, self.worker)
         if parcel is None:
             return ""
@@ -48,7 +60,12 @@ class Courier:
         try:
             if delivery is None:
                 raise LookupError(f"no {parcel.key.platform} connection in this process")
-            delivery.deliver(parcel.key, Decision.from_dict(parcel.decision))
+            if parcel.kind == ANNOUNCEMENT:
+                dropped = self._announce(parcel, delivery)
+                if dropped:
+                    return dropped
+            else:
+                delivery.deliver(parcel.key, Decision.from_dict(parcel.decision))
         except Exception as exc:  # recorded on the row; the retry thread tries again
             why = f"{type(exc).__name__}: {str(exc)[:200]}"
             log.warning("outbox row %s (review item %s): try %s failed: %s", row_id, parcel.item_id,
@@ -58,6 +75,18 @@ class Courier:
         if not self.outbox.sent(row_id, self.worker):
             log.warning("outbox row %s: sent, but its lease had run out (it may be sent again)", row_id)
         return None
+
+    def _announce(self, parcel: Parcel, delivery: Delivery) -> str:
+        """Post the item's card to the platform's admins; why not (the row dropped for good)
+        when there is nothing to announce any more, else ""."""
+        found = self.cards(parcel.item_id, parcel.key.platform)
+        if found is None:
+            why = "the review item was decided before its card was sent"
+            self.outbox.dropped(parcel.id, self.worker, why)
+            return why
+        card, users = found
+        delivery.notify(card, users)
+        return ""
 
     def flush(self) -> int:
         """Try every due row this process can send; returns how many were sent."""
@@ -73,11 +102,21 @@ class Courier:
         self._thread = threading.Thread(target=self._loop, name="groundbot-outbox", daemon=True)
         self._thread.start()
 
+    def wake(self) -> None:
+        """Ask the retry thread for a round now (a new row is due); without one, a process
+        connected to the row's platform sends it."""
+        self._wake.set()
+
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        while True:
+            self._wake.wait(self.interval_s)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
             try:
                 self.flush()
             except Exception as exc:  # a database outage: try again next round

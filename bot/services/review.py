@@ -8,9 +8,8 @@ refused before anything is read or changed.
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import TypeAdapter
 
@@ -27,7 +26,6 @@ from storage.records.reviews import QueueEntry, ReviewQueue
 SOURCES = TypeAdapter(list[Source])  # a stored record's sources and claims, read back by their models
 CLAIMS = TypeAdapter(list[ClaimRecord])
 
-log = logging.getLogger(__name__)
 ADMIN_LANG = "en"  # admins read the queue in one language; users get theirs
 _CITATION = re.compile(r"\s*\[C\d+\]")
 STATUS_OF = {Action.APPROVE: "approved", Action.EDIT: "edited", Action.REJECT: "rejected", Action.FAQ: "faq"}
@@ -83,7 +81,8 @@ class ReviewDesk:
                  suggestions: Callable[[str, str | None], list[str]],
                  refusal_messages: Mapping[str, str], is_admin: Callable[[str, str], bool],
                  administered: Callable[[str, str], list[str]] = lambda platform, user: [],
-                 scope_admins: Callable[[str | None, str], list[str]] = lambda scope, platform: []) -> None:
+                 scope_admins: Callable[[str | None, str], list[str]] = lambda scope, platform: [],
+                 announce_to: Callable[[str | None], Sequence[str]] = lambda scope: ()) -> None:
         self.queue = queue
         self.courier = courier
         self.deliveries = deliveries  # the platforms this process is connected to, as they register
@@ -93,6 +92,7 @@ class ReviewDesk:
         self.is_admin = is_admin
         self.administered = administered  # a scope's own admins review the questions asked in it
         self.scope_admins = scope_admins  # (scope, platform) -> those admins' user ids there
+        self.announce_to = announce_to  # (scope) -> the platforms with admins to tell of an item asked in it
 
     def handle(self, platform: str, user_id: str, action: str, item_id: int | None = None, text: str = "") -> Reply:
         own = None if self.is_admin(platform, user_id) else self.administered(platform, user_id)
@@ -171,19 +171,25 @@ class ReviewDesk:
         return Reply((Section(head), *shown.sections))
 
     def announce(self, turn_id: int) -> None:
-        """Post a new queue item to the admins of every platform running here (Telegram: their
-        private chats; Slack: the admin channel) and to the own admins of the scope its question
-        was asked in (Telegram and Slack: their private chats); a platform that cannot be reached
-        is logged."""
+        """Queue the turn's open queue item for its admins: one outbox row per platform with
+        admins to tell (Telegram: the global admins' and the scope's own admins' private chats;
+        Slack: the admin channel and the scope admins' direct messages), each once, however often
+        this is asked; the courier posts the cards (`announcement`) from the process that runs
+        the platform, and retries them until they are sent. A held turn's item needs no call:
+        the transcript store queues its announcements with it."""
         entry = self.queue.entry_for_turn(turn_id)
         if entry is None or entry.status != "open":
             return
-        card = self.card(entry)
-        for platform, delivery in list(self.deliveries.items()):
-            try:
-                delivery.notify(card, self.scope_admins(_scope(entry), platform))
-            except Exception as exc:
-                log.warning("review item %s: admins on %s not notified: %s", entry.id, platform, exc)
+        self.courier.outbox.announce(entry.id, list(self.announce_to(_scope(entry))))
+        self.courier.wake()
+
+    def announcement(self, item_id: int, platform: str) -> tuple[Reply, list[str]] | None:
+        """An announcement as it is sent: the item's card and the ids of the admins of its scope
+        on `platform`; None once the item is decided (or gone): nothing to announce any more."""
+        entry = self.queue.entry(item_id)
+        if entry is None or entry.status != "open":
+            return None
+        return self.card(entry), self.scope_admins(_scope(entry), platform)
 
     def decide(self, entry: QueueEntry, action: Action, reviewer: str, text: str) -> Reply:
         """Take the decision once, then act on it: save an FAQ entry, tell the user."""

@@ -1,7 +1,15 @@
-"""The outbox of reviewed decisions: a decision is written here before anyone tries to send it,
-so an answer an admin approved is not lost when the approving process has no connection to the
-user's platform (a console admin approving a Telegram question, one worker of several) or the
-send fails. Rows go pending -> sent; each try is counted and its error kept.
+"""The outbox: what groundbot owes a platform outside a turn, written here before anyone tries
+to send it. Rows are of two kinds:
+
+- a reviewed decision for the user who asked (one per review item): an answer an admin approved
+  is not lost when the approving process has no connection to the user's platform (a console
+  admin approving a Telegram question, one worker of several) or the send fails;
+- an announcement of a new review item to the admins of one platform (one per item and
+  platform): queued with the item, posted after the turn by a process running that platform,
+  so a slow or unreachable admin platform neither delays the user's answer nor loses the card.
+
+Rows go pending -> sent (or dropped: an announcement whose item was decided before it went out);
+each try is counted and its error kept.
 
 Exactly one worker tries a row at a time: a try starts with a conditional UPDATE that takes a
 lease (`due_at` moves `lease_s` into the future, `claimed_by` names the worker) only if the row
@@ -17,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import Connection, insert, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
@@ -25,22 +33,42 @@ from sqlmodel import Session, col, func, select
 from core.messages import ConversationKey
 from storage.records.tables import OutboxRow
 
-PENDING, SENT = "pending", "sent"
+PENDING, SENT, DROPPED = "pending", "sent", "dropped"
+DECISION, ANNOUNCEMENT = "decision", "announcement"  # a row's kind
+_NEW_ROWS = insert(OutboxRow.__table__)  # type: ignore[attr-defined]  # built once, as the turn's statements are
 
 
 @dataclass(frozen=True)
 class Parcel:
-    """One pending decision a worker has claimed: where it goes and what it says."""
+    """One pending row a worker has claimed: a decision (where it goes and what it says) or an
+    announcement (the item, and the platform in `key`; its card is read when it is sent)."""
 
     id: int
     item_id: int
     key: ConversationKey
     decision: dict[str, Any]
     attempts: int
+    kind: str = DECISION
+
+
+def announcement_rows(item_id: int, platforms: list[str]) -> list[dict[str, Any]]:
+    """The rows announcing review item `item_id` to the admins of each of `platforms` (each once)."""
+    now = time.time()
+    return [{"item_id": item_id, "kind": ANNOUNCEMENT, "platform": p, "chat_id": "", "thread_id": "", "decision": {},
+             "status": PENDING, "attempts": 0, "last_error": "", "due_at": now, "claimed_by": "",
+             "created_at": datetime.now(UTC)} for p in dict.fromkeys(platforms)]
+
+
+def queue_announcements(conn: Connection, item_id: int, platforms: list[str]) -> None:
+    """Queue the announcements of a review item created in `conn`'s transaction (so an item is
+    never without them, nor they without it)."""
+    rows = announcement_rows(item_id, platforms)
+    if rows:
+        conn.execute(_NEW_ROWS, rows)
 
 
 class Outbox:
-    """Pending reviewed decisions in the transcript database, claimed one worker at a time."""
+    """Pending decisions and announcements in the transcript database, claimed one worker at a time."""
 
     def __init__(self, engine: Engine, *, lease_s: float = 120.0, backoff_s: float = 5.0,
                  max_backoff_s: float = 600.0) -> None:
@@ -59,14 +87,34 @@ class Outbox:
                 session.commit()
             except IntegrityError:
                 session.rollback()
-                return self._row_id(item_id)
+                return self._row_id(item_id, DECISION)
             assert row.id is not None
             return row.id
 
-    def _row_id(self, item_id: int) -> int:
+    def announce(self, item_id: int, platforms: list[str]) -> list[int]:
+        """Queue the announcement of review item `item_id` to each platform's admins (once per
+        item and platform: a platform announced already keeps its first row); the rows' ids."""
+        ids = []
+        for values in announcement_rows(item_id, platforms):
+            with Session(self.engine) as session:
+                row = OutboxRow(**values)
+                session.add(row)
+                try:
+                    session.commit()
+                except IntegrityError:
+                    session.rollback()
+                    ids.append(self._row_id(item_id, ANNOUNCEMENT, values["platform"]))
+                    continue
+                assert row.id is not None
+                ids.append(row.id)
+        return ids
+
+    def _row_id(self, item_id: int, kind: str, platform: str | None = None) -> int:
         with Session(self.engine) as session:
-            found = session.exec(select(OutboxRow.id).where(OutboxRow.item_id == item_id)).one()
-            return int(found or 0)
+            query = select(OutboxRow.id).where(OutboxRow.item_id == item_id, OutboxRow.kind == kind)
+            if platform is not None:
+                query = query.where(OutboxRow.platform == platform)
+            return int(session.exec(query).one() or 0)
 
     def claim(self, row_id: int, worker: str) -> Parcel | None:
         """Take the lease on a pending, due row; None if it is sent, not due, or another worker has it."""
@@ -82,7 +130,7 @@ class Outbox:
             row = session.get(OutboxRow, row_id)
             assert row is not None and row.id is not None
             return Parcel(row.id, row.item_id, ConversationKey(row.platform, row.chat_id, row.thread_id),
-                          dict(row.decision), row.attempts)
+                          dict(row.decision), row.attempts, row.kind)
 
     def due(self, platforms: list[str], limit: int = 20) -> list[int]:
         """Ids of pending rows for `platforms` whose time has come, oldest first."""
@@ -98,6 +146,10 @@ class Outbox:
         """Record the send (the last error stays, for the record); False if the lease was lost
         meanwhile (another worker took the row)."""
         return self._settle(row_id, worker, status=SENT, sent_at=datetime.now(UTC), claimed_by="")
+
+    def dropped(self, row_id: int, worker: str, why: str) -> bool:
+        """Settle the row unsent, for good (an announcement of an item decided meanwhile)."""
+        return self._settle(row_id, worker, status=DROPPED, last_error=why[:500], claimed_by="")
 
     def failed(self, row_id: int, worker: str, error: str, attempts: int) -> bool:
         """Hand the row back with its error; it is due again after a back-off that doubles per try."""
@@ -116,7 +168,13 @@ class Outbox:
         with Session(self.engine) as session:
             return session.get(OutboxRow, row_id)
 
-    def pending_count(self) -> int:
+    def rows_of(self, item_id: int) -> list[OutboxRow]:
+        """Every row of review item `item_id`, oldest first."""
+        with Session(self.engine) as session:
+            return list(session.exec(select(OutboxRow).where(OutboxRow.item_id == item_id).order_by(col(OutboxRow.id))))
+
+    def pending_count(self, kind: str = DECISION) -> int:
+        """Pending rows of `kind` (by default the reviewed answers not sent yet)."""
         with Session(self.engine) as session:
             return int(session.exec(select(func.count()).select_from(OutboxRow)
-                                    .where(col(OutboxRow.status) == PENDING)).one())
+                                    .where(col(OutboxRow.status) == PENDING, col(OutboxRow.kind) == kind)).one())

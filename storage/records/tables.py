@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON
+from sqlalchemy import JSON, Index
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
@@ -102,17 +102,21 @@ class ReviewItem(SQLModel, table=True):
 
 
 class OutboxRow(SQLModel, table=True):
-    """A reviewed decision on its way to the user (Alembic 0006): one per review item, pending
-    until a worker holding the platform's connection has sent it (storage/records/outbox.py)."""
+    """Something owed to a platform outside a turn (Alembic 0006, kinds 0012), pending until a
+    worker holding the platform's connection has sent it (storage/records/outbox.py): a reviewed
+    decision on its way to the user (one per review item), or a new item's announcement to the
+    admins of one platform (one per item and platform)."""
 
     __tablename__ = "outbox"
+    __table_args__ = (Index("ux_outbox_item_kind_platform", "item_id", "kind", "platform", unique=True),)
     id: int | None = Field(default=None, primary_key=True)
-    item_id: int = Field(index=True, unique=True, foreign_key="review_item.id")
+    item_id: int = Field(index=True, foreign_key="review_item.id")
+    kind: str = "decision"  # decision | announcement
     platform: str = Field(index=True)
-    chat_id: str
+    chat_id: str  # a decision's conversation; "" for an announcement
     thread_id: str = ""
-    decision: dict[str, Any] = Field(default_factory=dict, sa_type=JSON_TYPE)  # Decision.to_dict()
-    status: str = Field(default="pending", index=True)  # pending | sent
+    decision: dict[str, Any] = Field(default_factory=dict, sa_type=JSON_TYPE)  # Decision.to_dict(); {} for an announcement
+    status: str = Field(default="pending", index=True)  # pending | sent | dropped
     attempts: int = 0
     last_error: str = ""
     due_at: float = 0.0  # epoch seconds: not tried before this (a claim's lease, or a failure's back-off)

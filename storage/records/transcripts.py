@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -24,6 +24,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_expone
 from core.messages import ConversationKey, Decision, PriorTurn, Suggestion, section_label
 from core.ports import ConversationState, ConversationTurn
 from storage.records.database import MIGRATIONS, make_engine, migrate, transient, utcnow
+from storage.records.outbox import queue_announcements
 from storage.records.spool import ReplayResult, SpoolError, TurnSpool
 from storage.records.tables import Conversation, Feedback, ReviewItem, SuggestionRow, TurnRecord, turn_values
 
@@ -111,6 +112,9 @@ class SqlTranscriptStore:
         self.read_engine = make_engine(url, lock_budget_s, immediate=False) if url.startswith("sqlite") else self.engine
         self._schema_ready = False
         self.replayed_total = 0  # spooled turns this process moved into the database
+        # (scope) -> the platforms whose admins are told of a held turn asked in it: its
+        # announcements join the outbox with the review item (the App sets it from the config)
+        self.announce_to: Callable[[str | None], Sequence[str]] = lambda scope: ()
         try:
             self._ensure_schema()
         except Exception as exc:  # a locked, read-only or unreachable database must not stop the bot
@@ -254,7 +258,9 @@ class SqlTranscriptStore:
             turn_id = _new_id(conn.execute(_TURN_NEW, values))
             if entry["new_state"] == "pending_review":  # held by the risk score: into the review queue
                 item = ReviewItem(turn_id=turn_id, origin="held", created_at=values["created_at"])
-                conn.execute(_REVIEW_NEW, item.model_dump(exclude={"id"}))
+                item_id = _new_id(conn.execute(_REVIEW_NEW, item.model_dump(exclude={"id"})))
+                # the admins are told after the turn, by the courier (bot/services/outbox.py)
+                queue_announcements(conn, item_id, list(self.announce_to(d.get("scope"))))
             stored: list[Suggestion] = []
             for s in d.get("suggestions", []):
                 stored.append(Suggestion(_new_id(conn.execute(_SUGG_NEW, {"turn_id": turn_id, "text": s["text"]})),

@@ -329,7 +329,10 @@ def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
         data = tmp_path / f"data-{len(stops)}"
         shutil.copytree(kb_index, data / "index")
         cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_SLACK_BOT_TOKEN": BOT_TOKEN, **(environ or {})})
-        cfg = cfg.changed(paths__data_dir=data, admins={**cfg.admins, "slack": (ADMIN,)}, paths__reingest_roots=(str(tmp_path),))
+        # the admin channel is config's, as build_adapter wires it: it also says Slack has admins to tell
+        cfg = cfg.changed(paths__data_dir=data, admins={**cfg.admins, "slack": (ADMIN,)},
+                          paths__reingest_roots=(str(tmp_path),),
+                          slack__admin_channel=admin_channel or cfg.slack.admin_channel)
         if hold_risk is not None:  # answers at or above this risk wait for review
             review = replace(cfg.core.review, template_risk=hold_risk, hold_risk=hold_risk)
             cfg = cfg.changed(review=review)
@@ -337,7 +340,8 @@ def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
         # as build_adapter wires it: the answered threads are rows of the transcript database
         threads = SlackThreads(ReplyThreads(app.store.engine)) if cfg.slack.thread_follow_ups else None
         adapter = SlackAdapter(app, bot_token=cfg.secret(cfg.slack.bot_token_env), signing_secret=SECRET,
-                               api_base_url=standin.api_url, progress_interval_s=0.0, admin_channel=admin_channel,
+                               api_base_url=standin.api_url, progress_interval_s=0.0,
+                               admin_channel=cfg.slack.admin_channel,
                                threads=threads)
         return run_adapter(mode, standin, app, adapter, monkeypatch, stops)
 

@@ -28,6 +28,14 @@ def test_hooks_run_in_the_written_order_not_the_registration_order() -> None:
     assert seen == [f"{n}>" for n in TURN_ORDER] + ["turn"] + [f"<{n}" for n in reversed(TURN_ORDER)]
 
 
+def test_no_turn_hook_announces_a_held_draft() -> None:
+    """A held draft's card is posted by the courier after the turn (bot/services/outbox.py), not
+    from a hook inside it, where a slow admin platform would hold the conversation's lease."""
+    assert TURN_ORDER == ("lease", "observe", "scope")
+    with pytest.raises(ValueError, match="unknown turn hook"):
+        Hooks().around_turn("announce", lambda msg, next_: next_(msg))
+
+
 def test_an_unknown_or_repeated_hook_name_is_refused() -> None:
     hooks = Hooks()
     with pytest.raises(ValueError, match="unknown turn hook"):

@@ -117,7 +117,7 @@ class TelegramDelivery:
         self.loop = asyncio.get_running_loop()
 
     def _run(self, coro: Coroutine[Any, Any, Any]) -> None:
-        if self.loop is None or self.loop.is_closed():
+        if self.loop is None or not self.loop.is_running():  # stopped, or closed: nothing would run it
             coro.close()
             raise RuntimeError("the Telegram bot is not running in this process")
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)

@@ -28,6 +28,7 @@ from bench.grounding.harness import Dump, Row, SuiteResult, ask, ingest_kb, run_
 from bot.app import App
 from bot.config import Config
 from core.messages import Decision
+from storage.ingestion.loaders import indexed_part
 
 DOCS = ROOT / "docs"
 QUESTIONS = Path(__file__).with_name("docs_questions.yaml")
@@ -44,7 +45,8 @@ class Asked:
 
 def doc_sections(docs: Path = DOCS) -> list[Asked]:
     """Every section heading of the Markdown docs and every FAQ question, as (file, heading)."""
-    pairs = [(p.name, h) for p in sorted(docs.glob("*.md")) for h in _HEADING.findall(p.read_text("utf-8"))]
+    pairs = [(p.name, h) for p in sorted(docs.glob("*.md"))
+             for h in _HEADING.findall(indexed_part(p.read_text("utf-8")))]  # what the index holds
     faq = yaml.safe_load((docs / "faq.yaml").read_text("utf-8"))
     pairs.extend(("faq.yaml", e["question"]) for e in faq.get("faq", []))
     files: dict[str, list[str]] = {}

@@ -124,7 +124,7 @@ NOT_INDEXED = "<!-- groundbot: not indexed -->"
 INDEXED = "<!-- groundbot: indexed -->"
 
 
-def _indexed_part(text: str) -> str:
+def indexed_part(text: str) -> str:
     """`text` without its not-indexed parts (an unclosed one runs to the end)."""
     kept, rest = [], text
     while NOT_INDEXED in rest:
@@ -135,7 +135,7 @@ def _indexed_part(text: str) -> str:
 
 
 def load_markdown(text: str, doc_id: str, source: str, name: str) -> Document:
-    title, sections = markdown_sections(_indexed_part(text))
+    title, sections = markdown_sections(indexed_part(text))
     return Document(doc_id, source, title or _stem_title(name), sections=sections)
 
 

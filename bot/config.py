@@ -470,12 +470,19 @@ def _check_serve_scopes(serve: ServeSettings, scopes: tuple[ScopeSettings, ...],
                                   "every scope; give the scope's token a variable of its own")
 
 
+FREE_KEYS = "*"  # table_hints' key for the value type of a table of free keys ([admins])
+
+
 def table_hints(name: str) -> dict[str, Any]:
-    """The key -> type of one table (its dataclass's fields), or {} for a table of free keys."""
+    """The key -> type of one table (its dataclass's fields); for a table of free keys, FREE_KEYS ->
+    the type of each value."""
     cls = Config.model_fields[name].annotation
     import dataclasses
 
-    return typing.get_type_hints(cls, include_extras=True) if dataclasses.is_dataclass(cls) else {}
+    if dataclasses.is_dataclass(cls):
+        return typing.get_type_hints(cls, include_extras=True)
+    args = typing.get_args(cls)
+    return {FREE_KEYS: args[1]} if typing.get_origin(cls) is dict and len(args) == 2 else {}
 
 
 def _merged_over_defaults(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -559,8 +566,7 @@ def environment_tables(environ: Mapping[str, str]) -> dict[str, Any]:
     for table_name, body in tables.items():
         if isinstance(body, dict):
             hints = table_hints(table_name)
-            free = typing.get_args(Config.model_fields[table_name].annotation)
-            tables[table_name] = {k: _typed(hints.get(k, free[1] if len(free) == 2 else str), v) for k, v in body.items()}
+            tables[table_name] = {k: _typed(hints.get(k, hints.get(FREE_KEYS, str)), v) for k, v in body.items()}
     return tables
 
 

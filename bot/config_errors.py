@@ -73,14 +73,15 @@ def explain(exc: ValidationError, data: Mapping[str, Any], source: str, hints_of
     if error["type"] in UNKNOWN:
         if len(loc) == 1:
             return unknown_table(table, tables, source)
-        keys = list(hints_of(table))
+        keys = [k for k in hints_of(table) if k != "*"]
         return unknown_key(table, key, keys, [t for t in tables if key in hints_of(t)], source)
     if isinstance(cause, ValueError) and error["type"] == "value_error" and len(loc) <= 1:
         return ConfigError(f"{source}: {cause}")  # a table's own check (a dataclass's __post_init__)
     body = data.get(table)
     if len(loc) == 1 or not isinstance(body, dict):
         return ConfigError(f"{source}: {table} = {body!r}: expected a table [{table}]")
-    hint = hints_of(table).get(key)
-    if hint is None:  # a table of free keys ([admins], [refusal.messages]): the table's value type
+    hints = hints_of(table)
+    hint = hints.get(key, hints.get("*"))  # a table of free keys ([admins]): the type of each value
+    if hint is None:
         return ConfigError(f"{source}: [{table}] {key} = {body.get(key)!r}: {error['msg']}")
     return ConfigError(f"{source}: [{table}] {key} = {body.get(key)!r}: expected {describe(hint)} ({error['msg']})")

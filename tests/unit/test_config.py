@@ -66,6 +66,8 @@ def test_every_setting_of_the_schema_is_described() -> None:
     ("[judge]\nclaims = \"maybe\"\n", r"\[judge\] claims = 'maybe': expected true or false"),
     ("[serve]\nworkers = 1.5\n", r"\[serve\] workers = 1.5: expected a whole number"),
     ("[ingest]\nchunk_chars = [900]\n", r"\[ingest\] chunk_chars = \[900\]: expected a whole number"),
+    ("[admins]\ntelegram = \"x\"\n", r"\[admins\] telegram = 'x': expected a list of strings"),
+    ("[serve]\ntrusted_proxies = [\"nope\"]\n", r"'nope' is not an IP address or network"),
 ])
 def test_bad_setting_names_file_table_key_and_type(tmp_path: Path, text: str, expected: str) -> None:
     bad = tmp_path / "c.toml"

@@ -273,7 +273,7 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
     desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
                       is_admin=config.is_admin, administered=scopes.administered, scope_admins=scopes.admins_of,
-                      announce_to=review_audience(config, scopes))
+                      announce_to=store.announce_to)
     courier.cards = desk.announcement  # the cards of queued announcements, read when they are sent
     commands = Commands(kb, partial(collect_stats, store, index, emb, courier, syncer), desk, store, config.is_admin,
                         hooks, scopes, syncer)

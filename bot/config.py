@@ -11,6 +11,7 @@ os.environ, and it never writes it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 import typing
@@ -26,7 +27,6 @@ from pydantic import (
     PrivateAttr,
     SecretStr,
     ValidationError,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -258,6 +258,10 @@ DEFAULT_ADMINS: dict[str, tuple[str, ...]] = {"console": ("local",), "telegram":
 CORE_TABLES = {"retrieval": "retrieval", "gates": "gates", "generator": "extractive", "judge": "judge",
                "reader": "reader", "verify": "verify", "review": "review", "refusal": "refusal"}
 
+# the file (or "defaults with ... overrides") being read, for the messages of the checks that span tables
+# (a context variable: BaseSettings validates once more through its __init__, without a validation context)
+_READING: ContextVar[str] = ContextVar("groundbot_config_source", default="config.toml")
+
 
 class Config(BaseSettings):
     """Everything groundbot reads from config.toml and the environment; a field is a table."""
@@ -316,17 +320,17 @@ class Config(BaseSettings):
 
     @field_validator("scopes", mode="before")
     @classmethod
-    def _parse_scopes(cls, value: Any, info: ValidationInfo) -> Any:
-        return value if isinstance(value, tuple) else parse_scopes(value, _source(info))
+    def _parse_scopes(cls, value: Any) -> Any:
+        return value if isinstance(value, tuple) else parse_scopes(value, _READING.get())
 
     @field_validator("sources", mode="before")
     @classmethod
-    def _parse_sources(cls, value: Any, info: ValidationInfo) -> Any:
-        return value if isinstance(value, tuple) else parse_sources(value, _source(info))
+    def _parse_sources(cls, value: Any) -> Any:
+        return value if isinstance(value, tuple) else parse_sources(value, _READING.get())
 
     @model_validator(mode="after")
-    def _check_across_tables(self, info: ValidationInfo) -> Config:
-        source = _source(info)
+    def _check_across_tables(self) -> Config:
+        source = _READING.get()
         check_scopes(self.scopes, self.scoping.default_scope, self.paths.kb_paths, source,
                      fed={n for s in self.sources for n in s.scopes})
         check_sources(self.sources, [s.name for s in self.scopes], source)
@@ -442,18 +446,10 @@ Config.TABLES = tuple(Config.model_fields)
 
 
 def _is_table(value: Any) -> bool:
-    import dataclasses
-
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
-# the file (or "defaults with ... overrides") being read, for the messages of the checks that span tables
-# (a context variable: BaseSettings validates once more through its __init__, without a validation context)
-_READING: ContextVar[str] = ContextVar("groundbot_config_source", default="config.toml")
 
-
-def _source(info: ValidationInfo) -> str:
-    return _READING.get()
 
 
 def _check_serve_scopes(serve: ServeSettings, scopes: tuple[ScopeSettings, ...], source: str) -> None:
@@ -477,8 +473,6 @@ def table_hints(name: str) -> dict[str, Any]:
     """The key -> type of one table (its dataclass's fields); for a table of free keys, FREE_KEYS ->
     the type of each value."""
     cls = Config.model_fields[name].annotation
-    import dataclasses
-
     if dataclasses.is_dataclass(cls):
         return typing.get_type_hints(cls, include_extras=True)
     args = typing.get_args(cls)

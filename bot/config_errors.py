@@ -9,6 +9,7 @@ who has not seen the schema.
 from __future__ import annotations
 
 import difflib
+import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -39,7 +40,7 @@ def describe(hint: Any) -> str:
         return f"a list of {describe(args[0]).removeprefix('a ')}s"
     if origin is dict:
         return f"a table of {describe(args[1]).removeprefix('a ')}s"
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if origin in (typing.Union, types.UnionType):
         return " or ".join(describe(a) for a in args if a is not type(None)) + " (or unset)"
     return getattr(hint, "__name__", str(hint))
 

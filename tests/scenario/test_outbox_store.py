@@ -111,17 +111,10 @@ def test_a_held_turn_is_recorded_with_one_announcement_per_platform_and_each_is_
 def test_decisions_queued_before_the_announcements_upgrade_stay_queued(database_url: str) -> None:
     """Revision 0012 gives the outbox its kinds: a row from before is a decision, still pending,
     and still one per review item."""
-    from alembic import command
-    from alembic.config import Config as AlembicConfig
+    from storage.records.transcripts import migrate
+    from tests.migrations import engine_at
 
-    from storage.records.transcripts import MIGRATIONS, make_engine, migrate
-
-    engine = make_engine(database_url)
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0011")
+    engine = engine_at(database_url, "0011")
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO conversation (key, platform, chat_id, thread_id, team_id, state, created_at, "
                           "updated_at) VALUES ('slack:C9:171.5', 'slack', 'C9', '171.5', '', 'pending_review', :t, :t)"),

@@ -105,17 +105,11 @@ def test_shared_state_rows_agree_across_workers(database_url: str) -> None:
 
 def test_decision_fields_are_json_columns_and_old_rows_convert(database_url: str) -> None:
     """Rows written as JSON text before revision 0004 read back as objects after the upgrade."""
-    from alembic import command
-    from alembic.config import Config as AlembicConfig
+    from storage.records.transcripts import migrate
+    from tests.migrations import engine_at
 
-    from storage.records.transcripts import MIGRATIONS, make_engine, migrate
-
-    engine = make_engine(database_url)
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
+    engine = engine_at(database_url, "0003")
     with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0003")
         conn.execute(text("INSERT INTO conversation (key, platform, chat_id, thread_id, team_id, state, created_at, "
                           "updated_at) VALUES ('cli:old:', 'cli', 'old', '', '', 'replied', :t, :t)"),
                      {"t": "2026-01-01 00:00:00"})

@@ -28,11 +28,14 @@ def decision_json(decision: Decision) -> dict[str, Any]:
 def understood_line(decision: Decision) -> str:
     """One line saying how a follow-up was read: the question it was answered as, when that is a
     well-formed question (core/retrieve/resolve.py: `well_formed`), else the question it followed
-    on from; "" when it was read as typed."""
+    on from; "" when it was read as typed. A refusal does not say it followed on: whether the
+    question leaned on the turn before or changed the topic ("What is the capital of France?"
+    after one on ingesting), nothing answered it, and "following on from" would claim a link
+    the sources did not confirm (`/why` keeps the reading)."""
     if decision.resolved_question and decision.resolved_question.strip() != decision.question.strip():
         return say("understood_as", decision.language, question=decision.resolved_question)
     r = decision.resolution
-    if r is not None and r.follow_up and r.previous:
+    if r is not None and r.follow_up and r.previous and not decision.refused:
         return say("following_on", decision.language, question=r.previous)
     return ""
 

@@ -84,6 +84,20 @@ def test_the_console_says_what_a_follow_up_followed_on_from_and_why_shows_the_re
     assert "read as: And how do I re-ingest them? " in text and "(terms: with " in text
 
 
+def test_a_refused_question_after_an_answer_does_not_say_it_followed_on(make_app: Callable[..., Any]) -> None:
+    """A question that changes the topic is refused without a line claiming it followed on from
+    the turn before; `/why` still shows how it was read."""
+    app = make_app()
+    out = io.StringIO()
+    lines = ["How do I ingest documents?", "what is the capital of france?", "/why", "/quit"]
+    ConsoleChat(app, user_id="u1", stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out).run()
+    last = app.store.turns()[-1]
+    assert last.question == "what is the capital of france?" and last.refused
+    text = out.getvalue()
+    assert "Following on from" not in text and "(Answering:" not in text
+    assert "read as: what is the capital of france?" in text
+
+
 def test_an_unnamed_thing_is_asked_back_with_each_named_one_answerable(make_app: Callable[..., Any],
                                                                        tmp_path: Any) -> None:
     kb = tmp_path / "libraries"

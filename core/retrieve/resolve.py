@@ -42,9 +42,8 @@ def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = Non
     if not prior:
         return Resolution(question, question, why="no earlier turn in this conversation", unnamed=unnamed)
     last = prior[-1]
-    leaning = f"{last.question.strip()} {question.strip()}"
     base = Resolution(question, question, method="glued", previous=last.question, previous_section=last.section,
-                      unnamed=unnamed, leaning=leaning)
+                      unnamed=unnamed, leaning=glued(question, prior))
     if selector is None or language_of(question) != "en":
         why = "no term selector" if selector is None else "not English: searched with the question before it"
         return replace(base, why=why)
@@ -56,6 +55,12 @@ def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = Non
     return replace(base, resolved=f"{question.strip()} {' '.join(terms)}", follow_up=True, method="terms",
                    why=f"with {', '.join(terms)} from before", new_terms=new_terms(question, last.question),
                    terms=terms)
+
+
+def glued(question: str, prior: Sequence[PriorTurn]) -> str:
+    """The question after the one before it ("" with no earlier turn): a search that needs no
+    reading, so it can start before the term selector or a language model has read the question."""
+    return f"{prior[-1].question.strip()} {question.strip()}" if prior else ""
 
 
 def new_terms(question: str, previous: str) -> tuple[str, ...]:

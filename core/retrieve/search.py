@@ -13,7 +13,7 @@ hits: the follow-up is not answered with the previous answer again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import replace
 from typing import Any
 
@@ -74,22 +74,50 @@ def _fallback(local: Resolution, why: str) -> Resolution:
 def queries(resolution: Resolution) -> list[str]:
     """What is searched, first the reading every stage reads: the question as asked, the
     question with the selected words, the question glued after the one before (each once)."""
-    out = [resolution.resolved, resolution.asked, resolution.leaning]
-    return [q for q in dict.fromkeys(" ".join(q.split()) for q in out) if q]
+    return _once([resolution.resolved, resolution.asked, resolution.leaning])
+
+
+def _once(texts: Sequence[str]) -> list[str]:
+    return [q for q in dict.fromkeys(" ".join(q.split()) for q in texts) if q]
+
+
+Searched = Future[tuple[Any, list[Hit]]]  # one query's (vector, hits)
+
+
+def start_searches(texts: Sequence[str], embedder: Embedder, index: ChunkIndex, top_k: int, scope: str | None,
+                   pool: Executor) -> dict[str, Searched]:
+    """The searches a later turn makes whatever its reading (the question as asked, and glued
+    after the one before), begun on `pool` before the reading is known: the term selector, or a
+    language model's rewrite, runs while they embed and search. `search` takes them up by text."""
+    return {q: pool.submit(_search_one, normalize_text(q), embedder, index, top_k, scope) for q in _once(texts)}
+
+
+def _search_one(norm: str, embedder: Embedder, index: ChunkIndex, top_k: int,
+                scope: str | None) -> tuple[Any, list[Hit]]:
+    vector = embedder.embed_queries([norm])[0]
+    return vector, index.search(norm, vector, top_k, scope=scope)
 
 
 def search(resolution: Resolution, embedder: Embedder, index: ChunkIndex, top_k: int,
-           scope: str | None, rrf_k: int = 60, pool: Executor | None = None) -> tuple[str, Any, list[Hit]]:
-    """(the query the stages read, its vector, the hits): every query of `queries` searched (at
-    once on `pool`, when given: the index's searches wait on LanceDB, not on Python), the result
-    lists fused by reciprocal rank (each hit keeping its best cosine to any of them), then the
-    previous section set aside when the follow-up asks what another section says."""
+           scope: str | None, rrf_k: int = 60, pool: Executor | None = None,
+           started: dict[str, Searched] | None = None) -> tuple[str, Any, list[Hit]]:
+    """(the query the stages read, its vector, the hits): every query of `queries` searched (those
+    `started` already taken up; the others at once on `pool`, when given: the index's searches
+    wait on LanceDB, not on Python), the result lists fused by reciprocal rank (each hit keeping
+    its best cosine to any of them), then the previous section set aside when the follow-up asks
+    what another section says."""
     texts = queries(resolution)
-    norms = [normalize_text(q) for q in texts]
-    vectors = embedder.embed_queries(norms)
-    if pool is not None and len(norms) > 1:
-        lists = list(pool.map(lambda i: index.search(norms[i], vectors[i], top_k, scope=scope), range(len(norms))))
+    started = started or {}
+    if pool is not None and len(texts) > 1:
+        for q in texts:
+            if q not in started:
+                started[q] = pool.submit(_search_one, normalize_text(q), embedder, index, top_k, scope)
+    if all(q in started for q in texts):
+        results = [started[q].result() for q in texts]
+        vectors, lists = [v for v, _ in results], [h for _, h in results]
     else:
+        norms = [normalize_text(q) for q in texts]
+        vectors = list(embedder.embed_queries(norms))
         lists = [index.search(norm, vectors[i], top_k, scope=scope) for i, norm in enumerate(norms)]
     hits = lists[0] if len(lists) == 1 else fuse_lists(lists, top_k, rrf_k)
     return texts[0], vectors[0], set_aside_previous(hits, resolution)

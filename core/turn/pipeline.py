@@ -32,7 +32,8 @@ from core.ports import (
     TranscriptStore,
 )
 from core.reasons import Status
-from core.retrieve.search import resolve_turn, search
+from core.retrieve.resolve import earlier, glued
+from core.retrieve.search import resolve_turn, search, start_searches
 from core.settings import CoreSettings, for_mode
 from core.text.language import language_of, prefer_language
 from core.text.normalize import clean_input
@@ -121,19 +122,24 @@ class Pipeline:
         """Read the question in its conversation (every later stage reads that reading), then search."""
         cfg = self.settings.retrieval
         history = ctx.conversation.history if ctx.conversation else []
+        prior = earlier(history, ctx.msg.scope, cfg.history_turns)
+        try:
+            ctx.index_version = self.index.version()
+            # what a later turn searches whatever its reading starts now, while the question is read
+            started = start_searches([ctx.asked, glued(ctx.asked, prior)], self.embedder, self.index, cfg.top_k,
+                                     ctx.msg.scope, self.searches) if prior else {}
+        except Exception as exc:
+            return _unsearchable(exc)
         t0 = self.clock()
         ctx.resolution = resolve_turn(ctx.asked, history, ctx.msg.scope, cfg.history_turns, self.rewriter,
                                       self.term_selector, cfg.term_threshold)
         ctx.latency["resolve"] = round((self.clock() - t0) * 1000, 3)
         ctx.question = ctx.resolution.resolved
         try:
-            ctx.index_version = self.index.version()
             query, vector, hits = search(ctx.resolution, self.embedder, self.index, cfg.top_k, ctx.msg.scope,
-                                         cfg.rrf_k, self.searches)
+                                         cfg.rrf_k, self.searches, started)
         except Exception as exc:
-            log.exception("retrieval failed")
-            return Outcome(Trigger.ABORT, reasons.NO_MATCHING_SOURCE,
-                           f"The knowledge base could not be searched ({type(exc).__name__}).")
+            return _unsearchable(exc)
         ctx.retrieval_query, ctx.query_vector = query, vector
         # a mixed-language KB answers from sources in the question's language where there are any
         ctx.hits = prefer_language(hits, ctx.language, lambda h: h.text)
@@ -327,3 +333,10 @@ class Pipeline:
         decision.turn_id = turn_id
         decision.suggestions = stored
         decision.recorded = "database" if turn_id is not None else "spool"
+
+
+def _unsearchable(exc: Exception) -> Outcome:
+    """A search that failed is a refusal saying so; the turn is still recorded."""
+    log.error("retrieval failed", exc_info=exc)
+    return Outcome(Trigger.ABORT, reasons.NO_MATCHING_SOURCE,
+                   f"The knowledge base could not be searched ({type(exc).__name__}).")

@@ -9,9 +9,17 @@ import pytest
 
 from core.messages import PriorTurn
 from core.retrieve.resolve import resolve, unnamed_referent, well_formed
-from core.retrieve.search import fuse_lists, queries, resolve_turn, set_aside_previous, usable_rewrite
+from core.retrieve.search import (
+    fuse_lists,
+    queries,
+    resolve_turn,
+    search,
+    set_aside_previous,
+    start_searches,
+    usable_rewrite,
+)
 from core.retrieve.terms import SEPARATOR, history_words, selected_terms
-from tests.unit.fakes import hit
+from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, hit
 
 SOCKET = PriorTurn("How do I run the Slack bot in Socket Mode?", "Socket Mode is the default. [C1]",
                    section="Running groundbot on Slack > How do I run the Slack bot in Socket Mode?")
@@ -141,6 +149,26 @@ def test_searches_are_fused_by_reciprocal_rank_each_hit_keeping_its_best_cosine(
     a, b, c = hit("a", 0.5, n=0), hit("b", 0.4, n=1), hit("c", 0.3, n=2)
     fused = fuse_lists([[a, b], [c, type(b)(**{**b.__dict__, "similarity": 0.7})], [b]], 3, 60)
     assert [h.chunk_id for h in fused] == ["c1", "c0", "c2"] and fused[0].similarity == 0.7 and fused[0].fused > 0
+
+
+def test_searches_begun_before_the_reading_are_taken_up_and_find_what_searching_after_it_finds() -> None:
+    """The question as asked and glued after the one before are searched while the selector
+    reads; the fused hits are those of searching every query after the reading, one search each."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = ["Socket Mode runs the Slack bot without a public URL.", "Over HTTP Slack sends events to a URL.",
+             "The console chat needs no keys."]
+    embedder = BagOfWordsEmbedder()
+    r = resolve("And over HTTP?", [SOCKET], selector=Picks("Slack", "bot"))
+    after = ListIndex(texts, embedder)
+    expected = search(r, embedder, after, 3, None)
+    before = ListIndex(texts, embedder)
+    with ThreadPoolExecutor(3) as pool:
+        started = start_searches([r.asked, r.leaning, r.asked], embedder, before, 3, None, pool)
+        assert list(started) == [r.asked, r.leaning]
+        got = search(r, embedder, before, 3, None, pool=pool, started=started)
+    assert got[0] == expected[0] and [h.chunk_id for h in got[2]] == [h.chunk_id for h in expected[2]]
+    assert before.searches == after.searches == 3
 
 
 def test_the_previous_section_is_set_aside_when_another_says_what_the_follow_up_asks() -> None:

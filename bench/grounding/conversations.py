@@ -139,7 +139,13 @@ def score_docs_turn(d: Decision, turn: DocsTurn, previous: DocsTurn | None = Non
                          or (previous_answer and d.answer.strip() == previous_answer.strip())))
     return {"right": right, "led": led_by_section(d, turn.file, turn.heading), "moves_section": moves,
             "repeated": repeated, "resolved_question": resolved_question(d),
-            "resolution_differs": resolution_differs(d, turn.ask)}
+            "resolution_differs": resolution_differs(d, turn.ask), "offered": offers_section(d, turn.heading)}
+
+
+def offers_section(d: Decision, heading: str) -> bool:
+    """A refusal whose suggestions hold the heading meant: one pick from its answer."""
+    meant = normalize_text(heading)
+    return d.refused and any(normalize_text(s.text) == meant for s in d.suggestions)
 
 
 # -- MTRAG-UN (pure) -------------------------------------------------------------------------
@@ -377,7 +383,11 @@ def run_docs_conversations(app: App, conversations: Sequence[DocsConversation], 
     result.passes += [first, follow, new]
     m = result.metrics
     put(m, "docs_first_from_section", first.rows, lambda r: r.extra["right"], _row_split)
+    put(m, "docs_first_refused_offering_section", [r for r in first.rows if not r.extra["right"]],
+        lambda r: r.extra["offered"], _row_split)
     put(m, "docs_follow_ups_from_section", follow.rows, lambda r: r.extra["right"], _row_split)
+    put(m, "docs_follow_ups_refused_offering_section", [r for r in follow.rows if not r.extra["right"]],
+        lambda r: r.extra["offered"], _row_split)
     moving = [r for r in follow.rows if r.extra["moves_section"]]
     put(m, "docs_follow_ups_new_section_from_section", moving, lambda r: r.extra["right"], _row_split)
     put(m, "docs_follow_ups_repeating_previous", moving, lambda r: r.extra["repeated"], _row_split)
@@ -607,7 +617,11 @@ def docs_conversation_rows(m: dict[str, Any], title: str) -> list[str]:
     row = split_row(m)
     return [title, "", *SPLIT_HEAD,
             row("first questions answered from their section", "docs_first_from_section"),
+            row("... the others: refused, offering the section meant as a suggestion",
+                "docs_first_refused_offering_section"),
             row("follow-ups answered from the section meant", "docs_follow_ups_from_section"),
+            row("... the others: refused, offering the section meant as a suggestion",
+                "docs_follow_ups_refused_offering_section"),
             row("follow-ups meaning another section: answered from it", "docs_follow_ups_new_section_from_section"),
             row("... answered with the previous turn's section instead", "docs_follow_ups_repeating_previous"),
             row("follow-ups opening with their section", "docs_follow_ups_led_by_section"),

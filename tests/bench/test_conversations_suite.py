@@ -132,6 +132,14 @@ def test_a_refused_follow_up_is_neither_right_nor_a_repeat() -> None:
     assert not s["right"] and not s["repeated"]
 
 
+def test_a_refusal_offering_the_heading_meant_is_counted_as_offering_it() -> None:
+    offering = decision(refused=True, reason="NO_MATCHING_SOURCE", suggestions=("Other?", HTTP.heading.lower()))
+    assert conv.score_docs_turn(offering, HTTP, SOCKET)["offered"]
+    assert not conv.score_docs_turn(decision(refused=True, suggestions=("Other?",)), HTTP, SOCKET)["offered"]
+    answered = decision(sources=(("slack.md", SOCKET.heading),), suggestions=(HTTP.heading,))
+    assert not conv.score_docs_turn(answered, HTTP, SOCKET)["offered"]
+
+
 def test_a_heading_held_in_two_files_is_answered_by_either() -> None:
     turn = conv.DocsTurn("And how do I re-ingest them?", "ingesting.md|faq.yaml", "How do I re-ingest documents?", True)
     assert conv.score_docs_turn(decision(sources=(("faq.yaml", "How do I re-ingest documents?"),)), turn)["right"]

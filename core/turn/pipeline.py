@@ -71,7 +71,8 @@ class Pipeline:
         self.reader = reader if settings.reader.enabled else None
         self.rewriter = rewriter  # a language model's rewrite of follow-ups; None: the local reading alone
         self.term_selector = term_selector if settings.retrieval.term_selector else None
-        # a later turn's searches run at once (core/retrieve/search.py); its threads start on first use
+        # a later turn's searches run at once (core/retrieve/search.py), and its two readings are
+        # read at once (`_read`); the threads start on first use
         self.searches = ThreadPoolExecutor(3, thread_name_prefix="groundbot-search")
         self.scope_refusals = dict(scope_refusals or {})  # a knowledge scope's own refusal message
         self.claim_judge = claim_judge if settings.judge.claims else None
@@ -200,14 +201,16 @@ class Pipeline:
             return None
         t0 = self.clock()
         try:
-            verdict = read(ctx.question, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
             r = ctx.resolution
-            if r is None or r.method != "terms":
-                return verdict
             # the words picked may be a topic the question has left ("Where is the office?" after
-            # parental leave): the reader also reads it as typed, and the reading it finds better
-            # answered stands
-            typed = read(r.asked, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
+            # parental leave): the reader also reads it as typed, at the same time (a reading's
+            # first chunk is read alone, on one core), and the reading it finds better answered stands
+            as_typed = self.searches.submit(read, r.asked, ctx.hits, self.reader, self.settings.reader,
+                                            self.settings.extractive) if r is not None and r.method == "terms" else None
+            verdict = read(ctx.question, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
+            if r is None or as_typed is None:
+                return verdict
+            typed = as_typed.result()
             if (typed.answered, typed.best) <= (verdict.answered, verdict.best):
                 return verdict
             ctx.question = r.asked

@@ -36,7 +36,8 @@ def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = Non
             selector: TermSelector | None = None, threshold: float = 0.5) -> Resolution:
     """The question read with the earlier turns of its scope: the words of theirs it needs (the
     term selector's pick, English only: it was trained on English rewrites), and the question
-    glued after the one before it, searched beside it in every language."""
+    glued after the one before it, searched beside it unless the selector finds that the
+    question needs no earlier word (core/retrieve/search.py: `queries`)."""
     prior = earlier(history, scope, turns)
     unnamed = unnamed_referent(question, prior)
     if not prior:
@@ -58,8 +59,8 @@ def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = Non
 
 
 def glued(question: str, prior: Sequence[PriorTurn]) -> str:
-    """The question after the one before it ("" with no earlier turn): a search that needs no
-    reading, so it can start before the term selector or a language model has read the question."""
+    """The question after the one before it ("" with no earlier turn): one more search of a
+    follow-up, and the only one beside the question of a turn read without the selector."""
     return f"{prior[-1].question.strip()} {question.strip()}" if prior else ""
 
 

@@ -4,7 +4,9 @@ A later turn is searched three ways at once, and the result lists are fused by r
 (as the index fuses its vector and full-text legs): the question as asked, the question with the
 earlier words the term selector picked (core/retrieve/resolve.py), and the question glued after
 the one before it; a language model's rewrite, where one is configured and usable, is one more
-search. No one reading decides what is found. When the follow-up asks something new that the
+search. No one reading decides what is found. A later question the selector finds standing on
+its own (it needs no earlier word) is searched as asked, as a first question is: the glued
+search added nothing there on the conversations suite's dev parts, and cost a third of the turn. When the follow-up asks something new that the
 heading of the section that answered the question before does not name, and another retrieved
 section does ("And over HTTP?" after the Socket Mode section), the previous section leaves the
 hits: the follow-up is not answered with the previous answer again.
@@ -73,7 +75,10 @@ def _fallback(local: Resolution, why: str) -> Resolution:
 
 def queries(resolution: Resolution) -> list[str]:
     """What is searched, first the reading every stage reads: the question as asked, the
-    question with the selected words, the question glued after the one before (each once)."""
+    question with the selected words, the question glued after the one before (each once); a
+    question the selector found needing no earlier word, as asked alone."""
+    if resolution.method == "standalone":
+        return _once([resolution.asked])
     return _once([resolution.resolved, resolution.asked, resolution.leaning])
 
 
@@ -86,9 +91,9 @@ Searched = Future[tuple[Any, list[Hit]]]  # one query's (vector, hits)
 
 def start_searches(texts: Sequence[str], embedder: Embedder, index: ChunkIndex, top_k: int, scope: str | None,
                    pool: Executor) -> dict[str, Searched]:
-    """The searches a later turn makes whatever its reading (the question as asked, and glued
-    after the one before), begun on `pool` before the reading is known: the term selector, or a
-    language model's rewrite, runs while they embed and search. `search` takes them up by text."""
+    """The searches a later turn makes whatever its reading (the question as asked), begun on
+    `pool` before the reading is known: the term selector, or a language model's rewrite, runs
+    while they embed and search. `search` takes them up by text and starts the others."""
     return {q: pool.submit(_search_one, normalize_text(q), embedder, index, top_k, scope) for q in _once(texts)}
 
 

@@ -32,7 +32,7 @@ from core.ports import (
     TranscriptStore,
 )
 from core.reasons import Status
-from core.retrieve.resolve import earlier, glued
+from core.retrieve.resolve import earlier
 from core.retrieve.search import resolve_turn, search, start_searches
 from core.settings import CoreSettings, for_mode
 from core.text.language import language_of, prefer_language
@@ -127,8 +127,8 @@ class Pipeline:
         try:
             ctx.index_version = self.index.version()
             # what a later turn searches whatever its reading starts now, while the question is read
-            started = start_searches([ctx.asked, glued(ctx.asked, prior)], self.embedder, self.index, cfg.top_k,
-                                     ctx.msg.scope, self.searches) if prior else {}
+            started = start_searches([ctx.asked], self.embedder, self.index, cfg.top_k, ctx.msg.scope,
+                                     self.searches) if prior else {}
         except Exception as exc:
             return _unsearchable(exc)
         t0 = self.clock()

@@ -47,10 +47,15 @@ def test_the_selected_earlier_words_join_the_question_every_stage_reads() -> Non
     assert queries(r) == ["And over HTTP? Slack bot", "And over HTTP?", f"{SOCKET.question} And over HTTP?"]
 
 
-def test_a_question_that_needs_no_earlier_word_is_read_as_typed_and_still_searched_with_the_one_before() -> None:
+def test_a_question_that_needs_no_earlier_word_is_read_and_searched_as_typed() -> None:
     r = resolve("Can I use PostgreSQL?", [SOCKET], selector=Picks())
     assert not r.follow_up and r.method == "standalone" and r.resolved == "Can I use PostgreSQL?"
-    assert queries(r) == ["Can I use PostgreSQL?", f"{SOCKET.question} Can I use PostgreSQL?"]
+    assert r.leaning == f"{SOCKET.question} Can I use PostgreSQL?" and queries(r) == ["Can I use PostgreSQL?"]
+
+
+def test_without_a_selector_a_later_question_is_searched_as_typed_and_after_the_one_before() -> None:
+    r = resolve("Can I use PostgreSQL?", [SOCKET])
+    assert r.method == "glued" and queries(r) == ["Can I use PostgreSQL?", f"{SOCKET.question} Can I use PostgreSQL?"]
 
 
 def test_words_the_question_already_holds_are_not_added_twice_and_each_is_added_once() -> None:
@@ -164,8 +169,8 @@ def test_searches_begun_before_the_reading_are_taken_up_and_find_what_searching_
     expected = search(r, embedder, after, 3, None)
     before = ListIndex(texts, embedder)
     with ThreadPoolExecutor(3) as pool:
-        started = start_searches([r.asked, r.leaning, r.asked], embedder, before, 3, None, pool)
-        assert list(started) == [r.asked, r.leaning]
+        started = start_searches([r.asked, r.asked], embedder, before, 3, None, pool)
+        assert list(started) == [r.asked]
         got = search(r, embedder, before, 3, None, pool=pool, started=started)
     assert got[0] == expected[0] and [h.chunk_id for h in got[2]] == [h.chunk_id for h in expected[2]]
     assert before.searches == after.searches == 3

@@ -232,7 +232,7 @@ def turn_facts(row: Row, seen: dict[str, Any], kbs: Kbs) -> dict[str, Any]:
             "right": bool(row.extra["right"]), "refused": d.refused, "reason": d.refusal_reason if d.refused else "",
             "checks": [c for c in d.checks_failed if not c.endswith("(warn)")],
             "in_top5": any(is_ref(s) for s in seen["top"]), "read_reference": bool(ref_probs),
-            "peer_top5": kbs.peer_top5.get(row.extra["task_id"], False), "resolved": row.extra["resolution_differs"],
+            "peer_top5": kbs.peer_top5.get(row.extra["task_id"], False), "resolved": bool(d.resolution is not None and d.resolution.follow_up),
             "best_probability": round(max(float(p) for _, p in read), 4) if read else None,
             "reference_probability": round(max(ref_probs), 4) if ref_probs else None,
             "top1_similarity": d.scores.get("top1_similarity")}
@@ -461,8 +461,9 @@ def misses_section(points: Sequence[dict[str, Any]], s: dict[str, Any]) -> list[
                  and not t["read_reference"])
     test = miss_counts(ship, "test") if "test" in ship["parts"] else Counter()
     lines += ["", f"At the shipped setting {unread} of the reader-floor misses never read the reference (retrieved "
-              f"past the chunks read). Later turns (an earlier question asked) the resolver rewrote: "
-              f"{share(s['resolved_right'])} answered right; left as asked: {share(s['as_asked_right'])}."
+              f"past the chunks read). Later turns (an earlier question asked) read with earlier words (the term "
+              f"selector's pick): {share(s['resolved_right'])} answered right; read as asked: "
+              f"{share(s['as_asked_right'])}."
               + (" Test part, shipped: " + ", ".join(f"{k} {v}" for k, v in sorted(test.items()))
                  + f" ({sum(test.values())} misses)." if test else ""), "",
               "The reader's best probability on the dev last turns it read, shipped setting (p25 | p50 | p75):", "",
@@ -506,11 +507,12 @@ def move_section(by: dict[str, dict[str, Any]], s: dict[str, Any]) -> list[str]:
         f"- **Resolution**: with the resolver off (the earlier questions glued into the search, the question read as "
         f"asked) MTRAG-UN answers {share(f['resolver_off']['mtrag_answerable_from_reference'])} but the docs "
         f"follow-ups fall to {share(f['resolver_off']['docs_follow_ups_from_section'])}. Of the answerable later turns "
-        f"the resolver rewrote, {s['rewritten_missed_right_unresolved']} miss that the resolver-off reading answers "
-        f"from a reference (the rewrite was wrong) and {s['rewritten_right_missed_unresolved']} are answered that it "
+        f"read with earlier words, {s['rewritten_missed_right_unresolved']} miss that the resolver-off reading answers "
+        f"from a reference (the words picked were wrong) and {s['rewritten_right_missed_unresolved']} are answered that it "
         f"misses; {s['as_asked_right'][1] - s['as_asked_right'][0]} of the "
         f"{s['as_asked_right'][1] - s['as_asked_right'][0] + s['resolved_right'][1] - s['resolved_right'][0]} "
-        "later-turn misses were left as asked, read without their context. Reading "
+        "later-turn misses were read as asked (the selector picked no earlier word, or the reader found the "
+        "question better answered as typed). Reading "
         f"the last two questions glued in every stage answers only "
         f"{share(f['last_two']['mtrag_answerable_from_reference'])}: the reader needs one standalone question, not "
         "glued context. A resolver that writes one (a language model's rewrite, or a local one trained to add the "

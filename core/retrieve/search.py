@@ -6,10 +6,11 @@ earlier words the term selector picked (core/retrieve/resolve.py), and the quest
 the one before it; a language model's rewrite, where one is configured and usable, is one more
 search. No one reading decides what is found. A later question the selector finds standing on
 its own (it needs no earlier word) is searched as asked, as a first question is: the glued
-search added nothing there on the conversations suite's dev parts, and cost a third of the turn. When the follow-up asks something new that the
-heading of the section that answered the question before does not name, and another retrieved
-section does ("And over HTTP?" after the Socket Mode section), the previous section leaves the
-hits: the follow-up is not answered with the previous answer again.
+search changed no figure of the conversations suite's dev parts there, and cost a search. When
+the follow-up asks something new that the heading of the section that answered the question
+before does not name, and another retrieved section does ("And over HTTP?" after the Socket Mode
+section), the previous section leaves the hits: the follow-up is not answered with the previous
+answer again.
 """
 
 from __future__ import annotations

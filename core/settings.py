@@ -62,18 +62,14 @@ class ExtractiveSettings:
     """An FAQ question this close returns its stored answer (profile)."""
     heading_min_similarity: float = 0.85
     """This close to a heading -> the section's opening (profile)."""
-    heading_paraphrase_similarity: float = 0.75
-    """... and this close, if the reader trusts that section most (profile)."""
     min_sentence_score: float = 0.10
     """A sentence must share this much (idf-weighted) with the question."""
     min_quote_similarity: float = 0.45
     """Quote only when the best chunk is this similar (profile)."""
-    named_terms: bool = True
-    """A name or number of the question in no retrieved chunk -> no quote."""
     mentioned_words: bool = True
-    """A yes/no question with a word no document holds -> no quote."""
+    """A yes/no question with a word no document holds is refused (the mentioned_words gate)."""
     asks_when: bool = True
-    """A "when" question is answered only by a sentence saying when."""
+    """A "when" question needs a trusted chunk with a sentence that says when (the says_when gate)."""
 
 
 @dataclass(frozen=True)
@@ -225,4 +221,5 @@ def for_mode(settings: CoreSettings, mode: Mode) -> CoreSettings:
     r = settings.reader
     reader = replace(r, min_answer_probability=r.llm_min_answer_probability, settle_probability=r.llm_settle_probability,
                      chunks=r.llm_chunks, similarity_weight=r.llm_similarity_weight)
-    return replace(settings, reader=reader, extractive=replace(settings.extractive, mentioned_words=False))
+    return replace(settings, reader=reader,
+                   extractive=replace(settings.extractive, mentioned_words=False, asks_when=False))

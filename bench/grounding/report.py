@@ -193,9 +193,17 @@ def result_name(suites: Sequence[str], every: Sequence[str]) -> str:
 
 
 def headline(out: dict[str, dict[str, Any]]) -> dict[str, float]:
-    """The headline figures of a run's JSON ({suite: {metric: value}}), as "<suite>.<metric>"."""
-    return {f"{suite}.{m}": metrics[m] for suite, metrics in out.items() for m in HEADLINE.get(suite, ())
-            if m in metrics}
+    """The headline figures of a run's JSON ({suite: {metric: value}}), as "<suite>.<metric>"; the
+    real suite's are each project's and each split's figures (its projects are the files present)."""
+    return {f"{suite}.{m}": metrics[m] for suite, metrics in out.items()
+            for m in (HEADLINE.get(suite, ()) if suite != "real" else _real_headline(metrics)) if m in metrics}
+
+
+def _real_headline(metrics: dict[str, Any]) -> list[str]:
+    """The real suite's shares, project by project and split by split (counts stay in the JSON)."""
+    from bench.grounding.real import FIGURES
+
+    return [m for m in metrics if any(m.endswith("_" + fig) for fig, _ in FIGURES)]
 
 
 def record_history(path: Path, out: dict[str, dict[str, Any]], args: argparse.Namespace) -> int:

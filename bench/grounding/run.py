@@ -6,6 +6,7 @@
     python -m bench.grounding --suites expertqa    # real LLM answers claim by claim (bench/grounding/expertqa.py), dev/test
     python -m bench.grounding --suites conversations   # follow-ups turn by turn (bench/grounding/conversations.py), dev/test
     python -m bench.grounding --suites loose       # questions typed as people chat (bench/grounding/loose.py), dev/test
+    python -m bench.grounding --suites real        # real projects' issue questions (bench/grounding/real.py), by project
 
 Every question goes through App.ask(Incoming(...)) like a chat message (state machine,
 gates, generator, verifier), in a conversation of its own, against a fresh data dir per
@@ -51,6 +52,8 @@ from bench.grounding.harness import (
     temp_app,
 )
 from bench.grounding.loose import run_loose
+from bench.grounding.real import QUESTIONS as REAL_QUESTIONS
+from bench.grounding.real import run_real
 from bench.grounding.replay_server import ReplayServer
 from bench.grounding.report import breakdown, print_suite, provenance, record_history, result_name, write_markdown
 from bench.grounding.resolution import CANARD_FILE, MTRAG_REWRITES_DIR
@@ -59,13 +62,13 @@ from bot.config import Config, load_config
 from core.text.sentences import split_sentences
 
 SUITES = ("halueval", "squad_extractive", "squad_replay", "parsinlu", "mixed", "clapnq_llm", "clapnq_extractive",
-          "docs", "expertqa", "conversations", "loose")
+          "docs", "expertqa", "conversations", "loose", "real")
 # questions per pass (group) when --limit is not given; None = all. Chosen so the whole
 # benchmark runs in well under 15 minutes on 2 CPU cores.
 DEFAULT_LIMITS: dict[str, int | None] = {"halueval": None, "squad_extractive": 600, "squad_replay": 600,
                                          "parsinlu": None, "mixed": None, "clapnq_llm": None,
                                          "clapnq_extractive": None, "docs": None, "expertqa": None,
-                                         "conversations": None, "loose": None}
+                                         "conversations": None, "loose": None, "real": None}
 REPLAY_NOTE = ("verify.require_citations=False: replayed answers carry no [C#] citations, so uncited "
                "claims are checked against all retrieved (kept) chunks")
 
@@ -473,6 +476,8 @@ def _dataset(args: argparse.Namespace, suite: str) -> Path:
         return ROOT / "docs"
     if suite.startswith("clapnq"):
         return args.clapnq
+    if suite == "real":
+        return REAL_QUESTIONS
     return {"halueval": args.halueval, "parsinlu": args.parsinlu, "expertqa": args.expertqa}.get(suite, args.squad)
 
 
@@ -502,6 +507,8 @@ def run_suite(name: str, args: argparse.Namespace, config: Config, minilm: Any, 
                                  canard=args.canard, rewrites=args.mtrag_rewrites, seed=args.seed)
     if name == "loose":
         return run_loose(config, embedder=minilm, limit=limit, dump=dump)
+    if name == "real":
+        return run_real(config, embedder=minilm, limit=limit, dump=dump)
     run = run_clapnq_llm if name == "clapnq_llm" else run_clapnq_extractive
     return run(args.clapnq, config, embedder=minilm, limit=limit, dump=dump)
 

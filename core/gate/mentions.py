@@ -65,7 +65,7 @@ def is_polar(question: str) -> bool:
 
 def asked_words(question: str, polar_only: bool = True) -> list[str]:
     """The content words of a yes/no question (or, `polar_only` False, of any question), numbers
-    left to the name check (core/generate/named_terms.py); [] for any other question. The
+    left out (a version or a count says nothing of what is asked); [] for any other question. The
     words either side of an "or" are left out: a choice's alternatives are the asker's words, and
     the sources need say only one of them, maybe otherwise ("faster or slower": "more quickly")."""
     ws = words(normalize_text(question))
@@ -90,9 +90,9 @@ def unmentioned(question: str, hits: Sequence[Hit], index: WordIndex, scope: str
 
 
 def not_mentioned(question: str, hits: Sequence[Hit], index: WordIndex, scope: str | None = None,
-                  weak: tuple[float, float] | None = None) -> str:
-    """Why the question is not answered from these sources ("" when nothing is missing, or when
-    the index could not be asked: the other checks then decide). A yes/no question is held to
+                  weak: tuple[float, float] | None = None) -> list[str]:
+    """The words of the question no source mentions ([] when nothing is missing, or when the index
+    could not be asked: the other checks then decide). A yes/no question is held to
     every word; any other question only when `weak` says the passage reader answers it weakly
     and retrieval placed it far from every passage ((probability, similarity) below the bars): a
     paraphrase is worded in the asker's own words, but a question the sources answer only weakly,
@@ -101,18 +101,12 @@ def not_mentioned(question: str, hits: Sequence[Hit], index: WordIndex, scope: s
     `hold_risk` "at the price of" more hallucinations)."""
     polar = is_polar(question)
     if not polar and weak is None:
-        return ""
+        return []
     try:
-        absent = unmentioned(question, hits, index, scope, polar_only=polar)
+        return unmentioned(question, hits, index, scope, polar_only=polar)
     except Exception:
         log.exception("the knowledge base's words could not be looked up")
-        return ""
-    if not absent:
-        return ""
-    named = ", ".join(repr(w) for w in absent)
-    if polar:
-        return f"No source mentions {named}, which the question asks about."
-    return f"No source mentions {named}, and the closest sources are far from the question and answer it only weakly."
+        return []
 
 
 def weakly_answered(scores: Mapping[str, float | int | None], probability: float,

@@ -20,8 +20,6 @@ from collections.abc import Sequence
 
 from core import reasons
 from core.gate.verbatim import verbatim_faq, verbatim_section
-from core.generate.asks_when import asks_when, says_when
-from core.generate.named_terms import absent_names
 from core.messages import Generation, Hit
 from core.settings import CoreSettings, ExtractiveSettings, Mode, for_mode
 from core.text.lexicon import content_terms
@@ -92,36 +90,28 @@ class ExtractiveGenerator:
             score = overlap * (0.75 + 0.25 * prior) - RANK_PENALTY * (n - 1)
             scored.append((score, n, pos, sent))
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
-        chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]
+        # once the reader has decided that the chunks it trusts answer, the words only choose which
+        # of their sentences to quote: a long question (an error line, what the asker tried) shares
+        # a small part of its words with the sentence that answers it, so no share is required
+        floor = 0.0 if read else self.cfg.min_sentence_score
+        chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] > floor or (not read and r[0] >= floor)]
         if not chosen:
-            return self._paraphrased_heading(hits, read) or Generation(text="", llm_called=False)
+            return self._trusted_lead(hits, read) or Generation(text="", llm_called=False)
         best = chosen[0][0]
-        chosen = [r for r in chosen if r[0] >= best * RELATIVE_FLOOR]
-        if self.cfg.asks_when and asks_when(question) and not any(says_when(r[3]) for r in chosen):
-            return Generation(text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES,
-                              explanation="The question asks when, and no sentence the sources answer with says when.")
-        return _quote(chosen)
+        return _quote([r for r in chosen if r[0] >= best * RELATIVE_FLOOR])
 
-    def _paraphrased_heading(self, hits: Sequence[Hit], read: bool) -> Generation | None:
-        """A question that paraphrases a section's heading in words none of its sentences use ("In
-        which cases does the verifier reject an answer?" under "When does the verifier refuse an
-        answer?") gets the section's opening sentences, as a heading asked as written does, when
-        the reader read that section first and trusts it."""
+    def _trusted_lead(self, hits: Sequence[Hit], read: bool) -> Generation | None:
+        """A question that shares no word with any sentence of the section the reader trusts most
+        ("In which cases does the verifier reject an answer?" under "When does the verifier refuse
+        an answer?") gets that section's opening sentences, as a heading asked as written does."""
         first = hits[0]
-        if (not read or first.kind != "doc" or first.heading_similarity < self.cfg.heading_paraphrase_similarity
-                or not self._trusted(first, read)):
+        if not read or first.kind != "doc" or not self._trusted(first, read):
             return None
         lead = split_sentences(first.text)[: self.cfg.max_sentences]
         return _quote([(1.0, 1, pos, sent) for pos, sent in enumerate(lead)]) if lead else None
 
-    def _unquotable(self, question: str, hits: Sequence[Hit]) -> Generation | None:
-        """A refusal when nothing should be quoted: a name, acronym or number of the question is
-        in none of the chunks (core/generate/named_terms.py: they are about the question but cannot
-        answer it), or no chunk is close enough to quote."""
-        absent = absent_names(question, hits) if self.cfg.named_terms else []
-        if absent:
-            return Generation(text="", llm_called=False, reason=reasons.NOT_ANSWERED_BY_SOURCES,
-                              explanation=f"No source mentions {', '.join(repr(a) for a in absent)}, which the question asks about.")
+    def _unquotable(self, hits: Sequence[Hit]) -> Generation | None:
+        """A refusal when no chunk is close enough to quote (without a reader, which decides when it read them)."""
         best_similarity = max(h.similarity for h in hits)
         if not _read(hits) and best_similarity < self.cfg.min_quote_similarity:  # the reader, when it read them, decided
             return Generation(
@@ -142,7 +132,7 @@ class ExtractiveGenerator:
         if faq is not None:
             n, hit = faq
             return Generation(text=f"{hit.faq_answer.strip()} [C{n}]", llm_called=False, faq=True)
-        refused = self._unquotable(question, hits)
+        refused = self._unquotable(hits)
         if refused is not None:
             return refused
         if section is not None:

@@ -15,10 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from core import reasons
+from core.catalogue import say
 from core.gate.ambiguity import is_short, named_readings, reading_question, readings
-from core.gate.mentions import KnownWords, not_mentioned, weakly_answered
+from core.gate.ask_gates import ASK_GATES, AskView, Refusal
+from core.gate.mentions import KnownWords
 from core.gate.passage_reading import Reading, asked_verbatim, read, read_rest
-from core.gate.similarity_gates import run_gates
+from core.gate.similarity_gates import GateResult, run_gates
 from core.messages import NOT_SET_UP, Decision, Incoming
 from core.ports import (
     ChunkIndex,
@@ -79,7 +81,6 @@ class Pipeline:
         self.embedder = embedder
         self.index = index
         self.generator = generator
-        self.mentions = settings.extractive.mentioned_words
         self.known_words = KnownWords(index)  # core/gate/mentions.py: the index's words, looked up once per version
         self.store = store
         self.clock = clock
@@ -153,32 +154,40 @@ class Pipeline:
         return Outcome(Trigger.RETRIEVED)
 
     def _gate(self, ctx: TurnContext) -> Outcome:
-        """The similarity gates, and with a passage reader its verdict: the reader reorders the
-        chunks (the gates and the generator read its order), the similarity gates only keep out
-        what is plainly off-topic, and whether the sources answer is the reader's call."""
+        """Every refusal before an answer is written, as named gates in order (docs/architecture.md,
+        "How do I add a gate?"): the similarity gates; with a passage reader, its verdict
+        (`answered_by_sources`: the reader reorders the chunks, the gates and the generator read
+        its order, and the similarity gates only keep out what is plainly off-topic); the gates
+        that read the ask (core/gate/ask_gates.py); then `one_reading`. The verdict is final when
+        the stage returns."""
         gates = self.settings.gates
         reading = self._read(ctx)
         if reading is not None:
             ctx.hits = reading.hits
             r = self.settings.reader
+            # a one-paragraph document can answer in full: how much context is enough is the reader's call
             gates = replace(gates, min_top1_similarity=min(gates.min_top1_similarity, r.min_top1_similarity),
-                            min_mean_confidence=min(gates.min_mean_confidence, r.min_mean_confidence))
+                            min_mean_confidence=min(gates.min_mean_confidence, r.min_mean_confidence),
+                            min_context_chars=0)
         ctx.gate = g = run_gates(ctx.retrieval_query, ctx.hits, gates)
         if not g.passed:
             return Outcome(Trigger.GATE_FAIL, g.reason)
-        if reading is None:
-            return Outcome(Trigger.GATE_PASS)
-        g.scores.update(reader_best=round(reading.best, 4), reader_chunks_read=reading.read)
-        if reading.answered:
+        if reading is not None:
+            g.scores.update(reader_best=round(reading.best, 4), reader_chunks_read=reading.read)
+            if not reading.answered:
+                return _refuse(ctx, g, "answered_by_sources",
+                               Refusal(reasons.NOT_ANSWERED_BY_SOURCES, "gate_not_answered", {}))
             g.checks_passed.append("answered_by_sources")
-            return self._one_reading(ctx, reading)
-        g.checks_failed.append("answered_by_sources")
-        g.passed, g.reason = False, reasons.NOT_ANSWERED_BY_SOURCES
-        return Outcome(Trigger.GATE_FAIL, g.reason,
-                       f"The closest sources talk about the question but do not answer it (best answer probability "
-                       f"{reading.best:.2f} < {reading.floor:.2f}).")
+        view = AskView(ctx.resolution.stated if ctx.resolution else ctx.question, ctx.hits, g.scores,
+                       self.known_words, ctx.msg.scope, self.settings)
+        for name, gate in ASK_GATES:
+            refusal = gate(view)
+            if refusal is not None:
+                return _refuse(ctx, g, name, refusal)
+            g.checks_passed.append(name)
+        return self._one_reading(ctx, g, reading) if reading is not None else Outcome(Trigger.GATE_PASS)
 
-    def _one_reading(self, ctx: TurnContext, reading: Reading) -> Outcome:
+    def _one_reading(self, ctx: TurnContext, g: GateResult, reading: Reading) -> Outcome:
         """A short question the sources answer in clearly different ways is asked back
         (core/gate/ambiguity.py); a follow-up or a question asked as a heading is read as meant."""
         if (ctx.resolution and ctx.resolution.follow_up) or asked_verbatim(ctx.question, ctx.hits, self.settings.extractive):
@@ -189,9 +198,8 @@ class Pipeline:
         ctx.readings = [reading_question(h) for h in readings(ctx.question, every, reading.floor, self.settings.retrieval)]
         if not ctx.readings:
             return Outcome(Trigger.GATE_PASS)
-        assert ctx.gate is not None
-        ctx.gate.checks_failed.append("one_reading")
-        ctx.gate.passed, ctx.gate.reason = False, reasons.AMBIGUOUS_QUESTION
+        g.checks_failed.append("one_reading")
+        g.passed, g.reason = False, reasons.AMBIGUOUS_QUESTION
         return Outcome(Trigger.GATE_FAIL, reasons.AMBIGUOUS_QUESTION,
                        f"The sources answer {len(ctx.readings)} different readings of the question.")
 
@@ -225,12 +233,7 @@ class Pipeline:
 
     def _generate(self, ctx: TurnContext) -> Outcome:
         assert ctx.gate is not None
-        r = self.settings.reader
-        weak = weakly_answered(ctx.gate.scores, r.unknown_word_probability, r.unknown_word_similarity)
         stated = ctx.resolution.stated if ctx.resolution else ctx.question  # the user's words, not selected ones
-        absent = not_mentioned(stated, ctx.hits, self.known_words, ctx.msg.scope, weak) if self.mentions else ""
-        if absent:  # a yes/no question about something no source mentions (core/gate/mentions.py)
-            return Outcome(Trigger.REJECT, reasons.NOT_ANSWERED_BY_SOURCES, absent)
         try:
             ctx.generation = gen = self.generator.generate(stated, ctx.gate.kept,
                                                            ctx.question if ctx.question != stated else "")
@@ -336,6 +339,13 @@ class Pipeline:
         decision.turn_id = turn_id
         decision.suggestions = stored
         decision.recorded = "database" if turn_id is not None else "spool"
+
+
+def _refuse(ctx: TurnContext, g: GateResult, name: str, refusal: Refusal) -> Outcome:
+    """The gate `name` refuses: the gate result says which and why, in the asker's language."""
+    g.checks_failed.append(name)
+    g.passed, g.reason = False, refusal.reason
+    return Outcome(Trigger.GATE_FAIL, refusal.reason, say(refusal.key, ctx.language, **refusal.fields))
 
 
 def _unsearchable(exc: Exception) -> Outcome:

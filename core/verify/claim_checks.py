@@ -103,11 +103,21 @@ def map_claim(claim: Claim, citations: Sequence[int], question: str, hits: Seque
         return _polar_check(claim, citations, question, sentences)
     ev = claim_evidence(claim.text, question, sentences, cfg.short_answer_words, critical_tokens(claim.text))
     prob = model.probability(ev.features) if sentences else 0.0
+    # a claim its cited chunk holds word for word is stated there, however the chunk's sentences
+    # split (a sentence that runs into a code block is one claim and two evidence sentences)
+    copied = _in_cited(claim.text, hits, citations)
     return ClaimCheck(claim.text, list(citations), round(prob, 4), [sentences[i].text for i in ev.window],
                       sorted({sentences[i].chunk for i in ev.window}), list(ev.missing),
-                      bool(sentences) and prob >= cfg.min_claim_support and not ev.missing,
+                      bool(sentences) and (prob >= cfg.min_claim_support or copied) and not ev.missing,
                       {k: round(v, 4) for k, v in ev.features.items()},
                       window=[sentences[i] for i in ev.window], sentences=sentences)
+
+
+def _in_cited(claim: str, hits: Sequence[Hit], citations: Sequence[int]) -> bool:
+    """The claim is a run of whole words of one of its cited chunks (case and punctuation aside)."""
+    plain = _plain(claim, claim=True)
+    return bool(plain.strip()) and any(plain in _plain(hits[n - 1].faq_answer or hits[n - 1].text)
+                                       for n in citations if 1 <= n <= len(hits))
 
 
 FACT_WORDS = 12  # the word guards read a claim this short; a longer one's meaning is the claim judge's

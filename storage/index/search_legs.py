@@ -31,7 +31,7 @@ def word_queries(word: str, column: str = "text_norm") -> list[Any]:
     index was built (stemmed, accents folded), then, for a word of FUZZY_LETTERS or more, any
     word one letter apart with the same first letter (the index's fuzzy matching reads the word
     unstemmed): a question's spelling is not the sources' ("savannah" for "savanna"), and a
-    misspelt name is still the name (core/generate/named_terms.py forgives the same)."""
+    misspelt name is still the name."""
     exact: dict[str, Any] = {"fuzziness": 0}
     fuzzy: dict[str, Any] = {"fuzziness": 1, "prefix_length": 1}
     return [MatchQuery(word, column, **opts) for opts in ([exact, fuzzy] if len(word) >= FUZZY_LETTERS else [exact])]

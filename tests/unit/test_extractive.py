@@ -42,17 +42,12 @@ def test_faq_matched_despite_spelling_variants_but_not_another_question() -> Non
     assert not GEN.generate("How do I reset my password?", [other]).faq
 
 
-def test_a_name_no_chunk_mentions_is_not_answered_from_them() -> None:
+def test_a_name_or_version_the_chunks_do_not_hold_does_not_stop_a_quote() -> None:
+    """A real question carries context (an error name, a version, another tool): whether the sources
+    answer it is the reader's call in the gate stage, not the generator's word count."""
     hits = [hit("Create a Slack app and set its signing secret. Telegram needs a bot token from BotFather.", 0.7, n=1)]
-    g = GEN.generate("Can groundbot run on Discord?", hits)
-    assert g.text == "" and g.reason == reasons.NOT_ANSWERED_BY_SOURCES and "'discord'" in g.explanation
-    assert GEN.generate("What does Telegram need?", hits).text.startswith("Telegram needs a bot token")
-    assert GEN.generate("What does Telegarm need?", hits).text  # a misspelt name is still the name
-    act = [hit("Bill Clinton signed the National Highway Designation Act in 1995.", 0.7, n=1)]
-    assert GEN.generate("When was the National Highway Designated Act signed?", act).text  # another form of the name
-    assert GEN.generate("When was the National Highway Designer Act signed?", act).reason == reasons.NOT_ANSWERED_BY_SOURCES
-    off = ExtractiveGenerator(ExtractiveSettings(named_terms=False))
-    assert off.generate("Can groundbot run on Discord?", hits).reason != reasons.NOT_ANSWERED_BY_SOURCES
+    g = GEN.generate("I upgraded to 0.28 and got a TypeError: what does Telegram need?", hits)
+    assert g.text.startswith("Telegram needs a bot token")
 
 
 def test_an_faq_answer_is_quoted_only_when_its_entry_comes_first() -> None:
@@ -67,38 +62,33 @@ def test_an_faq_answer_is_quoted_only_when_its_entry_comes_first() -> None:
     assert not GEN.generate("What is groundbot, in short?", [faq, section]).faq  # first, but only near (0.73 < 0.85)
 
 
-def test_a_paraphrased_heading_whose_section_shares_no_word_gets_the_sections_opening_sentences() -> None:
+def test_a_trusted_section_that_shares_no_word_with_the_question_gets_its_opening_sentences() -> None:
     """"In which cases does the verifier reject an answer?" under "When does the verifier refuse an
-    answer?": no sentence shares the question's words, the reader read the section first and
-    trusts it, and the question is close to its heading: its opening sentences are quoted."""
+    answer?": no sentence shares the question's words, and the reader read the section first and
+    trusts it: its opening sentences are quoted."""
     body = "Citations to passages that were not retrieved are refused. Unstated claims are left out."
     section = replace(hit(body, 0.81, n=0, heading="When does the verifier refuse an answer?"),
-                      heading_similarity=0.81, answer_probability=0.84)
+                      heading_similarity=0.6, answer_probability=0.84)
     gen = ExtractiveGenerator(ExtractiveSettings(), trust=0.4)
     got = gen.generate("In which cases does the verifier reject an answer?", [section])
     assert got.text == ("Citations to passages that were not retrieved are refused. [C1] "
                         "Unstated claims are left out. [C1]")
-    far = replace(section, heading_similarity=0.6)  # a question not close to its heading
-    assert gen.generate("In which cases does the verifier reject an answer?", [far]).text == ""
     untrusted = replace(section, answer_probability=0.3)  # the reader does not trust it
     assert gen.generate("In which cases does the verifier reject an answer?", [untrusted]).text == ""
     unread = replace(section, answer_probability=None)  # no reader read it
     assert gen.generate("In which cases does the verifier reject an answer?", [unread]).text == ""
 
 
-def test_a_question_asking_when_is_answered_only_by_a_sentence_that_says_when() -> None:
-    """CLAPNQ's "when was the first accurate world map made", answered with a same-topic sentence
-    about a map's codfish; a condition answers "when" too."""
-    hits = [hit("The presence of codfish is noted on the Ruysch map near Newfoundland.", 0.7, n=1)]
-    g = GEN.generate("When was the first accurate world map made with codfish?", hits)
-    assert g.text == "" and g.reason == reasons.NOT_ANSWERED_BY_SOURCES and "asks when" in g.explanation
-    assert GEN.generate("Where is codfish noted on the Ruysch map?", hits).text  # not asked when
-    dated = [hit("The Ruysch map with codfish near Newfoundland was made in 1507.", 0.7, n=1)]
-    assert GEN.generate("When was the Ruysch map with codfish made?", dated).text
-    rule = [hit("The verifier refuses an answer if a claim has no citation.", 0.7, n=1)]
-    assert GEN.generate("When does the verifier refuse an answer?", rule).text
-    off = ExtractiveGenerator(ExtractiveSettings(asks_when=False))
-    assert off.generate("When was the first accurate world map made with codfish?", hits).text
+def test_a_long_question_gets_the_trusted_sentence_that_shares_a_little_of_it() -> None:
+    """A question with what the asker tried and an error line shares a small part of its words with
+    the sentence that answers; once the reader trusts the chunk, the words only choose the sentence."""
+    chunk = replace(hit("Routes are matched in order. Use a path convertor to capture the rest of the path.", 0.6, n=0),
+                    answer_probability=0.7)
+    asked = ("I am trying to pass an entire path to a route as a path parameter, I tried several things and "
+             "the server always answers 404 Not Found with my nginx setup and uvicorn 0.20, what am I missing?")
+    got = ExtractiveGenerator(ExtractiveSettings(), trust=0.4).generate(asked, [chunk])
+    assert "path convertor" in got.text
+    assert GEN.generate(asked, [replace(chunk, answer_probability=None)]).text == ""  # unread: the words must carry it
 
 
 def test_an_faq_answer_the_reader_does_not_trust_is_quoted_only_for_the_question_asked_as_written() -> None:

@@ -1,12 +1,13 @@
-"""A question that asks when is answered only by a quote that says when.
+"""A question that asks when is answered only from a source that says when (the says_when gate).
 
 The passage reader reads whether a passage answers a question's topic; a same-topic passage
 that does not say when something happened often passes it ("when was the first accurate world
-map made" was answered with a sentence about the Ruysch map's codfish). A quote that holds no
-date, number, time word or condition cannot say when, however close its topic, so the extractive
-generator quotes nothing then (`[generator] asks_when`, NOT_ANSWERED_BY_SOURCES). "When" also asks
-for a condition ("When does the verifier refuse an answer?"), so "if", "once" or "when" in the
-quote count. English only: a question in another language is not held to it.
+map made" was answered with a sentence about the Ruysch map's codfish). A chunk that holds no
+date, number, time word or condition cannot say when, however close its topic, so when no chunk
+the reader trusts has a sentence that does, the gate refuses (`[generator] asks_when`,
+NOT_ANSWERED_BY_SOURCES). "When" also asks for a condition ("When does the verifier refuse an
+answer?"), so "if", "once" or "when" count. English only: a question in another language is not
+held to it.
 """
 
 from __future__ import annotations

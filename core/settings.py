@@ -62,8 +62,12 @@ class ExtractiveSettings:
     """An FAQ question this close returns its stored answer (profile)."""
     heading_min_similarity: float = 0.85
     """This close to a heading -> the section's opening (profile)."""
+    heading_paraphrase_similarity: float = 0.75
+    """... and this close, if the reader trusts that section most (profile)."""
     min_sentence_score: float = 0.10
     """A sentence must share this much (idf-weighted) with the question."""
+    ask_terms: int = 8
+    """... counted against the question's this many rarest words (a long question is not diluted)."""
     min_quote_similarity: float = 0.45
     """Quote only when the best chunk is this similar (profile)."""
     mentioned_words: bool = True

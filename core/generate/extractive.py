@@ -81,7 +81,9 @@ class ExtractiveGenerator:
         def idf(t: str) -> float:
             return math.log(1.0 + total / (1.0 + df.get(t, 0)))
 
-        q_weight = sum(idf(t) for t in q_terms) or 1.0
+        # a long question (what the asker tried, an error line, then the ask) is not diluted by its
+        # length: a sentence's share is counted against the question's `ask_terms` rarest words
+        q_weight = sum(sorted((idf(t) for t in q_terms), reverse=True)[: self.cfg.ask_terms]) or 1.0
         scored: list[Candidate] = []
         for n, pos, sent, terms in rows:
             overlap = sum(idf(t) for t in q_terms & terms) / q_weight
@@ -90,22 +92,20 @@ class ExtractiveGenerator:
             score = overlap * (0.75 + 0.25 * prior) - RANK_PENALTY * (n - 1)
             scored.append((score, n, pos, sent))
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
-        # once the reader has decided that the chunks it trusts answer, the words only choose which
-        # of their sentences to quote: a long question (an error line, what the asker tried) shares
-        # a small part of its words with the sentence that answers it, so no share is required
-        floor = 0.0 if read else self.cfg.min_sentence_score
-        chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] > floor or (not read and r[0] >= floor)]
+        chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]
         if not chosen:
-            return self._trusted_lead(hits, read) or Generation(text="", llm_called=False)
+            return self._paraphrased_heading(hits, read) or Generation(text="", llm_called=False)
         best = chosen[0][0]
         return _quote([r for r in chosen if r[0] >= best * RELATIVE_FLOOR])
 
-    def _trusted_lead(self, hits: Sequence[Hit], read: bool) -> Generation | None:
-        """A question that shares no word with any sentence of the section the reader trusts most
-        ("In which cases does the verifier reject an answer?" under "When does the verifier refuse
-        an answer?") gets that section's opening sentences, as a heading asked as written does."""
+    def _paraphrased_heading(self, hits: Sequence[Hit], read: bool) -> Generation | None:
+        """A question that paraphrases a section's heading in words none of its sentences use ("In
+        which cases does the verifier reject an answer?" under "When does the verifier refuse an
+        answer?") gets the section's opening sentences, as a heading asked as written does, when
+        the reader read that section first and trusts it."""
         first = hits[0]
-        if not read or first.kind != "doc" or not self._trusted(first, read):
+        if (not read or first.kind != "doc" or first.heading_similarity < self.cfg.heading_paraphrase_similarity
+                or not self._trusted(first, read)):
             return None
         lead = split_sentences(first.text)[: self.cfg.max_sentences]
         return _quote([(1.0, 1, pos, sent) for pos, sent in enumerate(lead)]) if lead else None

@@ -23,7 +23,7 @@ PROFILE_DIR = Path(__file__).resolve().parent  # the profiles lie beside this mo
 # section of CoreSettings -> the similarity thresholds in it that a profile sets
 THRESHOLD_KEYS: dict[str, tuple[str, ...]] = {
     "gates": ("min_top1_similarity", "min_mean_confidence", "offtopic_floor", "chunk_floor"),
-    "extractive": ("faq_min_similarity", "heading_min_similarity", "min_quote_similarity"),
+    "extractive": ("faq_min_similarity", "heading_min_similarity", "heading_paraphrase_similarity", "min_quote_similarity"),
     "refusal": ("suggestion_floor",),
 }
 

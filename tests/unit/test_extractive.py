@@ -62,33 +62,37 @@ def test_an_faq_answer_is_quoted_only_when_its_entry_comes_first() -> None:
     assert not GEN.generate("What is groundbot, in short?", [faq, section]).faq  # first, but only near (0.73 < 0.85)
 
 
-def test_a_trusted_section_that_shares_no_word_with_the_question_gets_its_opening_sentences() -> None:
+def test_a_paraphrased_heading_whose_section_shares_no_word_gets_the_sections_opening_sentences() -> None:
     """"In which cases does the verifier reject an answer?" under "When does the verifier refuse an
-    answer?": no sentence shares the question's words, and the reader read the section first and
-    trusts it: its opening sentences are quoted."""
+    answer?": no sentence shares the question's words, the reader read the section first and
+    trusts it, and the question is close to its heading: its opening sentences are quoted."""
     body = "Citations to passages that were not retrieved are refused. Unstated claims are left out."
     section = replace(hit(body, 0.81, n=0, heading="When does the verifier refuse an answer?"),
-                      heading_similarity=0.6, answer_probability=0.84)
+                      heading_similarity=0.81, answer_probability=0.84)
     gen = ExtractiveGenerator(ExtractiveSettings(), trust=0.4)
     got = gen.generate("In which cases does the verifier reject an answer?", [section])
     assert got.text == ("Citations to passages that were not retrieved are refused. [C1] "
                         "Unstated claims are left out. [C1]")
+    far = replace(section, heading_similarity=0.6)  # a question not close to its heading
+    assert gen.generate("In which cases does the verifier reject an answer?", [far]).text == ""
     untrusted = replace(section, answer_probability=0.3)  # the reader does not trust it
     assert gen.generate("In which cases does the verifier reject an answer?", [untrusted]).text == ""
     unread = replace(section, answer_probability=None)  # no reader read it
     assert gen.generate("In which cases does the verifier reject an answer?", [unread]).text == ""
 
 
-def test_a_long_question_gets_the_trusted_sentence_that_shares_a_little_of_it() -> None:
+def test_a_long_question_is_not_diluted_by_its_length() -> None:
     """A question with what the asker tried and an error line shares a small part of its words with
-    the sentence that answers; once the reader trusts the chunk, the words only choose the sentence."""
-    chunk = replace(hit("Routes are matched in order. Use a path convertor to capture the rest of the path.", 0.6, n=0),
-                    answer_probability=0.7)
-    asked = ("I am trying to pass an entire path to a route as a path parameter, I tried several things and "
-             "the server always answers 404 Not Found with my nginx setup and uvicorn 0.20, what am I missing?")
-    got = ExtractiveGenerator(ExtractiveSettings(), trust=0.4).generate(asked, [chunk])
-    assert "path convertor" in got.text
-    assert GEN.generate(asked, [replace(chunk, answer_probability=None)]).text == ""  # unread: the words must carry it
+    the sentence that answers: a sentence's share is counted against the question's rarest words."""
+    chunks = [hit("Routes are matched in order. Use a path convertor to capture the rest of the path.", 0.6, n=0),
+              hit("Mount an application under a prefix with Mount. Hosts route by the Host header.", 0.5, n=1),
+              hit("Middleware wraps the application. Add it with the middleware argument.", 0.5, n=2)]
+    asked = ("Since upgrading yesterday our deployment behind nginx with gunicorn workers and a docker compose "
+             "stack keeps failing: every request through the reverse proxy returns 404 Not Found, the logs show "
+             "nothing useful and restarting the containers changes nothing. How do I capture the rest of the path?")
+    assert "path convertor" in GEN.generate(asked, chunks).text
+    diluted = ExtractiveGenerator(ExtractiveSettings(ask_terms=100))  # every word of the question counted
+    assert diluted.generate(asked, chunks).text == ""
 
 
 def test_an_faq_answer_the_reader_does_not_trust_is_quoted_only_for_the_question_asked_as_written() -> None:

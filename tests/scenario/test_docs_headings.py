@@ -41,7 +41,7 @@ def test_the_demos_first_question_opens_with_the_section_that_answers_it(make_ap
 def test_a_refusal_offers_only_questions_that_are_answered(make_app: Callable[..., App]) -> None:
     app = make_app()
     offered: set[str] = set()
-    for i, q in enumerate(["How do I connect groundbot to WhatsApp?", "How do I translate the docs into French?",
+    for i, q in enumerate(["Does groundbot support Microsoft Teams?", "How do I translate the docs into French?",
                            "Can groundbot read my Outlook calendar?"]):
         d = app.ask(Incoming(ConversationKey("console", f"off-{i}"), "local", q))
         assert d.refused and q not in [s.text for s in d.suggestions]

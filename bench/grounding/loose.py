@@ -25,7 +25,7 @@ import shutil
 import sys
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -191,16 +191,28 @@ def run_site_questions(app: App, questions: Sequence[SiteQuestion], result: Suit
     put(m, "starlette_unanswerable_refused", refuse.rows, lambda r: r.extra["right"], _row_split)
 
 
-def page_matrix(app: App) -> tuple[list[str], np.ndarray]:
-    """(page of each chunk, unit vectors): every section chunk of the site's pages, read from the
-    chunk index (what groundbot searches)."""
+def page_matrix(app: App, page: Callable[[str], str] = page_of) -> tuple[list[str], np.ndarray]:
+    """(page of each chunk, unit vectors): every section chunk whose doc_id `page` names a page of,
+    read from the chunk index (what groundbot searches)."""
     tbl = app.index.table()
     got = tbl.search().where("kind = 'doc'").select(["doc_id", "vector"]).limit(None).to_arrow()
     col = got.column("vector").combine_chunks()
     vecs = np.asarray(col.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(len(col), -1)
-    pages = [page_of(x) for x in got.column("doc_id").to_pylist()]
+    pages = [page(x) for x in got.column("doc_id").to_pylist()]
     keep = [i for i, p in enumerate(pages) if p]
     return [pages[i] for i in keep], vecs[keep]
+
+
+def peer_page_ranks(app: App, asks: Sequence[str], gold: Sequence[frozenset[str]],
+                    page: Callable[[str], str] = page_of) -> tuple[list[int | None], int, int]:
+    """A plain MiniLM that never refuses: each question's best-ranked gold page's rank among all
+    pages (a page scoring its best section chunk), and how many chunks and pages it ranked."""
+    chunk_pages, vecs = page_matrix(app, page)
+    pages = sorted(set(chunk_pages))
+    at = {p: i for i, p in enumerate(pages)}
+    owner = np.asarray([at[p] for p in chunk_pages])
+    qs = app.embedder.embed_queries([normalize_text(a) for a in asks])
+    return peer_ranks(passage_scores(qs @ vecs.T, owner, len(pages)), pages, gold), len(chunk_pages), len(pages)
 
 
 def run_site_peer(app: App, questions: Sequence[SiteQuestion], result: SuiteResult) -> None:
@@ -208,18 +220,13 @@ def run_site_peer(app: App, questions: Sequence[SiteQuestion], result: SuiteResu
     asked = [q for q in questions if q.answerable]
     if not asked:
         return
-    chunk_pages, vecs = page_matrix(app)
-    pages = sorted(set(chunk_pages))
-    at = {p: i for i, p in enumerate(pages)}
-    owner = np.asarray([at[p] for p in chunk_pages])
-    qs = app.embedder.embed_queries([normalize_text(q.ask) for q in asked])
-    ranks = peer_ranks(passage_scores(qs @ vecs.T, owner, len(pages)), pages, [frozenset([q.page]) for q in asked])
+    ranks, chunks, pages = peer_page_ranks(app, [q.ask for q in asked], [frozenset([q.page]) for q in asked])
     pairs = list(zip(asked, ranks, strict=True))
     m = result.metrics
     put(m, "peer_page_top1", pairs, lambda p: p[1] == 0, lambda p: p[0].split)
     put(m, "peer_page_top5", pairs, lambda p: p[1] is not None and p[1] < 5, lambda p: p[0].split)
     result.notes.append(f"peer: plain {app.embedder.name} (no gate, no reader, never refuses), the question alone "
-                        f"against {len(chunk_pages)} section chunks of {len(pages)} pages (a page scores its best "
+                        f"against {chunks} section chunks of {pages} pages (a page scores its best "
                         f"chunk); {len(asked)} answerable questions")
 
 

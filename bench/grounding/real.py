@@ -27,19 +27,16 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from bench import ROOT
-from bench.grounding.conversations import passage_scores, peer_ranks, put
 from bench.grounding.harness import Dump, PassResult, Row, SuiteResult, ask, ingest_kb, temp_app
-from bench.grounding.loose import page_file, site_pages
+from bench.grounding.loose import page_file, peer_page_ranks, site_pages
 from bot.app import App
 from bot.config import Config
 from core.messages import Decision
-from core.text.normalize import normalize_text
 
 NAME = "real"
 QUESTIONS = ROOT.parent / "shared" / "datasets" / "real-questions"
@@ -165,25 +162,10 @@ def run_project(app: App, project: str, kb: str, questions: Sequence[RealQuestio
     return rows
 
 
-def page_matrix(app: App, kb: str) -> tuple[list[str], np.ndarray]:
-    """(page of each section chunk, unit vectors), read from the chunk index groundbot searches."""
-    got = app.index.table().search().where("kind = 'doc'").select(["doc_id", "vector"]).limit(None).to_arrow()
-    col = got.column("vector").combine_chunks()
-    vecs = np.asarray(col.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(len(col), -1)
-    pages = [page_of(x, kb) for x in got.column("doc_id").to_pylist()]
-    keep = [i for i, p in enumerate(pages) if p]
-    return [pages[i] for i in keep], vecs[keep]
-
-
 def peer(app: App, kb: str, questions: Sequence[RealQuestion]) -> list[int | None]:
     """The plain retriever's rank of the best-ranked gold page of each answerable question."""
     asked = [q for q in questions if q.answerable]
-    chunk_pages, vecs = page_matrix(app, kb)
-    pages = sorted(set(chunk_pages))
-    at = {p: i for i, p in enumerate(pages)}
-    owner = np.asarray([at[p] for p in chunk_pages])
-    qs = app.embedder.embed_queries([normalize_text(q.ask) for q in asked])
-    return peer_ranks(passage_scores(qs @ vecs.T, owner, len(pages)), pages, [q.gold_pages for q in asked])
+    return peer_page_ranks(app, [q.ask for q in asked], [q.gold_pages for q in asked], partial(page_of, kb=kb))[0]
 
 
 # -- tallies ------------------------------------------------------------------------------------
@@ -197,22 +179,18 @@ FIGURES = (("answered_from_gold", "answerable: replied citing a gold page"),
 
 
 def tally(m: dict[str, Any], key: str, rows: Sequence[Row], ranks: Sequence[int | None]) -> None:
-    """A project's (or a split's) figures under `key`: counts and shares."""
-    ans = [r for r in rows if r.expected == "reply"]
-    out = [r for r in rows if r.expected == "refuse"]
-
-    def one(name: str, items: Sequence[Any], pred: Any) -> None:
-        put(m, f"{key}{name}", items, pred, lambda _: "all")
-        for suffix in ("_dev", "_test"):  # a project is dev or test as a whole: `put`'s split columns say nothing here
-            for part in ("", "_right", "_n"):
-                m.pop(f"{key}{name}{suffix}{part}", None)
-
-    one("answered_from_gold", ans, lambda r: r.extra["right"])
-    one("replied", ans, lambda r: r.replied)
-    one("led_by_gold", ans, lambda r: r.extra["led"])
-    one("not_in_docs_refused", out, lambda r: r.extra["right"])
-    one("peer_top1", ranks, lambda k: k == 0)
-    one("peer_top5", ranks, lambda k: k is not None and k < 5)
+    """A project's (or a split's) figures under `key`: `<key><figure>` a share, with `_right` and `_n`."""
+    counted: dict[str, list[bool]] = {
+        "answered_from_gold": [r.extra["right"] for r in rows if r.expected == "reply"],
+        "replied": [r.replied for r in rows if r.expected == "reply"],
+        "led_by_gold": [bool(r.extra["led"]) for r in rows if r.expected == "reply"],
+        "not_in_docs_refused": [r.extra["right"] for r in rows if r.expected == "refuse"],
+        "peer_top1": [k == 0 for k in ranks],
+        "peer_top5": [k is not None and k < 5 for k in ranks],
+    }
+    for fig, hits in counted.items():
+        right, n = sum(hits), len(hits)
+        m[f"{key}{fig}"], m[f"{key}{fig}_right"], m[f"{key}{fig}_n"] = (round(right / n, 4) if n else 0.0), right, n
 
 
 def _tables(m: dict[str, Any], keys: Sequence[tuple[str, str]]) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from bench import ROOT
 from bench.grounding.harness import PassResult, SuiteResult
+from bench.grounding.real import FIGURES
 from bench.history import record
 from bot.config import Config
 
@@ -201,8 +202,6 @@ def headline(out: dict[str, dict[str, Any]]) -> dict[str, float]:
 
 def _real_headline(metrics: dict[str, Any]) -> list[str]:
     """The real suite's shares, project by project and split by split (counts stay in the JSON)."""
-    from bench.grounding.real import FIGURES
-
     return [m for m in metrics if any(m.endswith("_" + fig) for fig, _ in FIGURES)]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from core import reasons
 from core.gate.asks_when import asks_when, says_when
 from core.gate.mentions import WordIndex, is_polar, not_mentioned, weakly_answered
+from core.gate.passage_reading import trusted, was_read
 from core.messages import Hit
 from core.settings import CoreSettings
 from core.text.sentences import split_sentences
@@ -63,9 +64,8 @@ def says_when_gate(view: AskView) -> Refusal | None:
     """A question asking when, where no chunk that may be quoted from has a sentence that says when."""
     if not view.settings.extractive.asks_when or not asks_when(view.stated):
         return None
-    floor = view.settings.reader.min_answer_probability
-    read = any(h.answer_probability is not None for h in view.hits)
-    quotable = [h for h in view.hits if not read or (h.answer_probability is not None and h.answer_probability >= floor)]
+    floor, read = view.settings.reader.min_answer_probability, was_read(view.hits)
+    quotable = [h for h in view.hits if trusted(h, floor, read)]
     if any(says_when(s) for h in quotable for s in split_sentences(h.faq_answer or h.text)):
         return None
     return Refusal(reasons.NOT_ANSWERED_BY_SOURCES, "gate_says_when", {})

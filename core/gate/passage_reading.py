@@ -102,6 +102,17 @@ def _settles(probability: float, hits: Sequence[Hit], cfg: ReaderSettings) -> bo
             and nearest - first.similarity <= cfg.settle_max_gap)
 
 
+def was_read(hits: Sequence[Hit]) -> bool:
+    """The passage reader read these chunks (it then decided whether they answer)."""
+    return any(h.answer_probability is not None for h in hits)
+
+
+def trusted(hit: Hit, floor: float, read: bool) -> bool:
+    """A chunk may be quoted from: without a reader every chunk may; once it read some (a question
+    settled by its first chunk leaves the others unread), only the ones it read at `floor` or above."""
+    return not read or (hit.answer_probability is not None and hit.answer_probability >= floor)
+
+
 def asked_verbatim(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings, trust: float = 0.0) -> bool:
     """The question is asked as an FAQ question or a section heading is written, by the rules the
     extractive generator quotes them by (in the reader's order, `trust` its floor): its stored

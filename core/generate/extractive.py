@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from core import reasons
+from core.gate.passage_reading import trusted, was_read
 from core.gate.verbatim import verbatim_faq, verbatim_section
 from core.messages import Generation, Hit
 from core.settings import CoreSettings, ExtractiveSettings, Mode, for_mode
@@ -46,13 +47,6 @@ class ExtractiveGenerator:
         quote = for_mode(settings, Mode.QUOTE)
         return cls(quote.extractive, trust=quote.reader.min_answer_probability)
 
-    def _trusted(self, hit: Hit, read: bool) -> bool:
-        """Without a reader every chunk may be quoted; once it read some (a question settled by its
-        first chunk leaves the others unread), only the ones it read and trusts."""
-        if not read:
-            return True
-        return hit.answer_probability is not None and hit.answer_probability >= self.trust
-
     def generate(self, question: str, hits: Sequence[Hit], reading: str = "") -> Generation:
         """Quotes the sentences that answer, chosen by the words of the question's reading (the
         question itself, or it with the earlier words it leans on); the names and numbers held to
@@ -64,9 +58,9 @@ class ExtractiveGenerator:
             return verbatim
         q_terms = set(content_terms(reading or question))
         rows: list[tuple[int, int, str, set[str]]] = []
-        read = _read(hits)
+        read = was_read(hits)
         for n, hit in enumerate(hits, start=1):
-            if not self._trusted(hit, read):
+            if not trusted(hit, self.trust, read):
                 continue
             body = hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text
             for pos, sent in enumerate(split_sentences(body)):
@@ -105,7 +99,7 @@ class ExtractiveGenerator:
         the reader read that section first and trusts it."""
         first = hits[0]
         if (not read or first.kind != "doc" or first.heading_similarity < self.cfg.heading_paraphrase_similarity
-                or not self._trusted(first, read)):
+                or not trusted(first, self.trust, read)):
             return None
         lead = split_sentences(first.text)[: self.cfg.max_sentences]
         return _quote([(1.0, 1, pos, sent) for pos, sent in enumerate(lead)]) if lead else None
@@ -113,7 +107,7 @@ class ExtractiveGenerator:
     def _unquotable(self, hits: Sequence[Hit]) -> Generation | None:
         """A refusal when no chunk is close enough to quote (without a reader, which decides when it read them)."""
         best_similarity = max(h.similarity for h in hits)
-        if not _read(hits) and best_similarity < self.cfg.min_quote_similarity:  # the reader, when it read them, decided
+        if not was_read(hits) and best_similarity < self.cfg.min_quote_similarity:  # the reader, when it read them, decided
             return Generation(
                 text="", llm_called=False, reason=reasons.LOW_CONFIDENCE,
                 explanation=(f"No source is close enough to quote as an answer (best similarity "
@@ -140,11 +134,6 @@ class ExtractiveGenerator:
             lead = split_sentences(hit.text)[: self.cfg.max_sentences]
             return _quote([(1.0, n, pos, sent) for pos, sent in enumerate(lead)])
         return None
-
-
-def _read(hits: Sequence[Hit]) -> bool:
-    """The passage reader read these chunks (it then decided whether they answer)."""
-    return any(h.answer_probability is not None for h in hits)
 
 
 def _quote(chosen: Sequence[Candidate]) -> Generation:

@@ -105,10 +105,10 @@ def map_claim(claim: Claim, citations: Sequence[int], question: str, hits: Seque
     prob = model.probability(ev.features) if sentences else 0.0
     # a claim its cited chunk holds word for word is stated there, however the chunk's sentences
     # split (a sentence that runs into a code block is one claim and two evidence sentences)
-    copied = _in_cited(claim.text, hits, citations)
+    supported = prob >= cfg.min_claim_support or _in_cited(claim.text, hits, citations)
     return ClaimCheck(claim.text, list(citations), round(prob, 4), [sentences[i].text for i in ev.window],
                       sorted({sentences[i].chunk for i in ev.window}), list(ev.missing),
-                      bool(sentences) and (prob >= cfg.min_claim_support or copied) and not ev.missing,
+                      bool(sentences) and supported and not ev.missing,
                       {k: round(v, 4) for k, v in ev.features.items()},
                       window=[sentences[i] for i in ev.window], sentences=sentences)
 

@@ -64,3 +64,20 @@ def test_the_loop_runs_coroutines_and_refuses_to_wait_on_itself() -> None:
 
     with pytest.raises(RuntimeError, match="its own loop"):
         loop.run(nested())
+
+
+def test_the_word_lookup_finds_words_the_sources_use_in_code_dotted_names_and_headings(tmp_path: Path) -> None:
+    """The ask gates look a question's words up in the whole index (core/gate/mentions.py): a word
+    the sources hold only inside code, a dotted name or a heading, or in a document ingested later,
+    is mentioned; a word they never use is not."""
+    emb, kb, data = HashEmbedder(), tmp_path / "kb", tmp_path / "index"
+    kb.mkdir()
+    (kb / "clients.md").write_text("# Clients\n\n## Event hooks\n\nHooks run on every request.\n\n"
+                                   "```python\nclient = httpx.AsyncClient(verify=None, event_hooks=hooks)\n```\n")
+    index = LanceChunkIndex(data, emb.dim, emb.name)
+    ingest([kb], index, emb, SETTINGS)
+    asked = ["asyncclient", "none", "event", "event_hooks", "httpx", "verify", "zebra"]
+    assert index.unmentioned(asked) == ["zebra"]
+    (kb / "tls.md").write_text("# TLS\n\nThe SSL context comes from `ssl.create_default_context()`.\n")
+    ingest([kb], index, emb, SETTINGS)
+    assert index.unmentioned(["ssl", "create_default_context", "asyncclient", "zebra"]) == ["zebra"]

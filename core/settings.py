@@ -30,6 +30,8 @@ class RetrievalSettings:
     """A later turn reads the earlier words a trained term selector picks (English; storage/models/terms.md)."""
     term_threshold: float = 0.3
     """... each word at or above this probability (bench/README.md: the conversations suite)."""
+    sentence_queries: int = 4
+    """A message of more than 24 words is also searched by its first this many sentences, fused (0 = off)."""
 
 
 @dataclass(frozen=True)

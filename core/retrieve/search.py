@@ -26,6 +26,7 @@ from core.retrieve.resolve import Resolution, earlier, new_terms, resolve, well_
 from core.text.language import language_of
 from core.text.lexicon import content_terms
 from core.text.normalize import normalize_text
+from core.text.sentences import split_sentences
 
 MAX_REWRITE_CHARS = 400  # a rewrite longer than this (or than 4x the question) is an answer, not a question
 
@@ -74,13 +75,29 @@ def _fallback(local: Resolution, why: str) -> Resolution:
     return replace(local, method=f"{local.method}-fallback", why=f"{why}; {local.why}")
 
 
-def queries(resolution: Resolution) -> list[str]:
+def queries(resolution: Resolution, sentences: int = 0) -> list[str]:
     """What is searched, first the reading every stage reads: the question as asked, the
     question with the selected words, the question glued after the one before (each once); a
-    question the selector found needing no earlier word, as asked alone."""
+    question the selector found needing no earlier word, as asked alone. A long message (what the
+    asker tried, an error line, then the ask) is also searched sentence by sentence, its first
+    `sentences` sentences of a few words each, so the ask is not drowned by the rest."""
     if resolution.method == "standalone":
-        return _once([resolution.asked])
-    return _once([resolution.resolved, resolution.asked, resolution.leaning])
+        texts = [resolution.asked]
+    else:
+        texts = [resolution.resolved, resolution.asked, resolution.leaning]
+    return _once(texts + _sentences(resolution.asked, sentences))
+
+
+LONG_WORDS = 24  # a message longer than this is searched sentence by sentence too (the reader's question window)
+SENTENCE_WORDS = 3  # ... each sentence of at least this many words
+
+
+def _sentences(text: str, most: int) -> list[str]:
+    """The sentences of a long message, each a query of its own (none for a short one)."""
+    if most <= 0 or len(text.split()) <= LONG_WORDS:
+        return []
+    parts = [s for s in split_sentences(text) if len(s.split()) >= SENTENCE_WORDS]
+    return parts[:most] if len(parts) > 1 else []
 
 
 def _once(texts: Sequence[str]) -> list[str]:
@@ -106,13 +123,13 @@ def _search_one(norm: str, embedder: Embedder, index: ChunkIndex, top_k: int,
 
 def search(resolution: Resolution, embedder: Embedder, index: ChunkIndex, top_k: int,
            scope: str | None, rrf_k: int = 60, pool: Executor | None = None,
-           started: dict[str, Searched] | None = None) -> tuple[str, Any, list[Hit]]:
+           started: dict[str, Searched] | None = None, sentences: int = 0) -> tuple[str, Any, list[Hit]]:
     """(the query the stages read, its vector, the hits): every query of `queries` searched (those
     `started` already taken up; the others at once on `pool`, when given: the index's searches
     wait on LanceDB, not on Python), the result lists fused by reciprocal rank (each hit keeping
     its best cosine to any of them), then the previous section set aside when the follow-up asks
     what another section says."""
-    texts = queries(resolution)
+    texts = queries(resolution, sentences)
     started = started or {}
     if pool is not None and len(texts) > 1:
         for q in texts:

@@ -139,7 +139,7 @@ class Pipeline:
         ctx.question = ctx.resolution.resolved
         try:
             query, vector, hits = search(ctx.resolution, self.embedder, self.index, cfg.top_k, ctx.msg.scope,
-                                         cfg.rrf_k, self.searches, started)
+                                         cfg.rrf_k, self.searches, started, cfg.sentence_queries)
         except Exception as exc:
             return _unsearchable(exc)
         ctx.retrieval_query, ctx.query_vector = query, vector

@@ -222,3 +222,25 @@ def test_an_english_follow_up_after_a_persian_turn_borrows_no_persian_words() ->
     r = resolve("And what does it cost?", [PriorTurn("groundbot چیست؟", "")], selector=selector)
     assert r.method == "standalone" and r.terms == () and selector.read == [([], ["And", "what", "does", "it", "cost"])]
     assert r.leaning == "groundbot چیست؟ And what does it cost?"  # still searched after the turn before
+
+
+def test_a_long_message_is_also_searched_sentence_by_sentence_and_the_lists_fused() -> None:
+    """What the asker tried and an error line come before the ask: each sentence is a query of
+    its own, so the ask is found even where the whole message's vector points elsewhere."""
+    long = ("I upgraded the server yesterday and now every request behind our nginx proxy and the docker "
+            "compose stack fails with a stack trace. The logs say nothing useful. How do I mount static files?")
+    r = resolve(long, [], None, 2)
+    assert queries(r) == [long]  # no sentence queries unless asked for
+    assert queries(r, 4) == [long, "I upgraded the server yesterday and now every request behind our nginx proxy and "
+                             "the docker compose stack fails with a stack trace.", "The logs say nothing useful.",
+                             "How do I mount static files?"]
+    assert queries(r, 1)[1:] == [queries(r, 4)[1]]
+    assert queries(resolve("How do I mount static files? And serve them fast?", [], None, 2), 4) == [
+        "How do I mount static files? And serve them fast?"]  # a short message is searched whole
+    emb = BagOfWordsEmbedder()
+    index = ListIndex(["Mount static files with StaticFiles under a path.", "Docker compose runs the stack.",
+                       "The proxy forwards requests to the server.", "Upgrade the server with pip.",
+                       "A stack trace is logged when a request fails."], emb)
+    _, _, whole = search(r, emb, index, 2, None)
+    _, _, fused = search(r, emb, index, 2, None, sentences=4)
+    assert not any("Mount static" in h.text for h in whole) and any("Mount static" in h.text for h in fused)

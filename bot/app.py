@@ -21,7 +21,7 @@ from bot.services.review import ReviewDesk
 from bot.services.syncing import Syncer
 from core.admin_replies import Reply
 from core.generate.extractive import ExtractiveGenerator
-from core.messages import Decision, Incoming
+from core.messages import ChatPolicy, ConversationKey, Decision, Incoming
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter, TermSelector
 from core.profiles import apply_profile, load_profile
 from core.turn.pipeline import Pipeline
@@ -96,6 +96,18 @@ class App:
 
     def is_admin(self, platform: str, user_id: str, chat_id: str = "") -> bool:
         return self.commands.is_admin(platform, user_id, chat_id)
+
+    def chat_policy(self, platform: str, chat_id: str) -> ChatPolicy:
+        """The chat's scope's `answer`, else the platform's setting ([slack] answer_in_channels,
+        [telegram] answer_in_groups), with that platform's quiet-refusal reaction and rate."""
+        cfg = self.config
+        own = self.scopes.answering(ConversationKey(platform, chat_id))
+        if platform == "slack":
+            return ChatPolicy(own or cfg.slack.answer_in_channels, cfg.slack.refusal_reaction,
+                              cfg.slack.auto_answers_per_minute)
+        if platform == "telegram":
+            return ChatPolicy(own or cfg.telegram.answer_in_groups, "", cfg.telegram.auto_answers_per_minute)
+        return ChatPolicy()
 
     def doctor(self, replay: bool = False) -> dict[str, Any]:
         """What an operator checks first: database reachable and writable, turns waiting in

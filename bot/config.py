@@ -41,6 +41,7 @@ from pydantic_settings import (
 from bot.config_errors import ConfigError, explain, unknown_table
 from bot.scopes import ScopeMap, ScopeSettings, ScopingSettings, check_scopes, parse_scopes
 from bot.source_settings import check_sources, parse_sources
+from core.messages import Answering
 from core.profiles import THRESHOLD_KEYS
 from core.settings import (
     CoreSettings,
@@ -170,6 +171,11 @@ class TelegramSettings:
     """Longer messages get a clear reply and are not processed."""
     rate_limit_per_minute: int = 20
     """Messages per user and minute."""
+    answer_in_groups: Answering = Answering.MENTIONS
+    """Group messages answered: "mentions" (a mention or a reply to the bot), "questions" (also every
+    message with a question mark), "messages" (also every other); needs privacy mode off (docs/telegram.md)."""
+    auto_answers_per_minute: int = 10
+    """Group messages answered without a mention per group and minute; the rest are left alone."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +192,13 @@ class SlackSettings:
     """Events API port in --http mode."""
     admin_channel: str = ""
     """Channel id the review queue's cards are posted to, with buttons; empty = only /groundbot-review."""
+    answer_in_channels: Answering = Answering.MENTIONS
+    """Channel messages answered: "mentions" (@groundbot only), "questions" (also every top-level message with
+    a question mark), "messages" (also every other top-level message); a [[scopes]] entry's `answer` wins."""
+    refusal_reaction: str = ""
+    """Emoji name put on a message answered without a mention that groundbot must refuse; "" = stay quiet."""
+    auto_answers_per_minute: int = 10
+    """Channel messages answered without a mention per channel and minute; the rest are left alone."""
     thread_follow_ups: bool = True
     """In a channel thread groundbot answered you in, your next reply is a follow-up without @groundbot
     (needs the message.channels / message.groups events: docs/slack.md)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from core.messages import NOT_SET_UP, ConversationKey
+from core.messages import NOT_SET_UP, Answering, ConversationKey
 
 PLATFORMS = ("console", "cli", "api", "slack", "telegram")
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # goes into LanceDB filters and folder names as is
@@ -41,6 +41,8 @@ class ScopeSettings:
     """The variable holding this scope's /api/ask token (a caller with it asks in this scope only)."""
     review_token_env: str = ""
     """The variable holding this scope's /review sign-in (its review items only)."""
+    answer: str = ""
+    """Which group messages its chats answer: "mentions", "questions" or "messages"; "" = the platform's setting."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,10 @@ def parse_scopes(raw: Any, source: str) -> tuple[ScopeSettings, ...]:
                 raise ScopeError(f"{where}: {key} must name an environment variable (e.g. 'GROUNDBOT_HR_API_TOKEN'), "
                                  f"got {env!r}")
         paths, chats, admins = (_strings(entry.get(k, []), f"{where} {k}") for k in ("paths", "chats", "admins"))
-        out.append(ScopeSettings(name, paths, chats, admins, refusal, *envs))
+        answer = entry.get("answer", "")
+        if answer not in ("", *Answering):
+            raise ScopeError(f"{where}: answer must be one of {', '.join(repr(str(a)) for a in Answering)}, got {answer!r}")
+        out.append(ScopeSettings(name, paths, chats, admins, refusal, envs[0], envs[1], answer))
     return tuple(out)
 
 
@@ -218,6 +223,12 @@ class ScopeMap:
         """What a re-ingest of the scope reads: its paths and its saved FAQ answers."""
         own = [Path(p) for p in self.scopes[scope].paths]
         return own + ([self.reviewed_dir / scope] if self.reviewed_dir is not None else [])
+
+    def answering(self, key: ConversationKey) -> Answering | None:
+        """Which group messages the scope of this chat answers; None: the platform's setting."""
+        scope = self.resolve(key)
+        own = self.scopes[scope].answer if scope is not None and scope in self.scopes else ""
+        return Answering(own) if own else None
 
     def refusals(self) -> dict[str, str]:
         return {s.name: s.refusal for s in self.scopes.values() if s.refusal}

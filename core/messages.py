@@ -8,8 +8,10 @@ once. The working messages of a turn (hits, generations) stay plain dataclasses.
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_serializer
@@ -19,6 +21,42 @@ from core.reasons import Route, State, Status
 
 # Incoming.scope of a chat that no knowledge scope serves (and no default scope): refused unread
 NOT_SET_UP = "-"
+
+
+class Answering(StrEnum):
+    """Which messages of a group chat (a Slack channel, a Telegram group) groundbot answers."""
+
+    MENTIONS = "mentions"  # only those that mention it (or reply to it)
+    QUESTIONS = "questions"  # also every top-level message with a question mark
+    MESSAGES = "messages"  # also every other top-level message of a person
+
+
+@dataclass(frozen=True)
+class ChatPolicy:
+    """How groundbot takes part in one group chat, as its knowledge scope (or the platform's
+    default) says. A message answered without a mention is answered only when groundbot can
+    answer: a refusal there stays quiet (or is only this reaction), so a busy channel does not
+    fill with refusals; the turn is recorded all the same."""
+
+    answering: Answering = Answering.MENTIONS
+    refusal_reaction: str = ""  # a quiet refusal's emoji name on the question; "" = nothing
+    per_minute: int = 10  # messages answered without a mention per chat and minute; the rest are left alone
+
+    def answers(self, text: str) -> bool:
+        """Whether a top-level message without a mention is one to answer under this policy."""
+        if self.answering == Answering.MESSAGES:
+            return bool(text.strip())
+        return self.answering == Answering.QUESTIONS and asks_something(text)
+
+
+_CODE = re.compile(r"```.*?```|`[^`\n]*`|<[^>\s]+>|https?://\S+", re.S)  # code, Slack links, URLs
+_QUESTION_MARK = re.compile(r"[?\u061f\uff1f]")  # ?, Arabic-script ؟, full-width ？
+
+
+def asks_something(text: str) -> bool:
+    """A question mark outside code and links: the mark people put on what they ask, in every
+    language groundbot serves (a URL's query string or a regex in backticks does not count)."""
+    return bool(_QUESTION_MARK.search(_CODE.sub(" ", text)))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from core.admin_replies import Reply
-from core.messages import ConversationKey, Decision, Generation, Hit, Incoming, PriorTurn, Suggestion
+from core.messages import ChatPolicy, ConversationKey, Decision, Generation, Hit, Incoming, PriorTurn, Suggestion
 from core.settings import Mode
 
 
@@ -186,6 +186,10 @@ class Backend(Protocol):
 
     def is_admin(self, platform: str, user_id: str, chat_id: str = "") -> bool:
         """A global admin; in a knowledge scope's chat, also that scope's own admins."""
+        ...
+
+    def chat_policy(self, platform: str, chat_id: str) -> ChatPolicy:
+        """Which messages of a group chat are answered, and how a refusal there shows."""
         ...
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from slack_bolt import App as BoltApp
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from adapters.chat_rates import ChatRate, MemoryChatRate
 from adapters.slack.dedupe import OnceKeys, event_key
 from adapters.slack.markup import as_int, question_text
 from adapters.slack.rendering import (
@@ -28,9 +29,9 @@ from adapters.slack.rendering import (
     reply_blocks,
 )
 from adapters.slack.thread_answers import answer_metadata, answered_before
-from adapters.slack.threads import AnsweredThreads, thread_reply
+from adapters.slack.threads import AnsweredThreads, thread_reply, top_level
 from core.catalogue import say
-from core.messages import ConversationKey, Incoming, message_uid
+from core.messages import ChatPolicy, ConversationKey, Incoming, message_uid
 from core.ports import Backend
 from core.text.language import language_of
 
@@ -43,7 +44,8 @@ WORKING_REACTION = "eyes"
 @dataclass
 class Wiring:
     """What every listener needs; `once` may be swapped for shared rows (`groundbot serve`);
-    `threads` None: channel thread replies without a mention are not follow-ups."""
+    `threads` None: channel thread replies without a mention are not follow-ups; `chat_rate`
+    counts the messages each channel has answered without a mention (shared rows in `serve`)."""
 
     backend: Backend
     client: WebClient
@@ -51,6 +53,7 @@ class Wiring:
     refusal_message: str
     progress_interval_s: float
     threads: AnsweredThreads | None = None
+    chat_rate: ChatRate = field(default_factory=MemoryChatRate)
 
 
 def ids(body: dict[str, Any]) -> tuple[str, str, str]:
@@ -82,7 +85,9 @@ class Questions:
 
     def on_message(self, body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
         """Direct messages are questions; a channel message is one when it mentions the bot (as
-        `app_mention`) or is a thread reply of someone groundbot answered in that thread."""
+        `app_mention`), is a thread reply of someone groundbot answered in that thread, or is a
+        top-level message of a channel that answers without a mention (answered quietly: a
+        refusal is not posted)."""
         try:
             bot_user_id = context.get("bot_user_id") or ""
             if event.get("channel_type") == "im":
@@ -90,8 +95,29 @@ class Questions:
                     self.question(body, event, bot_user_id)
             elif self.follow_up(event, bot_user_id):
                 self.question(body, event, bot_user_id)
+            elif top_level(event, bot_user_id) and (policy := self.unmentioned(event, bot_user_id)) is not None:
+                self.question(body, event, bot_user_id, quiet=policy)
         finally:
             self.w.once.done(event_key(body))
+
+    def answers_unmentioned(self, event: dict[str, Any], bot_user_id: str) -> bool:
+        """Whether the channel of a top-level message answers it without a mention (its scope's
+        policy: a question mark, or every message); the rate is not counted here."""
+        policy = self.w.backend.chat_policy(PLATFORM, str(event.get("channel") or ""))
+        return policy.answers(question_text(str(event.get("text") or ""), bot_user_id))
+
+    def unmentioned(self, event: dict[str, Any], bot_user_id: str) -> ChatPolicy | None:
+        """The channel's policy when this top-level message is to be answered without a mention
+        and the channel is within its rate (counted); None: left alone."""
+        channel = str(event.get("channel") or "")
+        policy = self.w.backend.chat_policy(PLATFORM, channel)
+        if not policy.answers(question_text(str(event.get("text") or ""), bot_user_id)):
+            return None
+        if not self.w.chat_rate.allow(f"{PLATFORM}:{channel}", policy.per_minute):
+            log.warning("channel %s is past %d messages answered without a mention this minute; %s left alone",
+                        channel, policy.per_minute, event.get("ts"))
+            return None
+        return policy
 
     def follow_up(self, event: dict[str, Any], bot_user_id: str) -> bool:
         """A thread reply, without a mention, by someone groundbot has answered in that thread."""
@@ -108,7 +134,10 @@ class Questions:
                   channel, user)
         return False
 
-    def question(self, body: dict[str, Any], event: dict[str, Any], bot_user_id: str) -> None:
+    def question(self, body: dict[str, Any], event: dict[str, Any], bot_user_id: str,
+                 quiet: ChatPolicy | None = None) -> None:
+        """Answer one message in its thread; `quiet`: asked without a mention, so a refusal is
+        recorded but not posted (the policy's reaction at most)."""
         channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
         key = f"message:{channel}:{ts}"  # one message may come as app_mention and as message
         if not channel or not ts or event.get("bot_id") or not self.w.once.claim(key):
@@ -128,20 +157,30 @@ class Questions:
             return
         self.react("reactions_add", channel, ts)
         try:
-            if self.answer(msg, channel, thread) and not direct:
+            if self.answer(msg, channel, thread, quiet=quiet, ts=ts) and not direct:
                 self.remember_asker(channel, thread, msg.user_id)
         finally:
             self.w.once.done(key)  # first: a worker killed after the answer went out must not leave it open
             self.react("reactions_remove", channel, ts)
 
-    def answer(self, msg: Incoming, channel: str, thread: str, picked_by: str = "") -> bool:
-        """Ask the backend and post the decision in the thread; a crash still gets a refusal.
+    def answer(self, msg: Incoming, channel: str, thread: str, picked_by: str = "",
+               quiet: ChatPolicy | None = None, ts: str = "") -> bool:
+        """Ask the backend and post the decision in the thread; a crash still gets a refusal,
+        except in `quiet` (asked without a mention): there a refusal is recorded, not posted.
         True when the reply went out."""
         try:
-            messages = render_decision(self.w.backend.ask(msg), picked_by=picked_by)
+            decision = self.w.backend.ask(msg)
+            refused = decision.refused
+            messages = render_decision(decision, picked_by=picked_by)
         except Exception:
             log.exception("answering %s failed", msg.key.as_str())
+            refused = True
             messages = [failure_message(self.w.refusal_message, say("internal_error", language_of(msg.text)))]
+        if quiet is not None and refused:
+            log.info("message %s of %s asked without a mention was refused; nothing posted", ts, channel)
+            if quiet.refusal_reaction:
+                self.react("reactions_add", channel, ts, quiet.refusal_reaction)
+            return False
         return self.post(channel, thread, messages, answer_metadata(msg.uid))
 
     def remember_asker(self, channel: str, thread: str, user: str) -> None:
@@ -166,10 +205,10 @@ class Questions:
                 return False
         return True
 
-    def react(self, method: str, channel: str, ts: str) -> None:
+    def react(self, method: str, channel: str, ts: str, name: str = WORKING_REACTION) -> None:
         """The eyes reaction says "working on it"; failing to add or remove it must not stop the answer."""
         try:
-            getattr(self.w.client, method)(channel=channel, timestamp=ts, name=WORKING_REACTION)
+            getattr(self.w.client, method)(channel=channel, timestamp=ts, name=name)
         except SlackApiError as exc:
             log.debug("%s failed: %s", method, exc.response.get("error"))
 

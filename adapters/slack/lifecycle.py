@@ -13,6 +13,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
+from adapters.chat_rates import ChatRate, MemoryChatRate
 from adapters.slack.admin import AdminCommands
 from adapters.slack.dedupe import OnceFilter, OnceKeys, skip_redelivered
 from adapters.slack.handlers import PLATFORM, Questions, Wiring
@@ -32,14 +33,15 @@ class SlackAdapter:
     `api_base_url` points the Web API client elsewhere (GovSlack, a proxy, a local
     stand-in); 429 answers are retried after their Retry-After by slack-sdk itself. With
     `threads` (who was answered in which channel thread, shared rows), a thread reply of someone
-    groundbot answered there is a follow-up without a mention (adapters/slack/threads.py).
+    groundbot answered there is a follow-up without a mention (adapters/slack/threads.py);
+    `chat_rate` counts each channel's messages answered without a mention (adapters/chat_rates.py).
     """
 
     def __init__(self, backend: Backend, *, bot_token: str, signing_secret: str = "", api_base_url: str = "",
                  refusal_message: str = DEFAULT_REFUSAL, rate_limit_retries: int = 3,
                  progress_interval_s: float = 1.0, client_timeout_s: float = 30.0, workers: int = 8,
                  once: OnceKeys | None = None, admin_channel: str = "",
-                 threads: AnsweredThreads | None = None) -> None:
+                 threads: AnsweredThreads | None = None, chat_rate: ChatRate | None = None) -> None:
         if not bot_token:
             raise ValueError("a Slack bot token (xoxb-...) is required")
         self.backend = backend
@@ -48,21 +50,26 @@ class SlackAdapter:
         client_args: dict[str, Any] = {"base_url": api_base_url} if api_base_url else {}
         self.client = WebClient(token=bot_token, timeout=int(client_timeout_s), retry_handlers=retry, **client_args)
         # `groundbot serve` swaps `once` for rows shared by every worker
-        self.wiring = Wiring(backend, self.client, once or OnceFilter(), refusal_message, progress_interval_s, threads)
+        self.wiring = Wiring(backend, self.client, once or OnceFilter(), refusal_message, progress_interval_s, threads,
+                             chat_rate or MemoryChatRate())
         # the work after each ack runs here; close() lets in-flight answers finish
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="groundbot-slack")
         # auth.test runs here: a bad token or an unreachable API fails at start-up, not on the first message
         self.app = BoltApp(name="groundbot", client=self.client, signing_secret=signing_secret, logger=log,
                            listener_executor=self.executor)
-        self.app.use(skip_redelivered(lambda: self.wiring.once,
-                                      lambda body, bot: never_a_question(body, bot, self.wiring.threads is not None)))
         self.questions = Questions(self.wiring)
+        self.app.use(skip_redelivered(lambda: self.wiring.once, self.never_a_question))
         self.admin = AdminCommands(self.wiring)
         self.review = ReviewActions(self.wiring)
         for part in (self.questions, self.admin, self.review):
             part.register(self.app)
         # reviewed answers go to their thread, new queue items to the admin channel, from here
         backend.register_delivery(PLATFORM, SlackDelivery(self.wiring, admin_channel))
+
+    def never_a_question(self, body: dict[str, Any], bot_user_id: str) -> bool:
+        """A channel message no listener answers: acked at once, unclaimed (adapters/slack/threads.py)."""
+        return never_a_question(body, bot_user_id, self.wiring.threads is not None,
+                                lambda event: self.questions.answers_unmentioned(event, bot_user_id))
 
     @property
     def once(self) -> OnceKeys:

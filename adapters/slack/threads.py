@@ -17,6 +17,7 @@ addressed to them).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Protocol
 
 CHANNEL_TYPES = ("channel", "group")  # public and private channels (message.channels, message.groups)
@@ -53,10 +54,27 @@ def thread_reply(event: dict[str, Any], bot_user_id: str) -> bool:
             and _ADDRESSED.search(str(event.get("text") or "")) is None)
 
 
-def never_a_question(body: dict[str, Any], bot_user_id: str, follow_ups: bool) -> bool:
+def top_level(event: dict[str, Any], bot_user_id: str) -> bool:
+    """Whether a channel `message` event is a person's own new message (not a thread reply, not
+    an edit, a join or a file, not a bot's), addressed to nobody in particular: what a channel
+    that answers without a mention may answer (the bot's own mention comes as `app_mention`)."""
+    ts, thread = str(event.get("ts") or ""), str(event.get("thread_ts") or "")
+    user = str(event.get("user") or "")
+    return (event.get("type") == "message" and event.get("channel_type") in CHANNEL_TYPES
+            and not event.get("subtype") and not event.get("bot_id") and not event.get("bot_profile")
+            and bool(user) and user != bot_user_id and bool(ts) and thread in ("", ts)
+            and bool(str(event.get("text") or "").strip())
+            and _ADDRESSED.search(str(event.get("text") or "")) is None)
+
+
+def never_a_question(body: dict[str, Any], bot_user_id: str, follow_ups: bool,
+                     answered: Callable[[dict[str, Any]], bool] = lambda event: False) -> bool:
     """A channel `message` event that no listener would answer (most channel traffic, once the
-    app subscribes to it): acknowledged without claiming its delivery, so it costs no row."""
+    app subscribes to it): acknowledged without claiming its delivery, so it costs no row.
+    `answered(event)`: whether a top-level message is one its channel answers without a mention."""
     event = body.get("event") or {}
     if body.get("type") != "event_callback" or event.get("type") != "message" or event.get("channel_type") == "im":
         return False
-    return not (follow_ups and thread_reply(event, bot_user_id))
+    if follow_ups and thread_reply(event, bot_user_id):
+        return False
+    return not (top_level(event, bot_user_id) and answered(event))

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from telegram import CallbackQuery, Message, Update
+from telegram.constants import ChatType
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
+from adapters.chat_rates import ChatRate, MemoryChatRate
 from adapters.telegram.limits import RateLimit
 from adapters.telegram.options import TelegramOptions
 from adapters.telegram.rendering import HELP_KEY, decision_reply, failure_text, parse_callback, reply_messages
@@ -38,6 +40,7 @@ class Wiring:
     rate_limit: RateLimit
     threads: ThreadLookup
     replies: Replies
+    chat_rate: ChatRate = field(default_factory=MemoryChatRate)  # a group's messages answered without a mention
 
 
 def button(kind: str) -> str:
@@ -62,16 +65,22 @@ class Questions:
         ]
 
     async def answer(self, anchor: Message, user_id: int, question: str, thread: str,
-                     suggestion_id: int | None = None) -> None:
+                     suggestion_id: int | None = None, quiet: bool = False) -> None:
         """Check limits, ask the backend off the event loop, reply; never raises at the user.
-        Updates of one chat reach here one at a time (limits.ChatOrder)."""
+        `quiet`: a group message answered without a mention, whose refusal (or limit) is
+        recorded or logged but not sent. Updates of one chat reach here one at a time (limits.ChatOrder)."""
         o, uid = self.w.options, str(user_id)
         wait = self.w.rate_limit.wait_s(uid)
+        if wait and quiet:
+            log.info("user %s is past the rate limit; their group message %s left alone", uid, anchor.message_id)
+            return
         if wait:
             await self.w.replies.send(anchor, say("rate_limited", language_of(question), limit=o.rate_limit_per_minute,
                                                   seconds=math.ceil(wait)), thread=thread)
             return
         if o.max_message_chars and len(question) > o.max_message_chars:
+            if quiet:
+                return
             await self.w.replies.send(anchor, say("too_long", language_of(question), length=len(question),
                                                   limit=o.max_message_chars), thread=thread)
             return
@@ -85,8 +94,12 @@ class Questions:
                 decision = await asyncio.to_thread(self.w.backend.ask, incoming)
             except Exception as exc:  # answering must end in a reply, never a silent crash
                 log.exception("answering failed for %s", incoming.key.as_str())
-                await self.w.replies.send(anchor, failure_text(o.refusal_message, exc), thread=thread)
+                if not quiet:
+                    await self.w.replies.send(anchor, failure_text(o.refusal_message, exc), thread=thread)
                 return
+        if quiet and decision.refused:
+            log.info("group message %s asked without a mention was refused; nothing sent", anchor.message_id)
+            return
         text, markup = decision_reply(decision, picked=suggestion_id is not None)
         await self.w.replies.send(anchor, text, markup, thread)
 
@@ -96,11 +109,28 @@ class Questions:
             return
         question = addressed_text(message, context.bot.bot)
         if question is None:
+            if self.unmentioned(message):
+                await self.answer(message, user.id, message.text or "", thread_for(message, self.w.threads), quiet=True)
             return
         if not question:
             await self.w.replies.send(message, say("addressed_empty"))
             return
         await self.answer(message, user.id, question, thread_for(message, self.w.threads))
+
+    def unmentioned(self, message: Message) -> bool:
+        """Whether a group message that neither mentions nor replies to the bot is answered all
+        the same: a top-level message (not a reply to someone) that the group's policy answers,
+        within the group's rate (counted)."""
+        if message.chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP) or reply_target(message) is not None:
+            return False
+        policy = self.w.backend.chat_policy(PLATFORM, str(message.chat_id))
+        if not policy.answers(message.text or ""):
+            return False
+        if not self.w.chat_rate.allow(f"{PLATFORM}:{message.chat_id}", policy.per_minute):
+            log.warning("group %s is past %d messages answered without a mention this minute; %s left alone",
+                        message.chat_id, policy.per_minute, message.message_id)
+            return False
+        return True
 
     async def on_ask(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, user = update.effective_message, update.effective_user

@@ -12,6 +12,7 @@ from typing import Any
 from telegram import Bot, Update
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, TypeHandler
 
+from adapters.chat_rates import ChatRate, MemoryChatRate
 from adapters.telegram.admin import AdminCommands
 from adapters.telegram.handlers import PLATFORM, Questions, Wiring, on_error, on_other_button
 from adapters.telegram.limits import ChatOrder, FloodControl, RateLimit, UserRateLimit
@@ -30,14 +31,15 @@ class TelegramBot:
 
     def __init__(self, backend: Backend, options: TelegramOptions, *,
                  rate_limit: RateLimit | None = None,
-                 threads: ThreadLookup | None = None) -> None:
+                 threads: ThreadLookup | None = None, chat_rate: ChatRate | None = None) -> None:
         self.backend = backend
         self.options = options
         # in memory by default; `groundbot serve` passes database rows every worker shares
         self.rate_limit: RateLimit = rate_limit or UserRateLimit(options.rate_limit_per_minute)
         self.threads: ThreadLookup = threads or ThreadMap()
         self.application = self._build_application()
-        self.wiring = Wiring(backend, options, self.rate_limit, self.threads, Replies(self.bot, self.threads))
+        self.wiring = Wiring(backend, options, self.rate_limit, self.threads, Replies(self.bot, self.threads),
+                             chat_rate or MemoryChatRate())
         self.questions = Questions(self.wiring)
         self.review = ReviewButtons(self.wiring)
         self.admin = AdminCommands(self.wiring, self.review)

@@ -46,7 +46,7 @@ from bot.server.attempts import Attempts
 from bot.server.deliveries import Inbox
 from bot.server.metrics import Metrics
 from bot.server.scope_access import ApiAccess, MetricsAccess, Refusals, Refused, review_tokens
-from bot.server.shared import SharedOnce, SharedRateLimit, SharedThreads, serve_hooks
+from bot.server.shared import SharedChatRate, SharedOnce, SharedRateLimit, SharedThreads, serve_hooks
 from bot.server.sync_schedule import SyncSchedule
 from core.render import decision_json
 
@@ -120,6 +120,7 @@ class Service:
 
         self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing), state.threads)
         self.slack.once = SharedOnce(state.deliveries, self.metrics, "slack")
+        self.slack.wiring.chat_rate = SharedChatRate(state.rates)
         self.slack_endpoint = events_endpoint(self.slack.app)
 
     def _telegram(self, backend: App, state: Any) -> None:
@@ -132,7 +133,8 @@ class Service:
 
         options = telegram_options(cfg)
         self.telegram = TelegramBot(backend, options, threads=SharedThreads(state.threads),
-                                    rate_limit=SharedRateLimit(state.rates, options.rate_limit_per_minute))
+                                    rate_limit=SharedRateLimit(state.rates, options.rate_limit_per_minute),
+                                    chat_rate=SharedChatRate(state.rates))
         self.telegram_secret = secret
 
     async def start_platforms(self) -> None:

@@ -110,3 +110,13 @@ class SharedRateLimit:
 
     def wait_s(self, user_id: str) -> float:
         return self.rates.rate_wait_s(f"{self.platform}:{user_id}", self.per_minute)
+
+
+class SharedChatRate:
+    """Messages answered without a mention per chat and minute, counted in rows every worker sees."""
+
+    def __init__(self, rates: RateEvents) -> None:
+        self.rates = rates
+
+    def allow(self, chat: str, per_minute: int) -> bool:
+        return self.rates.rate_wait_s(f"auto:{chat}", per_minute) == 0.0

@@ -403,3 +403,41 @@ def test_groundbot_telegram_command_polls_answers_and_stops(tmp_path: Path, docs
 
     turns = SqlTranscriptStore(f"sqlite:///{(data / 'transcripts.db').as_posix()}").turns()
     assert [(t.platform, t.chat_id, t.user_id, t.question) for t in turns] == [("telegram", "510", "777", ANSWERED)]
+
+
+async def test_group_answers_questions_without_a_mention_when_set(tg_app: Callable[..., App],
+                                                                  standin: TelegramStandIn) -> None:
+    """`[telegram] answer_in_groups = "questions"`: a top-level group message with a question mark is
+    answered as a reply; a refusal is recorded and nothing is sent; other messages, replies to
+    people and private chats are as before; a group past its rate is left alone."""
+    app = tg_app(telegram={"answer_in_groups": "questions", "auto_answers_per_minute": 3})
+    group, mention = -1002, f"@{standin.username}"
+    async with running(app):
+        asked = standin.send_text(ANSWERED, chat_id=group, chat_type="supergroup")
+        [answer] = await standin.wait_sent(1)
+        assert answer.params["reply_parameters"]["message_id"] == asked["message"]["message_id"]
+        standin.send_text(REFUSED, chat_id=group, chat_type="supergroup")  # refused: quiet
+        standin.send_text("the deploy is done", chat_id=group, chat_type="supergroup")  # not a question
+        human = standin.message_update("my db is slow", chat_id=group, chat_type="supergroup", user_id=900)["message"]
+        standin.send_text("Which embedder for Persian?", chat_id=group, chat_type="supergroup", reply_to=human)
+        # the third a minute (after ANSWERED and REFUSED) is answered, the fourth left alone
+        standin.send_text("How do I re-ingest documents?", chat_id=group, chat_type="supergroup")
+        standin.send_text("Who can run admin commands?", chat_id=group, chat_type="supergroup")
+        # a mention is answered whatever the rate, and comes after all of the above (one chat, in order)
+        standin.send_text(f"{mention} Can I use PostgreSQL?", chat_id=group, chat_type="supergroup",
+                          entities=[{"type": "mention", "offset": 0, "length": len(mention)}])
+        await standin.wait_sent(3)
+    assert [(t.question, t.refused) for t in app.store.turns()] == [
+        (ANSWERED, False), (REFUSED, True), ("How do I re-ingest documents?", False), ("Can I use PostgreSQL?", False)]
+    assert len(standin.sent(group)) == 3
+
+
+async def test_groups_answer_mentions_only_by_default(tg_app: Callable[..., App], standin: TelegramStandIn) -> None:
+    app = tg_app()
+    group, mention = -1003, f"@{standin.username}"
+    async with running(app):
+        standin.send_text(ANSWERED, chat_id=group, chat_type="group")
+        standin.send_text(f"{mention} {ANSWERED}", chat_id=group, chat_type="group",
+                          entities=[{"type": "mention", "offset": 0, "length": len(mention)}])
+        await standin.wait_sent(1)
+    assert len(app.store.turns()) == 1

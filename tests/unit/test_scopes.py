@@ -78,11 +78,34 @@ def test_a_chat_no_scope_names_is_not_set_up_without_a_default(tmp_path: Path, m
      "c.toml: scope 'hr': admin 'telegram:@hrlead': a Telegram user id is a number (e.g. 'telegram:42')"),
     (HEAD + HR.replace('paths = ["kb/hr", "kb/faq.yaml"]\n', ""), "c.toml: scope 'hr': paths is empty"),
     (HEAD + '[scopes]\nname = "hr"\n', "c.toml: scopes must be written as [[scopes]] tables"),
+    (HEAD + HR + 'answer = "all"\n',
+     "c.toml: [[scopes]] #1 ('hr'): answer must be one of 'mentions', 'questions', 'messages', got 'all'"),
 ])
 def test_config_errors_are_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: str) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match=re.escape(expected)):
         load(tmp_path, text)
+
+
+def test_a_scope_says_which_group_messages_its_chats_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scope's `answer` wins over the platform's setting for the chats it serves; the others
+    keep the platform's ([slack] answer_in_channels, [telegram] answer_in_groups)."""
+    from dataclasses import replace
+
+    from bot.app import App
+    from core.messages import Answering, ChatPolicy
+
+    monkeypatch.chdir(tmp_path)
+    cfg = load(tmp_path, HEAD + HR + 'answer = "questions"\n\n' + ENG + '\n[slack]\nrefusal_reaction = "shrug"\n'
+               + 'auto_answers_per_minute = 4\n')
+    app = App.__new__(App)  # chat_policy reads only the config and the scopes
+    app.config, app.scopes = cfg, cfg.scope_map()
+    assert app.chat_policy("slack", "C0HR") == ChatPolicy(Answering.QUESTIONS, "shrug", 4)
+    assert app.chat_policy("slack", "C0ENG") == ChatPolicy(Answering.MENTIONS, "shrug", 4)
+    assert app.chat_policy("telegram", "-100300").answering == Answering.MENTIONS
+    app.config = cfg.changed(telegram=replace(cfg.telegram, answer_in_groups=Answering.MESSAGES))
+    assert app.chat_policy("telegram", "-100300").answering == Answering.MESSAGES
+    assert app.chat_policy("console", "x") == ChatPolicy()
 
 
 def test_an_unknown_scope_named_by_a_caller_lists_the_scopes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,7 +28,7 @@ from adapters.slack.rendering import (
     render_decision,
     reply_blocks,
 )
-from adapters.slack.thread_answers import answer_metadata, answered_before
+from adapters.slack.thread_answers import answer_metadata, answered_before, thread_question
 from adapters.slack.threads import AnsweredThreads, thread_reply, top_level
 from core.catalogue import say
 from core.messages import ChatPolicy, ConversationKey, Incoming, message_uid
@@ -79,7 +79,7 @@ class Questions:
 
     def on_mention(self, body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
         try:
-            self.question(body, event, context.get("bot_user_id") or "")
+            self.question(body, event, context.get("bot_user_id") or "", mentioned=True)
         finally:  # answered (or nothing to answer): no worker takes the event over now
             self.w.once.done(event_key(body))
 
@@ -135,18 +135,21 @@ class Questions:
         return False
 
     def question(self, body: dict[str, Any], event: dict[str, Any], bot_user_id: str,
-                 quiet: ChatPolicy | None = None) -> None:
+                 quiet: ChatPolicy | None = None, mentioned: bool = False) -> None:
         """Answer one message in its thread; `quiet`: asked without a mention, so a refusal is
-        recorded but not posted (the policy's reaction at most)."""
+        recorded but not posted (the policy's reaction at most); `mentioned` inside a thread
+        someone else started: that thread's question is what is asked (thread_question)."""
         channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
         key = f"message:{channel}:{ts}"  # one message may come as app_mention and as message
         if not channel or not ts or event.get("bot_id") or not self.w.once.claim(key):
             return
         thread = str(event.get("thread_ts") or ts)
         team = str(body.get("team_id") or event.get("team") or "")
+        user, text = str(event.get("user", "")), question_text(str(event.get("text", "")), bot_user_id)
+        if mentioned and thread != ts and event.get("channel_type") != "im":
+            text = thread_question(self.w.client, channel, thread, user, text, bot_user_id)
         # the turn's uid is the message's: answered again after a worker died, it is recorded once
-        msg = Incoming(ConversationKey(PLATFORM, channel, thread), str(event.get("user", "")),
-                       question_text(str(event.get("text", "")), bot_user_id), team_id=team,
+        msg = Incoming(ConversationKey(PLATFORM, channel, thread), user, text, team_id=team,
                        uid=message_uid(PLATFORM, team, channel, ts))
         direct = event.get("channel_type") == "im"  # a direct message's replies are all questions
         if self.w.once.taken_over(key) and answered_before(self.w.client, channel, thread, msg.uid):

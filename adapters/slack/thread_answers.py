@@ -1,4 +1,5 @@
-"""Whether a question's answer is already in its thread, read back from Slack.
+"""What a question's thread already holds, read back from Slack: whether its answer is there,
+and the question someone else asked at its root.
 
 A worker killed after Slack accepted its answer but before it marked the question done leaves a
 claim another worker takes over; answering again would post the answer twice. Every answer
@@ -15,6 +16,8 @@ from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+
+from adapters.slack.markup import question_text
 
 log = logging.getLogger("groundbot.slack")
 
@@ -47,3 +50,25 @@ def answered_before(client: WebClient, channel: str, thread: str, question_uid: 
 def _answers(message: dict[str, Any], question_uid: str) -> bool:
     meta = message.get("metadata") or {}
     return meta.get("event_type") == ANSWER_EVENT and (meta.get("event_payload") or {}).get("question") == question_uid
+
+
+def thread_question(client: WebClient, channel: str, thread: str, asker: str, own: str, bot_user_id: str) -> str:
+    """What a mention inside a thread asks: the thread's question (its root, read with
+    `conversations.replies`) when someone else asked it and groundbot has not answered in the
+    thread yet (then the thread is already a conversation with groundbot), with the mention's own
+    words after it when it has some; else the mention's own words. A root that was deleted or
+    cannot be read leaves the mention's own words."""
+    try:
+        page = client.conversations_replies(channel=channel, ts=thread, limit=50)
+    except SlackApiError as exc:
+        log.warning("could not read the root of thread %s in %s (%s); answering the mention's own words",
+                    thread, channel, exc.response.get("error"))
+        return own
+    messages = page.get("messages") or []
+    if any(m.get("bot_id") or (bot_user_id and m.get("user") == bot_user_id) for m in messages):
+        return own
+    root = messages[0] if messages and messages[0].get("ts") == thread else {}
+    author, text = str(root.get("user") or ""), question_text(str(root.get("text") or ""), bot_user_id)
+    if root.get("subtype") or not author or not text or (author == asker and own):
+        return own
+    return f"{text}\n{own}" if own else text

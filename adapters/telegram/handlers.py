@@ -112,6 +112,7 @@ class Questions:
             if self.unmentioned(message):
                 await self.answer(message, user.id, message.text or "", thread_for(message, self.w.threads), quiet=True)
             return
+        question = replied_question(message, question, context.bot.id)
         if not question:
             await self.w.replies.send(message, say("addressed_empty"))
             return
@@ -190,6 +191,15 @@ class Questions:
         if message is not None and user is not None:
             role = say("role_admin" if self.w.backend.is_admin(PLATFORM, str(user.id)) else "role_not_admin")
             await self.w.replies.send(message, say("whoami", id=user.id, role=role))
+
+
+def replied_question(message: Message, own: str, bot_id: int) -> str:
+    """A mention in reply to someone else's message asks that message's question, with the
+    mention's own words after it when it has some (as a mention inside a Slack thread does)."""
+    reply = reply_target(message)
+    if reply is None or not reply.text or reply.from_user is None or reply.from_user.id == bot_id:
+        return own
+    return f"{reply.text}\n{own}" if own else reply.text
 
 
 def _button(update: Update) -> tuple[CallbackQuery | None, list[str]]:

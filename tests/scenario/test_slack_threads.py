@@ -184,3 +184,36 @@ def test_a_follow_up_reaches_a_worker_that_did_not_answer_the_thread(start: Call
         for stop in stops:
             stop()
 
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_mention_under_someone_elses_question_answers_that_question(start: Callable[..., Slack], mode: str) -> None:
+    """Bob asked at the root; Alice mentions groundbot in the thread: Bob's question is answered
+    (with Alice's own words after it when she wrote some), in the thread, Alice the asker of record."""
+    bot = start(mode)
+    bot.api.add_message(CHANNEL, "1750.000100", BOB, "How do I renew a book?")
+    bot.mention("", ts="1750.000200", thread_ts="1750.000100")
+    (reply,) = bot.replies(1)
+    assert reply.args["thread_ts"] == "1750.000100" and "renew a book online" in blocks_text(reply)
+    (turn,) = bot.app.store.turns()
+    assert (turn.question, turn.user_id, turn.thread_id) == ("How do I renew a book?", USER, "1750.000100")
+    # with words of her own, both are read
+    bot.api.add_message(CHANNEL, "1751.000100", BOB, "When does the library open?")
+    bot.mention("and on Saturdays?", ts="1751.000200", thread_ts="1751.000100")
+    _, second = bot.replies(2)
+    assert "closes at 5 in the afternoon" in blocks_text(second)
+    assert bot.app.store.turns()[-1].question == "When does the library open?\nand on Saturdays?"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_mention_under_a_deleted_or_unreadable_root_answers_its_own_words(start: Callable[..., Slack],
+                                                                           mode: str) -> None:
+    bot = start(mode)
+    bot.api.add_message(CHANNEL, "1752.000100", BOB, "This message was deleted.", subtype="tombstone")
+    bot.mention("How do I renew a book?", ts="1752.000200", thread_ts="1752.000100")
+    bot.replies(1)
+    bot.api.fail_next("conversations.replies", error="missing_scope")
+    bot.api.add_message(CHANNEL, "1753.000100", BOB, "What are the opening hours?")
+    bot.mention("How do I get a library card?", ts="1753.000200", thread_ts="1753.000100")
+    bot.replies(2)
+    assert [t.question for t in bot.app.store.turns()] == ["How do I renew a book?", "How do I get a library card?"]

@@ -266,7 +266,7 @@ async def test_group_answers_mentions_replies_and_ask_only(tg_app: Callable[...,
         await standin.wait_sent(4)
     turns = app.store.turns()
     assert [t.question for t in turns] == [ANSWERED, "Which embedder for Persian?", "Who can run admin commands?",
-                                           "Can I use PostgreSQL?"]
+                                           "my db is slow\nCan I use PostgreSQL?"]  # the replied-to question first
     assert [t.thread_id for t in turns] == ["", "", "", f"r{human['message_id']}"]
     assert {(t.platform, t.chat_id, t.user_id) for t in turns} == {("telegram", str(group), "777")}
     assert all(c.params["chat_id"] == group for c in standin.sent())

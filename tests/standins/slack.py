@@ -163,6 +163,13 @@ class SlackStandIn:
                 m.pop("metadata", None)
         return {"ok": True, "messages": thread, "has_more": False}
 
+    def add_message(self, channel: str, ts: str, user: str, text: str, thread_ts: str = "", **fields: Any) -> None:
+        """A person's message as the channel holds it (what conversations.replies reads back),
+        `fields` added (subtype "tombstone" for a deleted thread root)."""
+        with self._cond:
+            self.messages.append({"type": "message", "channel": channel, "ts": ts, "user": user, "text": text,
+                                  "thread_ts": thread_ts or None, "metadata": None, **fields})
+
     def message_event(self, posted: Call) -> dict[str, Any]:
         """The `message` event Slack delivers for a message the bot posted (chat.postMessage),
         as subscribers of the channel's messages get it: from the bot, in its thread."""

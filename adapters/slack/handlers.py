@@ -19,12 +19,14 @@ from adapters.chat_rates import ChatRate, MemoryChatRate
 from adapters.slack.dedupe import OnceKeys, event_key
 from adapters.slack.markup import as_int, question_text
 from adapters.slack.rendering import (
+    FEEDBACK_ACTION,
     FEEDBACK_DOWN,
     FEEDBACK_UP,
     SUGGEST_ACTION_PREFIX,
     SlackMessage,
     failure_message,
     feedback_view,
+    feedback_vote,
     render_decision,
     reply_blocks,
 )
@@ -74,7 +76,8 @@ class Questions:
         app.event("app_mention")(self.on_mention)
         app.event("message")(self.on_message)
         app.action(re.compile(rf"^{SUGGEST_ACTION_PREFIX}\d+$"))(self.on_suggestion)
-        app.action(FEEDBACK_UP)(self.on_feedback)
+        app.action(FEEDBACK_ACTION)(self.on_feedback)
+        app.action(FEEDBACK_UP)(self.on_feedback)  # answers posted before the feedback element
         app.action(FEEDBACK_DOWN)(self.on_feedback)
 
     def on_mention(self, body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
@@ -235,12 +238,12 @@ class Questions:
         """Thumbs up/down are stored with the turn; a thumbs-down opens a modal that asks why
         (its answer puts the turn in the review queue). The voter's replies are private."""
         ack()
-        turn_id = as_int(action.get("value"))
+        vote = feedback_vote(action)
         channel, user, _ = ids(body)
         message = body.get("message") or {}
-        if turn_id is None or not user:
+        if vote is None or not user:
             return
-        value = 1 if action.get("action_id") == FEEDBACK_UP else -1
+        turn_id, value = vote
         reply = self.w.backend.feedback(user, turn_id, value)
         if value < 0 and reply.ok:
             try:

@@ -24,7 +24,8 @@ MAX_BLOCKS = 50
 FALLBACK_TEXT_LIMIT = 3000
 
 SUGGEST_ACTION_PREFIX = "groundbot_suggest_"
-FEEDBACK_UP = "groundbot_feedback_up"
+FEEDBACK_ACTION = "groundbot_feedback"  # Slack's feedback element; value "up:<turn id>" or "down:<turn id>"
+FEEDBACK_UP = "groundbot_feedback_up"  # the buttons of answers posted before the feedback element
 FEEDBACK_DOWN = "groundbot_feedback_down"
 SUGGESTIONS_BLOCK = "groundbot_suggestions"
 FEEDBACK_BLOCK = "groundbot_feedback"
@@ -119,12 +120,34 @@ def _answer_blocks(decision: Decision) -> list[dict[str, Any]]:
         for i, piece in enumerate(split_message(lines, SECTION_TEXT_LIMIT - 20)):
             blocks.append(section((f"*{escape(say('sources_header', lang).rstrip(':'))}*\n" if i == 0 else "") + piece))
     if decision.turn_id is not None:
-        value = str(decision.turn_id)
-        blocks.append({"type": "actions", "block_id": FEEDBACK_BLOCK, "elements": [
-            button("👍 " + say("button_helpful", decision.language), FEEDBACK_UP, value),
-            button("👎 " + say("button_not_helpful", decision.language), FEEDBACK_DOWN, value),
-        ]})
+        blocks.append(feedback_block(decision.turn_id, lang))
     return blocks
+
+
+def feedback_block(turn_id: int, lang: str) -> dict[str, Any]:
+    """Slack's own thumbs up and down under an answer (a `feedback_buttons` element in a
+    `context_actions` block), their values naming the turn."""
+    def choice(vote: str, key: str, emoji: str) -> dict[str, Any]:
+        text = say(key, lang)
+        return {"text": {"type": "plain_text", "text": truncate(f"{emoji} {text}", BUTTON_TEXT_LIMIT)},
+                "accessibility_label": text, "value": f"{vote}:{turn_id}"}
+
+    return {"type": "context_actions", "block_id": FEEDBACK_BLOCK, "elements": [{
+        "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
+        "positive_button": choice("up", "button_helpful", "👍"),
+        "negative_button": choice("down", "button_not_helpful", "👎")}]}
+
+
+def feedback_vote(action: dict[str, Any]) -> tuple[int, int] | None:
+    """(turn id, +1 or -1) of a feedback press: the feedback element's "up:<id>"/"down:<id>", or
+    the older buttons' action id with the turn id as value; None for a forged or stale value."""
+    action_id, value = str(action.get("action_id") or ""), str(action.get("value") or "")
+    if action_id == FEEDBACK_ACTION:
+        vote, _, turn = value.partition(":")
+        direction = {"up": 1, "down": -1}.get(vote)
+    else:
+        turn, direction = value, {FEEDBACK_UP: 1, FEEDBACK_DOWN: -1}.get(action_id)
+    return (int(turn), direction) if direction is not None and turn.isdigit() else None
 
 
 def _refusal_blocks(decision: Decision) -> list[dict[str, Any]]:

@@ -237,9 +237,23 @@ class Slack:
         return self.deliver("slash_commands", payload)[0]
 
     def click(self, posted: Call, action_id: str, *, user: str = USER) -> dict[str, Any]:
-        """Press a button of a message the bot posted, with the values the bot put there."""
+        """Press a button of a message the bot posted, with the values the bot put there;
+        FEEDBACK_UP or FEEDBACK_DOWN press the thumbs of Slack's feedback element under an answer."""
+        if action_id in (FEEDBACK_UP, FEEDBACK_DOWN):
+            block, element = next((b, e) for b in posted.args["blocks"] if b["type"] == "context_actions"
+                                  for e in b["elements"] if e["type"] == "feedback_buttons")
+            chosen = element["positive_button" if action_id == FEEDBACK_UP else "negative_button"]
+            return self.press(posted, block, {"type": "feedback_buttons", "action_id": element["action_id"],
+                                              "block_id": block["block_id"], "value": chosen["value"],
+                                              "text": chosen["text"]}, user)
         block, button = next((b, e) for b in posted.args["blocks"] if b["type"] == "actions"
                              for e in b["elements"] if e["action_id"] == action_id)
+        return self.press(posted, block, {"type": "button", "action_id": action_id,
+                                          "block_id": block.get("block_id", "b"), "text": button["text"],
+                                          "value": button["value"]}, user)
+
+    def press(self, posted: Call, block: dict[str, Any], action: dict[str, Any], user: str) -> dict[str, Any]:
+        """The block_actions payload Slack sends when `user` acts on `block` of a posted message."""
         ts, channel, thread = posted.result["ts"], posted.args["channel"], posted.args.get("thread_ts")
         payload = {
             "type": "block_actions", "token": "legacy", "api_app_id": "A0GROUND", "trigger_id": "1.2.3",
@@ -250,8 +264,7 @@ class Slack:
             "message": {"type": "message", "user": BOT_USER, "ts": ts, "thread_ts": thread,
                         "text": posted.args["text"], "blocks": posted.args["blocks"]},
             "response_url": self.api.response_url("action"),
-            "actions": [{"type": "button", "action_id": action_id, "block_id": block.get("block_id", "b"),
-                         "text": button["text"], "value": button["value"], "action_ts": str(time.time())}],
+            "actions": [{**action, "action_ts": str(time.time())}],
         }
         return self.deliver("interactive", payload)[0]
 
@@ -355,7 +368,10 @@ def blocks_text(call: Call) -> str:
 
 
 def buttons(call: Call) -> list[dict[str, Any]]:
-    return [e for b in call.args["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    """The buttons of a posted message, the thumbs of a feedback element as two of them."""
+    return [e for b in call.args["blocks"] if b["type"] == "actions" for e in b["elements"]] + [
+        {"action_id": e["action_id"], **e[side]} for b in call.args["blocks"] if b["type"] == "context_actions"
+        for e in b["elements"] for side in ("positive_button", "negative_button")]
 
 
 def context_text(call: Call) -> str:
@@ -378,7 +394,7 @@ def test_mention_is_answered_in_its_thread(start: Callable[..., Slack], mode: st
     assert (turn.platform, turn.team_id, turn.chat_id, turn.thread_id, turn.user_id) == (
         "slack", TEAM, CHANNEL, "1711.000100", USER)
     assert turn.question == "How do I renew a book?" and not turn.refused
-    assert {b["value"] for b in buttons(reply)} == {str(turn.id)}
+    assert [b["value"] for b in buttons(reply)] == [f"up:{turn.id}", f"down:{turn.id}"]
     # the eyes reaction marks the question while it is worked on, and goes away after
     added = bot.api.wait_for("reactions.add")[0].args
     assert added == {"channel": CHANNEL, "timestamp": "1711.000100", "name": "eyes"}
@@ -454,8 +470,12 @@ def test_feedback_buttons_are_stored_with_the_turn(start: Callable[..., Slack], 
     (reply,) = bot.replies(1)
     (turn,) = bot.app.store.turns()
     assert turn.id is not None and not turn.refused
-    assert [(b["action_id"], b["value"]) for b in buttons(reply)] == [(FEEDBACK_UP, str(turn.id)),
-                                                                      (FEEDBACK_DOWN, str(turn.id))]
+    assert {b["action_id"] for b in buttons(reply)} == {"groundbot_feedback"}  # Slack's feedback element
+    [feedback] = [b for b in reply.args["blocks"] if b["type"] == "context_actions"]
+    [thumbs] = feedback["elements"]
+    assert (thumbs["type"], thumbs["action_id"]) == ("feedback_buttons", "groundbot_feedback")
+    assert (thumbs["positive_button"]["value"], thumbs["negative_button"]["value"]) == (f"up:{turn.id}",
+                                                                                       f"down:{turn.id}")
     bot.click(reply, FEEDBACK_DOWN, user="UBOB0001")
     (modal,) = bot.api.wait_for("views.open")  # a thumbs-down asks why
     assert modal.args["view"]["callback_id"] == "groundbot_feedback_reason"
@@ -760,3 +780,17 @@ def test_a_question_taken_over_from_a_dead_worker_is_answered_only_if_its_thread
     asked = [t.question for t in bot.app.store.turns()]
     assert asked == ["When does the library open?"] + ([] if thread_before == "answered" else ["How do I renew a book?"])
     assert "claimed" not in deliveries.claims()  # nothing left for a sweeper: the question is done either way
+
+
+def test_the_feedback_element_is_valid_block_kit_and_older_buttons_still_vote() -> None:
+    from slack_sdk.models.blocks import Block
+
+    from adapters.slack.rendering import feedback_block, feedback_vote
+
+    block = feedback_block(42, "fa")
+    Block.parse(block).validate_json()  # slack-sdk's own model of context_actions / feedback_buttons
+    assert Block.parse(block).to_dict() == block
+    assert feedback_vote({"action_id": "groundbot_feedback", "value": "down:42"}) == (42, -1)
+    assert feedback_vote({"action_id": FEEDBACK_UP, "value": "42"}) == (42, 1)  # an answer posted before
+    assert feedback_vote({"action_id": "groundbot_feedback", "value": "sideways:42"}) is None
+    assert feedback_vote({"action_id": "groundbot_feedback", "value": "up:x"}) is None

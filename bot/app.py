@@ -21,7 +21,7 @@ from bot.services.review import ReviewDesk
 from bot.services.syncing import Syncer
 from core.admin_replies import Reply
 from core.generate.extractive import ExtractiveGenerator
-from core.messages import ChatPolicy, ConversationKey, Decision, Incoming
+from core.messages import NOT_SET_UP, ChatPolicy, ConversationKey, Decision, Incoming, asks_something
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter, TermSelector
 from core.profiles import apply_profile, load_profile
 from core.turn.pipeline import Pipeline
@@ -108,6 +108,21 @@ class App:
         if platform == "telegram":
             return ChatPolicy(own or cfg.telegram.answer_in_groups, "", cfg.telegram.auto_answers_per_minute)
         return ChatPolicy()
+
+    def prompts(self, platform: str, chat_id: str, limit: int = 4) -> list[str]:
+        scope = self.scopes.resolve(ConversationKey(platform, chat_id))
+        if scope == NOT_SET_UP:
+            return []
+        try:
+            asked = self.store.most_asked(limit, scope)
+        except Exception:  # the database is away: the knowledge base's own questions still serve
+            log.exception("could not read the most asked questions")
+            asked = []
+        own = [t for t in self.index.suggestion_texts(50 * limit, scope=scope) if asks_something(t)]
+        seen: dict[str, str] = {}
+        for text in [*asked, *own]:
+            seen.setdefault(" ".join(text.lower().split()), text.strip())
+        return list(seen.values())[:limit]
 
     def doctor(self, replay: bool = False) -> dict[str, Any]:
         """What an operator checks first: database reachable and writable, turns waiting in

@@ -192,6 +192,11 @@ class Backend(Protocol):
         """Which messages of a group chat are answered, and how a refusal there shows."""
         ...
 
+    def prompts(self, platform: str, chat_id: str, limit: int = 4) -> list[str]:
+        """Questions to suggest to someone who opens a conversation: the most asked answered ones,
+        then the knowledge base's own questions (FAQ entries, headings that ask), of the chat's scope."""
+        ...
+
 
 class Delivery(Protocol):
     """Sends a decision made outside a turn (a reviewed answer) to the conversation it belongs

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,13 +23,16 @@ from adapters.slack.rendering import (
     FEEDBACK_ACTION,
     FEEDBACK_DOWN,
     FEEDBACK_UP,
+    PROMPT_ACTION_PREFIX,
     SUGGEST_ACTION_PREFIX,
     SlackMessage,
     failure_message,
     feedback_view,
     feedback_vote,
+    greeting,
     render_decision,
     reply_blocks,
+    suggested_prompts,
 )
 from adapters.slack.thread_answers import answer_metadata, answered_before, thread_question
 from adapters.slack.threads import AnsweredThreads, thread_reply, top_level
@@ -41,6 +45,12 @@ log = logging.getLogger("groundbot.slack")
 
 PLATFORM = "slack"
 WORKING_REACTION = "eyes"
+# the bot events groundbot listens to (docs/slack-app-manifest.json subscribes to each; `message` as
+# message.im, message.channels and message.groups)
+EVENTS = ("app_mention", "message", "app_home_opened", "assistant_thread_started")
+# assistant.threads.setStatus errors that mean this workspace or app has no statuses: the reaction from then on
+NO_STATUS = frozenset({"missing_scope", "not_allowed_token_type", "unknown_method", "feature_not_enabled",
+                       "method_not_supported_for_channel_type"})
 
 
 @dataclass
@@ -56,6 +66,8 @@ class Wiring:
     progress_interval_s: float
     threads: AnsweredThreads | None = None
     chat_rate: ChatRate = field(default_factory=MemoryChatRate)
+    statuses: bool = True  # False once Slack refused a status for good: the eyes reaction instead
+    status_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def ids(body: dict[str, Any]) -> tuple[str, str, str]:
@@ -75,6 +87,9 @@ class Questions:
     def register(self, app: BoltApp) -> None:
         app.event("app_mention")(self.on_mention)
         app.event("message")(self.on_message)
+        app.event("app_home_opened")(self.on_home_opened)
+        app.event("assistant_thread_started")(self.on_agent_thread)
+        app.action(re.compile(rf"^{PROMPT_ACTION_PREFIX}\d+$"))(self.on_prompt)
         app.action(re.compile(rf"^{SUGGEST_ACTION_PREFIX}\d+$"))(self.on_suggestion)
         app.action(FEEDBACK_ACTION)(self.on_feedback)
         app.action(FEEDBACK_UP)(self.on_feedback)  # answers posted before the feedback element
@@ -85,6 +100,48 @@ class Questions:
             self.question(body, event, context.get("bot_user_id") or "", mentioned=True)
         finally:  # answered (or nothing to answer): no worker takes the event over now
             self.w.once.done(event_key(body))
+
+    def on_home_opened(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """Someone opened groundbot's Messages tab: greet them once (what groundbot does, and
+        the questions people ask most and the knowledge base's own questions, as buttons)."""
+        try:
+            user, channel = str(event.get("user") or ""), str(event.get("channel") or "")
+            if event.get("tab") != "messages" or not user or not channel or not self.w.once.first(f"greet:{user}"):
+                return
+            message = greeting(self.w.backend.prompts(PLATFORM, channel))
+            try:
+                self.w.client.chat_postMessage(channel=channel, text=message.text, blocks=message.blocks)
+            except SlackApiError as exc:
+                log.warning("greeting %s failed: %s", user, exc.response.get("error"))
+        finally:
+            self.w.once.done(event_key(body))
+
+    def on_agent_thread(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """A conversation opened in Slack's agent view: its suggested prompts, drawn from the
+        knowledge base and what people ask (refreshed with every new conversation)."""
+        try:
+            thread = event.get("assistant_thread") or {}
+            channel, ts = str(thread.get("channel_id") or ""), str(thread.get("thread_ts") or "")
+            prompts = self.w.backend.prompts(PLATFORM, channel) if channel and ts else []
+            if prompts:
+                try:
+                    self.w.client.assistant_threads_setSuggestedPrompts(channel_id=channel, thread_ts=ts,
+                                                                        prompts=suggested_prompts(prompts))
+                except SlackApiError as exc:
+                    log.warning("suggesting prompts in %s failed: %s", channel, exc.response.get("error"))
+        finally:
+            self.w.once.done(event_key(body))
+
+    def on_prompt(self, ack: Callable[..., Any], body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A greeting's prompt button asks that prompt, in the thread of the greeting."""
+        ack()
+        channel, user, team = ids(body)
+        message = body.get("message") or {}
+        thread, text = str(message.get("ts") or ""), str(action.get("value") or "").strip()
+        if not channel or not thread or not text or not self.w.once.first(f"prompt:{channel}:{thread}:{text}:{user}"):
+            return
+        msg = Incoming(ConversationKey(PLATFORM, channel, thread), user, text, team_id=team)
+        self.answer(msg, channel, thread, picked_by=user)
 
     def on_message(self, body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
         """Direct messages are questions; a channel message is one when it mentions the bot (as
@@ -161,13 +218,48 @@ class Questions:
                 self.remember_asker(channel, thread, msg.user_id)
             self.w.once.done(key)
             return
-        self.react("reactions_add", channel, ts)
+        shown = self.start_working(channel, thread, ts, language_of(msg.text))
         try:
             if self.answer(msg, channel, thread, quiet=quiet, ts=ts) and not direct:
                 self.remember_asker(channel, thread, msg.user_id)
         finally:
             self.w.once.done(key)  # first: a worker killed after the answer went out must not leave it open
+            self.stop_working(shown, channel, thread, ts)
+
+    def start_working(self, channel: str, thread: str, ts: str, lang: str) -> str:
+        """Show that groundbot works on a question: Slack's status under the thread ("is searching
+        the knowledge base…", its steps rotating) where the app may set one, else the eyes reaction.
+        Returns which was shown. A workspace that refuses statuses (no assistant:write, an older
+        plan) is told once in the log and gets the reaction from then on."""
+        if self.w.statuses:
+            try:
+                self.w.client.assistant_threads_setStatus(channel_id=channel, thread_ts=thread,
+                                                          status=say("working_status", lang),
+                                                          loading_messages=say("working_steps", lang).split("|"))
+                return "status"
+            except SlackApiError as exc:
+                error = str(exc.response.get("error") or "")
+                if error in NO_STATUS:
+                    with self.w.status_lock:
+                        told, self.w.statuses = not self.w.statuses, False
+                    if not told:
+                        log.warning("Slack refused a status while answering (%s): groundbot shows the eyes "
+                                    "reaction instead; add the assistant:write scope (docs/slack.md)", error)
+                else:
+                    log.debug("setting the status of %s failed: %s", thread, error)
+        self.react("reactions_add", channel, ts)
+        return "reaction"
+
+    def stop_working(self, shown: str, channel: str, thread: str, ts: str) -> None:
+        """Clear what start_working showed (Slack clears a status itself once a reply is posted;
+        a quiet refusal posts none)."""
+        if shown != "status":
             self.react("reactions_remove", channel, ts)
+            return
+        try:
+            self.w.client.assistant_threads_setStatus(channel_id=channel, thread_ts=thread, status="")
+        except SlackApiError as exc:
+            log.debug("clearing the status of %s failed: %s", thread, exc.response.get("error"))
 
     def answer(self, msg: Incoming, channel: str, thread: str, picked_by: str = "",
                quiet: ChatPolicy | None = None, ts: str = "") -> bool:

@@ -29,6 +29,8 @@ FEEDBACK_UP = "groundbot_feedback_up"  # the buttons of answers posted before th
 FEEDBACK_DOWN = "groundbot_feedback_down"
 SUGGESTIONS_BLOCK = "groundbot_suggestions"
 FEEDBACK_BLOCK = "groundbot_feedback"
+PROMPT_ACTION_PREFIX = "groundbot_prompt_"  # + its place; value: the prompt's text
+PROMPT_VALUE_LIMIT = 2000  # a button value's limit
 REVIEW_ACTION_PREFIX = "groundbot_review_"  # + show | approve | edit | reject | faq; value: the item id
 REASON_ACTION_PREFIX = "groundbot_reason_"  # + a FeedbackReason; value: the turn id
 _NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW)  # refusals a user cannot usefully flag
@@ -170,6 +172,22 @@ def _refusal_blocks(decision: Decision) -> list[dict[str, Any]]:
             say("should_answer_button", lang), f"{REASON_ACTION_PREFIX}{FeedbackReason.SHOULD_ANSWER}",
             str(decision.turn_id))]})
     return blocks
+
+
+def greeting(prompts: Sequence[str], lang: str = "en") -> SlackMessage:
+    """What someone who opens groundbot's Messages tab is greeted with: what groundbot does, and
+    the suggested prompts as buttons that ask them."""
+    text = say("greeting" if prompts else "greeting_empty", lang)
+    blocks = [section(escape(text))]
+    if prompts:
+        blocks.append({"type": "actions", "block_id": "groundbot_prompts", "elements": [
+            button(p, f"{PROMPT_ACTION_PREFIX}{i}", truncate(p, PROMPT_VALUE_LIMIT)) for i, p in enumerate(prompts[:5])]})
+    return SlackMessage(text, blocks)
+
+
+def suggested_prompts(prompts: Sequence[str]) -> list[dict[str, str]]:
+    """The prompts as assistant.threads.setSuggestedPrompts takes them (title shown, message sent)."""
+    return [{"title": truncate(p, BUTTON_TEXT_LIMIT), "message": p} for p in prompts[:4]]
 
 
 def render_decision(decision: Decision, *, picked_by: str = "") -> list[SlackMessage]:

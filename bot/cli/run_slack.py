@@ -29,6 +29,8 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def cmd_slack(cfg: Config, args: argparse.Namespace) -> int:
+    if args.manifest:
+        return print_manifest(cfg)
     from bot.platforms import build_adapter, slack_secrets  # the platform library loads only when its command runs
 
     # check settings before loading models, so a missing token fails in a second, not ten
@@ -71,6 +73,19 @@ def cmd_slack(cfg: Config, args: argparse.Namespace) -> int:
     return 0
 
 
+def print_manifest(cfg: Config) -> int:
+    """The Slack app manifest with the agent view's suggested prompts drawn from this knowledge
+    base (its most asked answered questions, then its own FAQ questions and question headings)."""
+    import json
+
+    from adapters.slack.manifest import manifest
+    from bot.app import ready_app
+
+    app = ready_app(cfg)
+    print(json.dumps(manifest(app.prompts("slack", "")), indent=2, ensure_ascii=False))
+    return 0
+
+
 def register(sub: Any) -> None:
     s = sub.add_parser("slack", help="run the Slack bot (Socket Mode, or --http for the Events API)")
     s.add_argument("--http", action="store_true",
@@ -79,4 +94,6 @@ def register(sub: Any) -> None:
     s.add_argument("--port", type=int, default=None, help="HTTP port (default: slack.http_port)")
     s.add_argument("--path", default="/slack/events",
                    help="HTTP path for events, commands and interactivity (default: /slack/events)")
+    s.add_argument("--manifest", action="store_true",
+                   help="print the Slack app manifest, its suggested prompts drawn from the knowledge base, and exit")
     s.set_defaults(func=cmd_slack)

@@ -320,6 +320,21 @@ class SqlTranscriptStore:
             return int(session.exec(select(func.count()).select_from(ReviewItem)
                                     .where(ReviewItem.status == "open")).one())
 
+    def most_asked(self, limit: int, scope: str | None = None) -> list[str]:
+        """The questions answered most often (by their normalized form, the latest wording of
+        each), most asked first: what people come for, offered as suggested prompts."""
+        own: list[Any] = [] if scope is None else [TurnRecord.scope == scope]
+        with Session(self.read_engine) as session:
+            rows = session.exec(
+                select(TurnRecord.normalized_question, func.count(), func.max(TurnRecord.id))
+                .where(TurnRecord.refused == False, TurnRecord.normalized_question != "", *own)  # noqa: E712
+                .group_by(TurnRecord.normalized_question)
+                .order_by(func.count().desc(), func.max(TurnRecord.id).desc()).limit(limit)).all()
+            latest = [int(r[2]) for r in rows if r[2] is not None]
+            by_id = dict(session.exec(select(TurnRecord.id, TurnRecord.question)
+                                      .where(col(TurnRecord.id).in_(latest))).all()) if latest else {}
+        return [str(by_id[i]) for i in latest if i in by_id]
+
     def stats(self, scope: str | None = None) -> dict[str, Any]:
         """Turns, answer/refusal rates, refusals by reason, latency percentiles, feedback, the
         review queue: of every turn, or of one knowledge scope's turns."""

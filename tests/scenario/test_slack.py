@@ -395,11 +395,12 @@ def test_mention_is_answered_in_its_thread(start: Callable[..., Slack], mode: st
         "slack", TEAM, CHANNEL, "1711.000100", USER)
     assert turn.question == "How do I renew a book?" and not turn.refused
     assert [b["value"] for b in buttons(reply)] == [f"up:{turn.id}", f"down:{turn.id}"]
-    # the eyes reaction marks the question while it is worked on, and goes away after
-    added = bot.api.wait_for("reactions.add")[0].args
-    assert added == {"channel": CHANNEL, "timestamp": "1711.000100", "name": "eyes"}
-    removed = bot.api.wait_for("reactions.remove")[0]
-    assert removed.args == added and removed.at >= reply.at
+    # Slack's status under the thread says groundbot works on it, its steps rotating, and is cleared after
+    shown, cleared = bot.api.wait_for("assistant.threads.setStatus", 2)
+    assert (shown.args["channel_id"], shown.args["thread_ts"]) == (CHANNEL, "1711.000100")
+    assert shown.args["status"] == "is searching the knowledge base…" and len(shown.args["loading_messages"]) == 3
+    assert shown.at <= reply.at <= cleared.at and cleared.args["status"] == ""
+    assert bot.api.requests("reactions.add") == []
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -508,7 +509,7 @@ def test_redelivered_event_is_handled_once(start: Callable[..., Slack], mode: st
     posted = bot.api.requests("chat.postMessage")
     assert [c.args["thread_ts"] for c in posted] == ["1716.000100", "1716.000900"]
     assert [t.question for t in bot.app.store.turns()] == ["How do I get a library card?", "When does the library open?"]
-    assert len(bot.api.requests("reactions.add")) == 2
+    assert len([c for c in bot.api.requests("assistant.threads.setStatus") if c.args["status"]]) == 2
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -651,7 +652,7 @@ def test_ack_comes_before_the_work(start: Callable[..., Slack]) -> None:
     bot = start("http", generator=SlowGenerator())
     _, seconds = bot.mention("How do I renew a book?", ts="1722.000100")
     assert seconds < 1.0 and bot.api.requests("chat.postMessage") == []
-    assert bot.api.wait_for("reactions.add")  # eyes while working
+    assert bot.api.wait_for("assistant.threads.setStatus")  # the status while working
     release.set()
     (reply,) = bot.replies(1)
     assert reply.args["thread_ts"] == "1722.000100"
@@ -794,3 +795,22 @@ def test_the_feedback_element_is_valid_block_kit_and_older_buttons_still_vote() 
     assert feedback_vote({"action_id": FEEDBACK_UP, "value": "42"}) == (42, 1)  # an answer posted before
     assert feedback_vote({"action_id": "groundbot_feedback", "value": "sideways:42"}) is None
     assert feedback_vote({"action_id": "groundbot_feedback", "value": "up:x"}) is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_workspace_without_statuses_gets_the_eyes_reaction_and_one_warning(
+        start: Callable[..., Slack], mode: str, caplog: pytest.LogCaptureFixture) -> None:
+    bot = start(mode)
+    bot.api.fail_next("assistant.threads.setStatus", error="missing_scope")
+    with caplog.at_level("WARNING", logger="groundbot.slack"):
+        bot.mention("How do I renew a book?", ts="1723.000100")
+        bot.replies(1)
+        bot.settle()
+        bot.mention("When does the library open?", ts="1723.000200")
+        bot.replies(2)
+        bot.settle()
+    assert len(bot.api.requests("assistant.threads.setStatus")) == 1  # not tried again
+    added = [c.args for c in bot.api.requests("reactions.add")]
+    assert added == [{"channel": CHANNEL, "timestamp": ts, "name": "eyes"} for ts in ("1723.000100", "1723.000200")]
+    assert [c.args for c in bot.api.requests("reactions.remove")] == added
+    assert sum("refused a status" in r.getMessage() for r in caplog.records) == 1

@@ -66,8 +66,9 @@ def test_the_askers_thread_reply_without_a_mention_is_a_follow_up(start: Callabl
     assert (follow_up.chat_id, follow_up.thread_id) == (channel, "1740.000100")
     assert follow_up.conversation_id == asked.conversation_id and follow_up.record["history"] == "loaded"
     assert not follow_up.refused
-    # the eyes reaction on the follow-up, like on any question
-    assert {c.args["timestamp"] for c in bot.api.requests("reactions.add")} == {"1740.000100", "1740.000500"}
+    # the status under the thread on the follow-up, like on any question
+    shown = [c.args["thread_ts"] for c in bot.api.requests("assistant.threads.setStatus") if c.args["status"]]
+    assert shown == ["1740.000100", "1740.000100"]
     bot.event(bot.api.message_event(second))
     bot.settle()
     assert len(bot.api.requests("chat.postMessage")) == 2 and len(bot.app.store.turns()) == 2
@@ -106,7 +107,7 @@ def test_thread_replies_that_are_not_follow_ups_are_left_alone(start: Callable[.
     bot.say("How many times can I do that?", ts="1741.000700", thread_ts=thread, channel="C0OTHER")  # same ts elsewhere
     bot.settle()
     assert len(bot.api.requests("chat.postMessage")) == 1 and len(bot.app.store.turns()) == 1
-    assert [c.args["timestamp"] for c in bot.api.requests("reactions.add")] == [thread]
+    assert [c.args["thread_ts"] for c in bot.api.requests("assistant.threads.setStatus") if c.args["status"]] == [thread]
     assert "claimed" not in deliveries.claims()
     # processing went on: the asker's own reply is still a follow-up, "also sent to the channel" too
     bot.say("How many times can I do that?", ts="1741.000800", thread_ts=thread, subtype="thread_broadcast")

@@ -141,6 +141,8 @@ class SlackStandIn:
             "chat.postEphemeral": {"message_ts": ts},
             "views.open": {"view": {"id": f"V{n:06d}", **(args.get("view") or {})}},
             "reactions.add": {},
+            "assistant.threads.setStatus": {},
+            "assistant.threads.setSuggestedPrompts": {},
             "reactions.remove": {},
             "respond": {},
         }

@@ -89,7 +89,7 @@ class Questions:
                                                                      anchor.chat_id, anchor.message_id)
         incoming = Incoming(ConversationKey(PLATFORM, str(anchor.chat_id), thread), uid, question,
                             suggestion_id=suggestion_id, uid=turn_uid)
-        async with self.w.replies.typing(anchor):
+        async with self.w.replies.typing(anchor, language_of(question)):
             try:
                 decision = await asyncio.to_thread(self.w.backend.ask, incoming)
             except Exception as exc:  # answering must end in a reply, never a silent crash

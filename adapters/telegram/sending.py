@@ -15,10 +15,11 @@ from telegram.error import TelegramError
 
 from adapters.telegram.rendering import NO_PREVIEW, split_for_telegram
 from adapters.telegram.threads import ThreadLookup, topic_id
+from core.catalogue import say
 
 log = logging.getLogger(__name__)
 
-TYPING_EVERY_S = 4.0  # a chat action shows for about 5 s; repeat it while the pipeline works
+TYPING_EVERY_S = 4.0  # a chat action shows for about 5 s, a draft for 30 s; the next step every 4 s
 
 
 class Replies:
@@ -27,6 +28,7 @@ class Replies:
     def __init__(self, bot: Bot, threads: ThreadLookup) -> None:
         self.bot = bot
         self.threads = threads
+        self.drafts = True  # False once Telegram refused a draft (an older Bot API server): typing instead
 
     async def send(self, anchor: Message, text: str, markup: InlineKeyboardMarkup | None = None,
                    thread: str | None = None) -> list[Message]:
@@ -72,21 +74,37 @@ class Replies:
         return sent
 
     @contextlib.asynccontextmanager
-    async def typing(self, anchor: Message) -> AsyncIterator[None]:
-        """Show "typing…" while the pipeline works; it is cosmetic, so failures are only logged."""
+    async def typing(self, anchor: Message, lang: str = "en") -> AsyncIterator[None]:
+        """Show progress while the pipeline works: in a private chat, a draft of the reply naming
+        the step (Telegram's sendMessageDraft: searching, reading, checking each claim), nothing of
+        the answer before it is checked; elsewhere, or where drafts are refused, "typing…". It is
+        cosmetic, so failures are only logged (a refused draft once, then typing from then on)."""
+        steps = say("working_steps", lang).split("|")
+        drafting = self.drafts and anchor.chat.type == ChatType.PRIVATE
 
-        async def action() -> None:
+        async def show(n: int) -> None:
+            nonlocal drafting
+            if drafting:
+                try:
+                    await self.bot.send_message_draft(anchor.chat_id, draft_id=anchor.message_id,
+                                                      text=steps[min(n, len(steps) - 1)])
+                    return
+                except TelegramError as exc:
+                    drafting = self.drafts = False
+                    log.warning("Telegram refused a message draft (%s): showing typing instead", exc)
             try:
                 await self.bot.send_chat_action(anchor.chat_id, ChatAction.TYPING, message_thread_id=topic_id(anchor))
             except TelegramError as exc:
                 log.debug("typing action failed: %s", exc)
 
         async def repeat() -> None:
+            n = 0
             while True:
                 await asyncio.sleep(TYPING_EVERY_S)
-                await action()
+                n += 1
+                await show(n)
 
-        await action()
+        await show(0)
         task = asyncio.create_task(repeat())
         try:
             yield

@@ -86,14 +86,17 @@ def turn_keys(app: App) -> list[tuple[str, str, str, str]]:
 async def test_answer_with_sources_typing_and_feedback(tg_app: Callable[..., App], standin: TelegramStandIn) -> None:
     app = tg_app()
     async with running(app):
-        standin.send_text(ANSWERED, chat_id=501, user_id=777)
+        asked = standin.send_text(ANSWERED, chat_id=501, user_id=777)
         [reply] = await standin.wait_sent(1)
         assert reply.params["chat_id"] == 501
         assert reply.params["text"].startswith(display_answer(app.store.turns()[0].answer))
         assert "\n\nSources:\n[1] " in reply.params["text"]
         assert "parse_mode" not in reply.params  # plain text: nothing to escape, nothing to break
-        typing = standin.of("sendChatAction")
-        assert typing and typing[0].params == {"chat_id": 501, "action": "typing"} and typing[0].at <= reply.at
+        # a private chat shows a draft naming the step while groundbot works, never the unchecked answer
+        drafts = standin.of("sendMessageDraft")
+        assert drafts and drafts[0].at <= reply.at and standin.of("sendChatAction") == []
+        assert int(drafts[0].params["draft_id"]) == asked["message"]["message_id"]
+        assert (drafts[0].params["chat_id"], drafts[0].params["text"]) == (501, "Searching the knowledge base…")
         [turn] = app.store.turns()
         assert turn.id is not None and not turn.refused and (turn.platform, turn.chat_id, turn.user_id) == ("telegram", "501", "777")
         assert buttons(reply) == [("👍", f"f:{turn.id}:1"), ("👎", f"f:{turn.id}:-1")]
@@ -441,3 +444,22 @@ async def test_groups_answer_mentions_only_by_default(tg_app: Callable[..., App]
                           entities=[{"type": "mention", "offset": 0, "length": len(mention)}])
         await standin.wait_sent(1)
     assert len(app.store.turns()) == 1
+
+
+async def test_groups_and_a_server_without_drafts_show_typing(tg_app: Callable[..., App],
+                                                              standin: TelegramStandIn) -> None:
+    app = tg_app()
+    mention = f"@{standin.username}"
+    async with running(app):
+        standin.send_text(f"{mention} {ANSWERED}", chat_id=-1004, chat_type="group",
+                          entities=[{"type": "mention", "offset": 0, "length": len(mention)}])
+        await standin.wait_sent(1)
+        assert standin.of("sendMessageDraft") == []
+        assert standin.of("sendChatAction")[0].params == {"chat_id": -1004, "action": "typing"}
+        standin.drafts_missing = True  # a Bot API server older than 9.3
+        standin.send_text(ANSWERED, chat_id=508)
+        await standin.wait_sent(1, chat_id=508)
+        standin.send_text(ANSWERED, chat_id=508)
+        await standin.wait_sent(2, chat_id=508)
+    assert len([c for c in standin.calls if c.method == "sendMessageDraft"]) == 1  # refused once, not tried again
+    assert [c.params["chat_id"] for c in standin.of("sendChatAction")].count(508) >= 2

@@ -51,6 +51,7 @@ class TelegramStandIn:
     bot_id: int = 4242
     username: str = "groundbot_test_bot"
     calls: list[Call] = field(default_factory=list)
+    drafts_missing: bool = False  # answer sendMessageDraft 404, as a Bot API server older than 9.3 does
 
     def __post_init__(self) -> None:
         self._updates: list[dict[str, Any]] = []
@@ -183,7 +184,7 @@ class TelegramStandIn:
                 return web.json_response({"ok": False, "error_code": 429,
                                           "description": f"Too Many Requests: retry after {failure.retry_after}",
                                           "parameters": {"retry_after": failure.retry_after}}, status=429)
-            handler = getattr(self, f"_api_{method}", None)
+            handler = None if method == "sendMessageDraft" and self.drafts_missing else getattr(self, f"_api_{method}", None)
             if handler is None:
                 call.status = 404
                 return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"}, status=404)
@@ -229,6 +230,9 @@ class TelegramStandIn:
         return self._message(params, message_id=int(params["message_id"]))
 
     async def _api_sendChatAction(self, params: dict[str, Any]) -> Any:
+        return True
+
+    async def _api_sendMessageDraft(self, params: dict[str, Any]) -> Any:
         return True
 
     async def _api_answerCallbackQuery(self, params: dict[str, Any]) -> Any:

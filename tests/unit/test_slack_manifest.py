@@ -26,7 +26,7 @@ METHOD_SCOPES = {
 
 def test_the_documented_manifest_is_the_built_one() -> None:
     prompts = [p["message"] for p in DOC["features"]["agent_view"]["suggested_prompts"]]
-    assert DOC == manifest(prompts)
+    assert manifest(prompts) == DOC
     assert 1 <= len(prompts) <= 4 and all(p.endswith("?") for p in prompts)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from bot.config import Config
 from bot.scopes import ScopeMap
 from bot.services.commands import Commands
+from bot.services.escalation import Escalator
 from bot.services.hooks import Hooks, TurnHandler
 from bot.services.knowledge import KnowledgeBase
 from bot.services.outbox import Courier
@@ -21,7 +22,7 @@ from bot.services.review import ReviewDesk
 from bot.services.syncing import Syncer
 from core.admin_replies import Reply
 from core.generate.extractive import ExtractiveGenerator
-from core.messages import NOT_SET_UP, ChatPolicy, ConversationKey, Decision, Incoming, asks_something
+from core.messages import NOT_SET_UP, ChatPolicy, ConversationKey, Decision, Escalated, Incoming, asks_something
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter, TermSelector
 from core.profiles import apply_profile, load_profile
 from core.turn.pipeline import Pipeline
@@ -30,6 +31,7 @@ from storage.ingestion.ingest import IngestSummary, Progress
 from storage.models.embedders import make_embedder
 from storage.models.openai_generator import OpenAIGenerator
 from storage.models.openai_rewriter import OpenAIRewriter
+from storage.records.escalations import Escalations
 from storage.records.outbox import Outbox
 from storage.records.reviews import ReviewQueue
 from storage.records.source_state import SourceState
@@ -58,6 +60,7 @@ class App:
     desk: ReviewDesk
     commands: Commands
     hooks: Hooks
+    escalator: Escalator
     scopes: ScopeMap = field(default_factory=ScopeMap)
     # how a reviewed answer reaches its conversation: each running adapter registers itself
     deliveries: dict[str, Delivery] = field(default_factory=dict)
@@ -98,16 +101,13 @@ class App:
         return self.commands.is_admin(platform, user_id, chat_id)
 
     def chat_policy(self, platform: str, chat_id: str) -> ChatPolicy:
-        """The chat's scope's `answer`, else the platform's setting ([slack] answer_in_channels,
-        [telegram] answer_in_groups), with that platform's quiet-refusal reaction and rate."""
-        cfg = self.config
-        own = self.scopes.answering(ConversationKey(platform, chat_id))
-        if platform == "slack":
-            return ChatPolicy(own or cfg.slack.answer_in_channels, cfg.slack.refusal_reaction,
-                              cfg.slack.auto_answers_per_minute)
-        if platform == "telegram":
-            return ChatPolicy(own or cfg.telegram.answer_in_groups, "", cfg.telegram.auto_answers_per_minute)
-        return ChatPolicy()
+        return chat_policy(self.config, self.scopes, platform, chat_id)
+
+    def escalate(self, platform: str, user_id: str, turn_id: int) -> Escalated | None:
+        return self.escalator.escalate(platform, user_id, turn_id)
+
+    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> bool:
+        return self.escalator.expert_reply(platform, chat_id, thread_id, user_id, text)
 
     def prompts(self, platform: str, chat_id: str, limit: int = 4) -> list[str]:
         scope = self.scopes.resolve(ConversationKey(platform, chat_id))
@@ -141,7 +141,7 @@ class App:
         return report
 
     def stats(self, scope: str | None = None) -> dict[str, Any]:
-        return collect_stats(self.store, self.index, self.embedder, self.courier, self.syncer, scope)
+        return collect_stats(self.store, self.index, self.embedder, self.courier, self.syncer, self.escalator, scope)
 
     def check_suggestions(self) -> None:
         """Decide ahead whether each suggestion would be answered: in each knowledge scope, or
@@ -150,11 +150,29 @@ class App:
             self.pipeline.check_suggestions(SUGGESTIONS_CHECKED_AHEAD, scope)
 
 
+def chat_policy(config: Config, scopes: ScopeMap, platform: str, chat_id: str) -> ChatPolicy:
+    """A group chat's policy: its scope's `answer` and `experts`, else the platform's settings
+    ([slack] answer_in_channels and experts, [telegram] answer_in_groups and experts), with that
+    platform's quiet-refusal reaction and rate."""
+    key = ConversationKey(platform, chat_id)
+    own, experts = scopes.answering(key), scopes.experts(key)
+    if platform == "slack":
+        s = config.slack
+        return ChatPolicy(own or s.answer_in_channels, s.refusal_reaction, s.auto_answers_per_minute,
+                          experts or s.experts)
+    if platform == "telegram":
+        t = config.telegram
+        return ChatPolicy(own or t.answer_in_groups, "", t.auto_answers_per_minute, experts or t.experts)
+    return ChatPolicy()
+
+
 def collect_stats(store: SqlTranscriptStore, index: LanceChunkIndex, embedder: Embedder,
-                  courier: Courier, syncer: Syncer, scope: str | None = None) -> dict[str, Any]:
+                  courier: Courier, syncer: Syncer, escalator: Escalator, scope: str | None = None) -> dict[str, Any]:
     """Turns, rates, latency and feedback from the database (of one knowledge scope's turns, or
-    all), with the index, the outbox and the last sync of each source (of the scope's sources)."""
+    all), questions handed to people, with the index, the outbox and the last sync of each source
+    (of the scope's sources)."""
     data = store.stats(scope)
+    data["escalations"] = escalator.counts(scope)
     data["index"] = {"chunks": index.count(), "version": index.version(), "embedder": embedder.name}
     if syncer.specs:
         data["sources"] = syncer.last_syncs(syncer.feeding(scope))
@@ -302,14 +320,15 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
                       is_admin=config.is_admin, administered=scopes.administered, scope_admins=scopes.admins_of,
                       announce_to=store.announce_to)
     courier.cards = desk.announcement  # the cards of queued announcements, read when they are sent
-    commands = Commands(kb, partial(collect_stats, store, index, emb, courier, syncer), desk, store, config.is_admin,
-                        hooks, scopes, syncer)
+    escalator = Escalator(Escalations(store.engine), desk.queue, desk, store, partial(chat_policy, config, scopes))
+    commands = Commands(kb, partial(collect_stats, store, index, emb, courier, syncer, escalator), desk, store,
+                        config.is_admin, hooks, scopes, syncer, escalator.offered)
     hooks.around_turn("scope", scope_turns(scopes))
     hooks.ingest.append(partial(_recheck_suggestions, pipeline, scopes))
     hooks.sync.append(lambda report: _recheck_suggestions(pipeline, scopes, "ok") if report.ok else None)
     return App(config=config, pipeline=pipeline, store=store, index=index, embedder=emb, kb=kb, syncer=syncer,
-               courier=courier,
-               desk=desk, commands=commands, hooks=hooks, deliveries=deliveries, scopes=scopes)
+               courier=courier, desk=desk, commands=commands, hooks=hooks, escalator=escalator,
+               deliveries=deliveries, scopes=scopes)
 
 
 def settle_heap() -> None:

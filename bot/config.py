@@ -176,6 +176,8 @@ class TelegramSettings:
     message with a question mark), "messages" (also every other); needs privacy mode off (docs/telegram.md)."""
     auto_answers_per_minute: int = 10
     """Group messages answered without a mention per group and minute; the rest are left alone."""
+    experts: tuple[str, ...] = ()
+    """User ids "Ask a person" under a refusal tags in a group, where no [[scopes]] entry names experts; () = no button."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,9 @@ class SlackSettings:
     """Emoji name put on a message answered without a mention that groundbot must refuse; "" = stay quiet."""
     auto_answers_per_minute: int = 10
     """Channel messages answered without a mention per channel and minute; the rest are left alone."""
+    experts: tuple[str, ...] = ()
+    """Member ids (U...) or user group ids (S...) "Ask a person" under a refusal tags, where no [[scopes]] entry
+    names experts; () = no button."""
     thread_follow_ups: bool = True
     """In a channel thread groundbot answered you in, your next reply is a follow-up without @groundbot
     (needs the message.channels / message.groups events: docs/slack.md)."""

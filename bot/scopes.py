@@ -43,6 +43,8 @@ class ScopeSettings:
     """The variable holding this scope's /review sign-in (its review items only)."""
     answer: str = ""
     """Which group messages its chats answer: "mentions", "questions" or "messages"; "" = the platform's setting."""
+    experts: tuple[str, ...] = ()
+    """Whom "Ask a person" tags in its chats: "slack:U0123" (a member), "slack:S0123" (a user group), "telegram:42"."""
 
 
 @dataclass(frozen=True)
@@ -95,11 +97,12 @@ def parse_scopes(raw: Any, source: str) -> tuple[ScopeSettings, ...]:
             if not isinstance(env, str) or (env and not ENV_NAME.fullmatch(env)):
                 raise ScopeError(f"{where}: {key} must name an environment variable (e.g. 'GROUNDBOT_HR_API_TOKEN'), "
                                  f"got {env!r}")
-        paths, chats, admins = (_strings(entry.get(k, []), f"{where} {k}") for k in ("paths", "chats", "admins"))
+        paths, chats, admins, experts = (_strings(entry.get(k, []), f"{where} {k}")
+                                         for k in ("paths", "chats", "admins", "experts"))
         answer = entry.get("answer", "")
         if answer not in ("", *Answering):
             raise ScopeError(f"{where}: answer must be one of {', '.join(repr(str(a)) for a in Answering)}, got {answer!r}")
-        out.append(ScopeSettings(name, paths, chats, admins, refusal, envs[0], envs[1], answer))
+        out.append(ScopeSettings(name, paths, chats, admins, refusal, envs[0], envs[1], answer, experts))
     return tuple(out)
 
 
@@ -136,8 +139,7 @@ def check_scopes(scopes: Sequence[ScopeSettings], default: str, kb_paths: Sequen
                 raise ScopeError(f"{where}: chat {chat!r} is already served by scope {served[chat]!r}; "
                                  "a chat is answered from one scope")
             served[chat] = s.name
-        for admin in s.admins:
-            _check_admin(admin, where)
+        _check_people(s, where)
     _check_token_envs(scopes, source)
 
 
@@ -153,6 +155,16 @@ def _check_token_envs(scopes: Sequence[ScopeSettings], source: str) -> None:
                                  "give each token a variable of its own")
             if env:
                 named[env] = f"{key} of scope {s.name!r}"
+
+
+def _check_people(scope: ScopeSettings, where: str) -> None:
+    """Its admins and experts: each 'platform:user id' of a platform that has them."""
+    for admin in scope.admins:
+        _check_admin(admin, where)
+    for expert in scope.experts:
+        if expert.split(":", 1)[0] not in ("slack", "telegram") or not expert.split(":", 1)[-1]:
+            raise ScopeError(f"{where}: expert {expert!r} must be 'slack:U0123', 'slack:S0123' (a user group) "
+                             "or 'telegram:42'")
 
 
 def _check_admin(admin: str, where: str) -> None:
@@ -229,6 +241,12 @@ class ScopeMap:
         scope = self.resolve(key)
         own = self.scopes[scope].answer if scope is not None and scope in self.scopes else ""
         return Answering(own) if own else None
+
+    def experts(self, key: ConversationKey) -> tuple[str, ...]:
+        """The user (or user group) ids on the chat's platform whom its scope's "Ask a person" tags."""
+        scope = self.resolve(key)
+        own = self.scopes[scope].experts if scope is not None and scope in self.scopes else ()
+        return tuple(e.split(":", 1)[1] for e in own if e.startswith(f"{key.platform}:"))
 
     def refusals(self) -> dict[str, str]:
         return {s.name: s.refusal for s in self.scopes.values() if s.refusal}

@@ -21,6 +21,9 @@ class Action(StrEnum):
     FAQ = "faq"  # approve, and save the question and answer as an FAQ entry of the knowledge base
 
 
+ESCALATE = "escalate"  # "Ask a person": the turn (item_id) handed to its chat's experts
+
+
 class FeedbackReason(StrEnum):
     """Why a user says an answer (or a refusal) was not right; each puts the turn in the queue."""
 
@@ -42,7 +45,7 @@ REASON_LABELS: dict[FeedbackReason, str] = {
 @dataclass(frozen=True)
 class Button:
     label: str
-    action: str  # an Action, or "feedback:<reason>" for a feedback-reason button
+    action: str  # an Action, "feedback:<reason>" for a feedback-reason button, or ESCALATE
     item_id: int  # the review item (or, for feedback, the turn) it acts on
 
 

@@ -41,12 +41,25 @@ class ChatPolicy:
     answering: Answering = Answering.MENTIONS
     refusal_reaction: str = ""  # a quiet refusal's emoji name on the question; "" = nothing
     per_minute: int = 10  # messages answered without a mention per chat and minute; the rest are left alone
+    experts: tuple[str, ...] = ()  # who "Ask a person" tags (the platform's user or group ids); () = no button
 
     def answers(self, text: str) -> bool:
         """Whether a top-level message without a mention is one to answer under this policy."""
         if self.answering == Answering.MESSAGES:
             return bool(text.strip())
         return self.answering == Answering.QUESTIONS and asks_something(text)
+
+
+@dataclass(frozen=True)
+class Escalated:
+    """A refused question handed to people: whom to tag, and whether this press handed it over
+    (False: someone pressed before; the experts were tagged then)."""
+
+    question: str
+    experts: tuple[str, ...]
+    new: bool
+    chat_id: str = ""  # where the turn was asked: the experts are tagged in its thread
+    thread_id: str = ""
 
 
 _CODE = re.compile(r"```.*?```|`[^`\n]*`|<[^>\s]+>|https?://\S+", re.S)  # code, Slack links, URLs

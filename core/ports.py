@@ -14,7 +14,17 @@ from typing import Protocol
 import numpy as np
 
 from core.admin_replies import Reply
-from core.messages import ChatPolicy, ConversationKey, Decision, Generation, Hit, Incoming, PriorTurn, Suggestion
+from core.messages import (
+    ChatPolicy,
+    ConversationKey,
+    Decision,
+    Escalated,
+    Generation,
+    Hit,
+    Incoming,
+    PriorTurn,
+    Suggestion,
+)
 from core.settings import Mode
 
 
@@ -190,6 +200,17 @@ class Backend(Protocol):
 
     def chat_policy(self, platform: str, chat_id: str) -> ChatPolicy:
         """Which messages of a group chat are answered, and how a refusal there shows."""
+        ...
+
+    def escalate(self, platform: str, user_id: str, turn_id: int) -> Escalated | None:
+        """Hand a turn to the experts of the chat it was asked in ("Ask a person"), once per turn;
+        None when that chat has no experts or the turn is not one of this platform's."""
+        ...
+
+    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> bool:
+        """An expert of the chat replied in a thread: when it holds a question handed to people
+        and the reply answers (not an emoji, not a question back), it becomes an FAQ draft in the
+        review queue. True when it did."""
         ...
 
     def prompts(self, platform: str, chat_id: str, limit: int = 4) -> list[str]:

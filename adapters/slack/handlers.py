@@ -12,14 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cachetools import TTLCache
 from slack_bolt import App as BoltApp
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from adapters.chat_rates import ChatRate, MemoryChatRate
 from adapters.slack.dedupe import OnceKeys, event_key
-from adapters.slack.markup import as_int, question_text
+from adapters.slack.markup import as_int, question_text, without_emoji
 from adapters.slack.rendering import (
+    ESCALATE_ACTION,
     FEEDBACK_ACTION,
     FEEDBACK_DOWN,
     FEEDBACK_UP,
@@ -33,9 +35,11 @@ from adapters.slack.rendering import (
     render_decision,
     reply_blocks,
     suggested_prompts,
+    tag,
+    truncate,
 )
 from adapters.slack.thread_answers import answer_metadata, answered_before, thread_question
-from adapters.slack.threads import AnsweredThreads, thread_reply, top_level
+from adapters.slack.threads import AnsweredThreads, person_reply, thread_reply, top_level
 from core.catalogue import say
 from core.messages import ChatPolicy, ConversationKey, Incoming, message_uid
 from core.ports import Backend
@@ -45,6 +49,8 @@ log = logging.getLogger("groundbot.slack")
 
 PLATFORM = "slack"
 WORKING_REACTION = "eyes"
+TAKEN_REACTION = "white_check_mark"  # on an expert's reply that went to the admins as an FAQ draft
+GROUP_MEMBERS_TTL_S = 300.0  # how long a user group's members are taken as known
 # the bot events groundbot listens to (docs/slack-app-manifest.json subscribes to each; `message` as
 # message.im, message.channels and message.groups)
 EVENTS = ("app_mention", "message", "app_home_opened", "assistant_thread_started")
@@ -67,6 +73,8 @@ class Wiring:
     threads: AnsweredThreads | None = None
     chat_rate: ChatRate = field(default_factory=MemoryChatRate)
     statuses: bool = True  # False once Slack refused a status for good: the eyes reaction instead
+    groups: TTLCache[str, frozenset[str]] = field(
+        default_factory=lambda: TTLCache(maxsize=256, ttl=GROUP_MEMBERS_TTL_S))  # user group -> its members
     status_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -90,6 +98,7 @@ class Questions:
         app.event("app_home_opened")(self.on_home_opened)
         app.event("assistant_thread_started")(self.on_agent_thread)
         app.action(re.compile(rf"^{PROMPT_ACTION_PREFIX}\d+$"))(self.on_prompt)
+        app.action(ESCALATE_ACTION)(self.on_escalate)
         app.action(re.compile(rf"^{SUGGEST_ACTION_PREFIX}\d+$"))(self.on_suggestion)
         app.action(FEEDBACK_ACTION)(self.on_feedback)
         app.action(FEEDBACK_UP)(self.on_feedback)  # answers posted before the feedback element
@@ -153,12 +162,79 @@ class Questions:
             if event.get("channel_type") == "im":
                 if not event.get("subtype") and not event.get("bot_id"):
                     self.question(body, event, bot_user_id)
+            elif self.expert_answered(event, bot_user_id):
+                pass
             elif self.follow_up(event, bot_user_id):
                 self.question(body, event, bot_user_id)
             elif top_level(event, bot_user_id) and (policy := self.unmentioned(event, bot_user_id)) is not None:
                 self.question(body, event, bot_user_id, quiet=policy)
         finally:
             self.w.once.done(event_key(body))
+
+    def policy(self, event: dict[str, Any]) -> ChatPolicy:
+        """The policy of the channel an event is in."""
+        return self.w.backend.chat_policy(PLATFORM, str(event.get("channel") or ""))
+
+    def expert_answered(self, event: dict[str, Any], bot_user_id: str) -> bool:
+        """An expert's reply in a thread whose question was handed to people, taken as an FAQ
+        draft (the reply gets a check mark, the expert a private thank-you). False: not one."""
+        if not person_reply(event, bot_user_id):
+            return False
+        channel, thread, user = str(event.get("channel")), str(event.get("thread_ts")), str(event.get("user"))
+        experts = self.policy(event).experts
+        if not experts or not self.is_expert(user, experts):
+            return False
+        if not self.w.backend.expert_reply(PLATFORM, channel, thread, user,
+                                           without_emoji(question_text(str(event.get("text") or ""), bot_user_id))):
+            return False
+        self.react("reactions_add", channel, str(event.get("ts")), TAKEN_REACTION)
+        try:
+            self.w.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread,
+                                             text=say("escalation_draft", language_of(str(event.get("text") or ""))))
+        except SlackApiError as exc:
+            log.debug("thanking expert %s failed: %s", user, exc.response.get("error"))
+        return True
+
+    def is_expert(self, user: str, experts: tuple[str, ...]) -> bool:
+        """A member named as an expert, or one of a named user group's members (read with
+        usergroups.users.list, which needs usergroups:read; kept a few minutes)."""
+        if user in experts:
+            return True
+        for group in (e for e in experts if e.startswith("S")):
+            members = self.w.groups.get(group)
+            if members is None:
+                try:
+                    members = frozenset(self.w.client.usergroups_users_list(usergroup=group).get("users") or [])
+                except SlackApiError as exc:
+                    log.warning("could not read the members of user group %s (%s)", group, exc.response.get("error"))
+                    members = frozenset()
+                self.w.groups[group] = members
+            if user in members:
+                return True
+        return False
+
+    def on_escalate(self, ack: Callable[..., Any], body: dict[str, Any], action: dict[str, Any]) -> None:
+        """"Ask a person": the turn's chat's experts are tagged in its thread, once per turn (a
+        second press, here or on another worker, is told they were asked)."""
+        ack()
+        turn, (channel, user, _) = as_int(action.get("value")), ids(body)
+        if turn is None or not user or not self.w.once.first(f"escalate:{turn}:{user}:{action.get('action_ts')}"):
+            return
+        handed = self.w.backend.escalate(PLATFORM, user, turn)
+        if handed is None:
+            return
+        lang = language_of(handed.question)
+        if not handed.new:
+            try:
+                self.w.client.chat_postEphemeral(channel=channel or handed.chat_id, user=user,
+                                                 text=say("escalated_again", lang), thread_ts=handed.thread_id or None)
+            except SlackApiError as exc:
+                log.debug("telling %s failed: %s", user, exc.response.get("error"))
+            return
+        text = say("escalated", lang, experts=" ".join(tag(e) for e in handed.experts), asker=f"<@{user}>",
+                   question=truncate(handed.question, 2000))
+        self.post(handed.chat_id, handed.thread_id, [SlackMessage(text, [{"type": "section",
+                                                                         "text": {"type": "mrkdwn", "text": text}}])])
 
     def answers_unmentioned(self, event: dict[str, Any], bot_user_id: str) -> bool:
         """Whether the channel of a top-level message answers it without a mention (its scope's
@@ -269,7 +345,9 @@ class Questions:
         try:
             decision = self.w.backend.ask(msg)
             refused = decision.refused
-            messages = render_decision(decision, picked_by=picked_by)
+            escalate = refused and not channel.startswith("D") and bool(
+                self.w.backend.chat_policy(PLATFORM, channel).experts)  # a direct message has no experts in it
+            messages = render_decision(decision, picked_by=picked_by, escalate=escalate)
         except Exception:
             log.exception("answering %s failed", msg.key.as_str())
             refused = True

@@ -69,7 +69,8 @@ class SlackAdapter:
     def never_a_question(self, body: dict[str, Any], bot_user_id: str) -> bool:
         """A channel message no listener answers: acked at once, unclaimed (adapters/slack/threads.py)."""
         return never_a_question(body, bot_user_id, self.wiring.threads is not None,
-                                lambda event: self.questions.answers_unmentioned(event, bot_user_id))
+                                lambda event: self.questions.answers_unmentioned(event, bot_user_id),
+                                lambda event: bool(self.questions.policy(event).experts))
 
     @property
     def once(self) -> OnceKeys:

@@ -23,6 +23,7 @@ SCOPES = {
     "chat:write.public": "re-ingest progress in public channels the bot has not joined",
     "reactions:write": "the eyes reaction where there is no status, and a quiet refusal's reaction",
     "commands": "the admin slash commands",
+    "usergroups:read": "the members of a user group named as experts",
 }
 BOT_EVENTS = ("app_mention", "message.im", "message.channels", "message.groups", "app_home_opened",
               "assistant_thread_started")

@@ -24,6 +24,14 @@ def question_text(text: str, bot_user_id: str = "") -> str:
     return re.sub(r"[ \t]+", " ", text).strip()
 
 
+_EMOJI = re.compile(r":[a-z0-9_+'-]+:(?::skin-tone-\d:)?")
+
+
+def without_emoji(text: str) -> str:
+    """A message without its emoji shortcodes (":thinking_face:"), as words to read."""
+    return re.sub(r"[ \t]+", " ", _EMOJI.sub(" ", text)).strip()
+
+
 def as_int(value: object) -> int | None:
     """A button value or id as an int; None when it is not one (forged or stale payloads)."""
     try:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import reasons
-from core.admin_replies import REASON_LABELS, Button, FeedbackReason, Reply
+from core.admin_replies import ESCALATE, REASON_LABELS, Button, FeedbackReason, Reply
 from core.catalogue import say
 from core.messages import Decision, Source
 from core.render import display_answer, split_message, understood_line
@@ -29,6 +29,7 @@ FEEDBACK_UP = "groundbot_feedback_up"  # the buttons of answers posted before th
 FEEDBACK_DOWN = "groundbot_feedback_down"
 SUGGESTIONS_BLOCK = "groundbot_suggestions"
 FEEDBACK_BLOCK = "groundbot_feedback"
+ESCALATE_ACTION = "groundbot_escalate"  # "Ask a person"; value: the turn id
 PROMPT_ACTION_PREFIX = "groundbot_prompt_"  # + its place; value: the prompt's text
 PROMPT_VALUE_LIMIT = 2000  # a button value's limit
 REVIEW_ACTION_PREFIX = "groundbot_review_"  # + show | approve | edit | reject | faq; value: the item id
@@ -152,7 +153,7 @@ def feedback_vote(action: dict[str, Any]) -> tuple[int, int] | None:
     return (int(turn), direction) if direction is not None and turn.isdigit() else None
 
 
-def _refusal_blocks(decision: Decision) -> list[dict[str, Any]]:
+def _refusal_blocks(decision: Decision, escalate: bool = False) -> list[dict[str, Any]]:
     lang = decision.language
     blocks = _understood(decision) + [section(piece) for piece in fit(decision.refusal_message)]
     if decision.explanation or decision.refusal_reason:
@@ -168,9 +169,11 @@ def _refusal_blocks(decision: Decision) -> list[dict[str, Any]]:
         rows = "\n".join(f"• {escape(s.text)}" for s in decision.suggestions)
         blocks.append(section(f"{escape(say('suggestions_header', lang))}\n{rows}"))
     if decision.turn_id is not None and decision.refusal_reason not in _NOT_FLAGGED:
-        blocks.append({"type": "actions", "block_id": FEEDBACK_BLOCK, "elements": [button(
-            say("should_answer_button", lang), f"{REASON_ACTION_PREFIX}{FeedbackReason.SHOULD_ANSWER}",
-            str(decision.turn_id))]})
+        elements = [button(say("should_answer_button", lang), f"{REASON_ACTION_PREFIX}{FeedbackReason.SHOULD_ANSWER}",
+                           str(decision.turn_id))]
+        if escalate:  # the chat's experts can be asked
+            elements.append(button(say("escalate_button", lang), ESCALATE_ACTION, str(decision.turn_id)))
+        blocks.append({"type": "actions", "block_id": FEEDBACK_BLOCK, "elements": elements})
     return blocks
 
 
@@ -190,9 +193,10 @@ def suggested_prompts(prompts: Sequence[str]) -> list[dict[str, str]]:
     return [{"title": truncate(p, BUTTON_TEXT_LIMIT), "message": p} for p in prompts[:4]]
 
 
-def render_decision(decision: Decision, *, picked_by: str = "") -> list[SlackMessage]:
-    """The Slack messages for one decision, in posting order (more than one only for long answers)."""
-    blocks = _refusal_blocks(decision) if decision.refused else _answer_blocks(decision)
+def render_decision(decision: Decision, *, picked_by: str = "", escalate: bool = False) -> list[SlackMessage]:
+    """The Slack messages for one decision, in posting order (more than one only for long answers);
+    `escalate`: a refusal offers "Ask a person" (its chat has experts)."""
+    blocks = _refusal_blocks(decision, escalate) if decision.refused else _answer_blocks(decision)
     if picked_by:
         blocks.insert(0, asked_by(picked_by, decision.question))
     fallback = decision.refusal_message if decision.refused else display_answer(decision.answer)
@@ -216,6 +220,8 @@ def failure_message(refusal_message: str, detail: str) -> SlackMessage:
 
 
 def _button_of(b: Button) -> dict[str, Any]:
+    if b.action == ESCALATE:
+        return button(b.label, ESCALATE_ACTION, str(b.item_id))
     if b.action.startswith("feedback:"):
         return button(b.label, REASON_ACTION_PREFIX + b.action.split(":", 1)[1], str(b.item_id))
     return button(b.label, REVIEW_ACTION_PREFIX + b.action, str(b.item_id))
@@ -274,3 +280,8 @@ def view_value(view: dict[str, Any], block: str) -> str:
     return str(field.get("value") or selected.get("value") or "").strip()
 
 
+
+
+def tag(expert: str) -> str:
+    """How Slack markup tags an expert: a user group (S...) or a member."""
+    return f"<!subteam^{expert}>" if expert.startswith("S") else f"<@{expert}>"

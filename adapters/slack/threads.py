@@ -39,19 +39,24 @@ class AnsweredThreads(Protocol):
 _ADDRESSED = re.compile(r"<[@!]")  # a user (<@U123>), the channel, here, a user group (<!here>, <!subteam^S1>)
 
 
-def thread_reply(event: dict[str, Any], bot_user_id: str) -> bool:
-    """Whether a channel `message` event may be a follow-up without a mention, from the event alone:
-    a person's reply in a thread (not its first message), mentioning nobody (the bot's mention
-    is answered as `app_mention`; anyone else's means it is addressed to them). Whether
-    groundbot answered that person in that thread is asked of `AnsweredThreads` after."""
+def person_reply(event: dict[str, Any], bot_user_id: str) -> bool:
+    """A person's reply in a channel thread (not its first message), whoever it mentions: where
+    an expert's answer to a question handed to people may be."""
     ts, thread = str(event.get("ts") or ""), str(event.get("thread_ts") or "")
     user = str(event.get("user") or "")
     return (event.get("type") == "message" and event.get("channel_type") in CHANNEL_TYPES
             and str(event.get("subtype") or "") in REPLY_SUBTYPES
             and not event.get("bot_id") and not event.get("bot_profile")
             and bool(user) and user != bot_user_id and bool(ts) and bool(thread) and thread != ts
-            and bool(str(event.get("text") or "").strip())
-            and _ADDRESSED.search(str(event.get("text") or "")) is None)
+            and bool(str(event.get("text") or "").strip()))
+
+
+def thread_reply(event: dict[str, Any], bot_user_id: str) -> bool:
+    """Whether a channel `message` event may be a follow-up without a mention, from the event alone:
+    a person's reply in a thread (not its first message), mentioning nobody (the bot's mention
+    is answered as `app_mention`; anyone else's means it is addressed to them). Whether
+    groundbot answered that person in that thread is asked of `AnsweredThreads` after."""
+    return person_reply(event, bot_user_id) and _ADDRESSED.search(str(event.get("text") or "")) is None
 
 
 def top_level(event: dict[str, Any], bot_user_id: str) -> bool:
@@ -68,13 +73,17 @@ def top_level(event: dict[str, Any], bot_user_id: str) -> bool:
 
 
 def never_a_question(body: dict[str, Any], bot_user_id: str, follow_ups: bool,
-                     answered: Callable[[dict[str, Any]], bool] = lambda event: False) -> bool:
+                     answered: Callable[[dict[str, Any]], bool] = lambda event: False,
+                     experts: Callable[[dict[str, Any]], bool] = lambda event: False) -> bool:
     """A channel `message` event that no listener would answer (most channel traffic, once the
     app subscribes to it): acknowledged without claiming its delivery, so it costs no row.
-    `answered(event)`: whether a top-level message is one its channel answers without a mention."""
+    `answered(event)`: whether a top-level message is one its channel answers without a mention;
+    `experts(event)`: whether its channel has experts whose thread replies may answer a question."""
     event = body.get("event") or {}
     if body.get("type") != "event_callback" or event.get("type") != "message" or event.get("channel_type") == "im":
         return False
     if follow_ups and thread_reply(event, bot_user_id):
+        return False
+    if person_reply(event, bot_user_id) and experts(event):
         return False
     return not (top_level(event, bot_user_id) and answered(event))

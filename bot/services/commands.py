@@ -20,7 +20,7 @@ from bot.services.hooks import Hooks
 from bot.services.knowledge import KnowledgeBase
 from bot.services.review import ReviewDesk
 from bot.services.syncing import Syncer
-from core.admin_replies import REASON_LABELS, Button, FeedbackReason, Reply
+from core.admin_replies import ESCALATE, REASON_LABELS, Button, FeedbackReason, Reply
 from core.catalogue import say
 from core.messages import NOT_SET_UP, ConversationKey
 from core.ports import PathNotAllowed
@@ -81,7 +81,8 @@ class Commands:
 
     def __init__(self, kb: KnowledgeBase, stats: Callable[[str | None], dict[str, Any]], desk: ReviewDesk,
                  store: SqlTranscriptStore, is_admin: Callable[[str, str], bool], hooks: Hooks,
-                 scopes: ScopeMap | None = None, syncer: Syncer | None = None) -> None:
+                 scopes: ScopeMap | None = None, syncer: Syncer | None = None,
+                 escalation_offered: Callable[[int], bool] = lambda turn_id: False) -> None:
         self.kb = kb
         self.syncer = syncer
         self.stats = stats
@@ -90,6 +91,7 @@ class Commands:
         self.global_admin = is_admin
         self.hooks = hooks
         self.scopes = scopes or ScopeMap()
+        self.escalation_offered = escalation_offered  # (turn id) -> whether its chat's experts can be asked
 
     def scope_of(self, platform: str, chat_id: str) -> str | None:
         """The knowledge scope a command from this chat is about (None: the whole knowledge base,
@@ -173,7 +175,8 @@ class Commands:
             self.hooks.voted(value)
         if value < 0 and not reason:  # a thumbs-down asks why; the answer puts the turn in the queue
             return Reply.of(say("feedback_ask_reason", lang), buttons=feedback_buttons(turn_id, lang, refused=False))
-        if value < 0:
+        if value < 0:  # a person can be asked at once where the chat has experts
             self.desk.announce(turn_id)
-            return Reply.of(say("feedback_queued", lang))
+            ask = (Button(say("escalate_button", lang), ESCALATE, turn_id),) if self.escalation_offered(turn_id) else ()
+            return Reply.of(say("feedback_queued", lang), buttons=ask)
         return Reply.of(say("feedback_thanks", lang))

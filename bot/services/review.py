@@ -21,7 +21,7 @@ from core.messages import NOT_SET_UP, ClaimRecord, ConversationKey, Decision, So
 from core.ports import Delivery
 from core.text.normalize import normalize_text
 from storage.ingestion.ingest import IngestSummary
-from storage.records.reviews import QueueEntry, ReviewQueue
+from storage.records.reviews import EXPERT, QueueEntry, ReviewQueue
 
 SOURCES = TypeAdapter(list[Source])  # a stored record's sources and claims, read back by their models
 CLAIMS = TypeAdapter(list[ClaimRecord])
@@ -124,8 +124,7 @@ class ReviewDesk:
             return Reply.of(say("review_empty", ADMIN_LANG))
         sections = [Section(say("review_list_header", ADMIN_LANG, count=len(entries)))]
         for e in entries:
-            origin = (say("review_origin_held", ADMIN_LANG) if e.origin == "held"
-                      else say("review_origin_feedback", ADMIN_LANG, reason=e.reason))
+            origin = say(f"review_origin_{e.origin}", ADMIN_LANG, reason=e.reason)
             sections.append(Section(say("review_item_line", ADMIN_LANG, id=e.id, origin=origin, question=e.question),
                                     item_buttons(e.id, with_show=True)))
         return Reply(tuple(sections))
@@ -138,7 +137,7 @@ class ReviewDesk:
             lines.append(say("review_show_scope", lang, scope=rec["scope"]))
         lines.append(say("review_show_draft", lang, draft=entry.draft) if entry.draft else
                      say("review_show_no_draft", lang, reason=rec.get("refusal_reason", "")))
-        if entry.comment:
+        if entry.comment and entry.origin != EXPERT:  # an expert's answer is the draft itself
             lines.append(say("review_show_comment", lang, comment=entry.comment))
         parts = rec.get("risk_parts") or {}
         if rec.get("risk") is not None:
@@ -164,9 +163,8 @@ class ReviewDesk:
 
     def card(self, entry: QueueEntry) -> Reply:
         """What admins are sent when an item joins the queue: why, the item, its buttons."""
-        head = (say("review_card_held", ADMIN_LANG, id=entry.id, platform=entry.platform,
-                    risk=entry.record.get("risk")) if entry.origin == "held" else
-                say("review_card_feedback", ADMIN_LANG, id=entry.id, platform=entry.platform, reason=entry.reason))
+        head = say(f"review_card_{entry.origin}", ADMIN_LANG, id=entry.id, platform=entry.platform,
+                   risk=entry.record.get("risk"), reason=entry.reason)
         shown = self.show(entry)
         return Reply((Section(head), *shown.sections))
 

@@ -13,11 +13,13 @@ from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from storage.records.transcripts import ReviewItem, SuggestionRow, TurnRecord
 
 OPEN = "open"
+EXPERT = "expert"  # the origin of an FAQ draft from an expert's answer (storage/records/escalations.py)
 
 
 @dataclass
@@ -46,7 +48,10 @@ class QueueEntry:
 
     @property
     def draft(self) -> str:
-        """What the bot would have said: the held draft, or the answer a user complained about."""
+        """What would be said: the held draft, the answer a user complained about, or an expert's
+        answer to a refused question (kept as the item's comment)."""
+        if self.origin == EXPERT:
+            return self.comment
         return str(self.record.get("draft") or self.record.get("answer") or "")
 
 
@@ -95,6 +100,26 @@ class ReviewQueue:
                 .values(status=status, reviewer=reviewer, final_answer=final_answer, decided_at=datetime.now(UTC)))
             session.commit()
             return bool(result.rowcount == 1)
+
+    def add_expert_answer(self, turn_id: int, expert: str, answer: str) -> int | None:
+        """The turn's review item as an FAQ draft of an expert's answer: a new item, or the open one
+        the turn already has (a user flagged the refusal) made one; None when its item was decided."""
+        with Session(self.engine) as session:
+            item = session.exec(select(ReviewItem).where(ReviewItem.turn_id == turn_id)).first()
+            if item is None:
+                item = ReviewItem(turn_id=turn_id, origin=EXPERT, reason=expert, comment=answer)
+            elif item.status == OPEN:
+                item.origin, item.reason, item.comment = EXPERT, expert, answer
+            else:
+                return None
+            session.add(item)
+            try:
+                session.commit()
+            except IntegrityError:  # another worker added the turn's item meanwhile
+                session.rollback()
+                return None
+            session.refresh(item)
+            return item.id
 
     def add_suggestions(self, turn_id: int, texts: list[str]) -> list[tuple[int, str]]:
         """Suggestion rows for a turn answered later (a rejection), so buttons carry their ids."""

@@ -301,6 +301,16 @@ class SqlTranscriptStore:
             session.commit()
             return outcome
 
+    def turn_ids(self, scope: str) -> list[int]:
+        """The ids of one knowledge scope's turns."""
+        with Session(self.read_engine) as session:
+            return [int(i) for i in session.exec(select(TurnRecord.id).where(TurnRecord.scope == scope)).all() if i]
+
+    def turn_row(self, turn_id: int) -> TurnRecord | None:
+        """One turn's row (where it was asked, by whom, what), or None."""
+        with Session(self.engine) as session:
+            return session.get(TurnRecord, turn_id)
+
     def turn(self, turn_id: int) -> dict[str, Any] | None:
         with Session(self.engine) as session:
             row = session.get(TurnRecord, turn_id)

@@ -21,12 +21,12 @@ def held_app(tg_app: Callable[..., App], base_config: Any) -> App:  # noqa: F811
 
 
 async def held(app: App, standin: TelegramStandIn, chat_id: int = 501, text_prefix: str = "",  # noqa: F811
-               **kw: Any) -> tuple[Call, int]:
+               text: str = RISKY, **kw: Any) -> tuple[Call, int]:
     """Ask the risky question; return the admin's card and the item id once the user was told."""
     before = len(standin.sent(chat_id))
     if text_prefix:  # a mention of the bot, as a group needs
         kw["entities"] = [{"type": "mention", "offset": 0, "length": len(text_prefix.strip())}]
-    standin.send_text(text_prefix + RISKY, chat_id=chat_id, user_id=777, **kw)
+    standin.send_text(text_prefix + text, chat_id=chat_id, user_id=777, **kw)
     told = (await standin.wait_sent(before + 1, chat_id=chat_id))[-1]
     assert told.params["text"].startswith("Your question has been passed to an admin for review.")
     assert not [b for b in buttons(told) if b[1].startswith("fr:")]  # nothing to flag: a person will look
@@ -68,11 +68,11 @@ async def test_edit_then_approve_answers_in_the_reply_chain(tg_app: Callable[...
     app = held_app(tg_app, base_config)
     group = -1002
     async with running(app):
-        human = standin.message_update("my bot splits long answers, why?", chat_id=group, chat_type="supergroup",
-                                       user_id=900)["message"]
-        mention = f"@{standin.username} "
+        # a colleague asked; a bare mention in reply to it asks their question
+        human = standin.message_update(RISKY, chat_id=group, chat_type="supergroup", user_id=900)["message"]
+        mention = f"@{standin.username}"
         card, item = await held(app, standin, chat_id=group, chat_type="supergroup", reply_to=human,
-                                text_prefix=mention)
+                                text_prefix=mention, text="")
         thread = app.store.turns()[-1].thread_id
         assert thread == f"r{human['message_id']}"  # the conversation hangs on the human's message
         standin.press(card.result, f"r:edit:{item}", user_id=ADMIN)

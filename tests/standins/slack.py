@@ -49,6 +49,7 @@ class SlackStandIn:
         self._cond = threading.Condition()
         self._ts = itertools.count(1)
         self.messages: list[dict[str, Any]] = []  # what chat.postMessage posted, for conversations.replies
+        self.user_groups: dict[str, list[str]] = {}  # user group id -> its members, for usergroups.users.list
         self._sockets: list[ServerConnection] = []
         standin = self
 
@@ -151,6 +152,10 @@ class SlackStandIn:
                                   "metadata": args.get("metadata")})
         if method == "conversations.replies":
             return self._replies(args)
+        if method == "usergroups.users.list":
+            if str(args.get("usergroup")) not in self.user_groups:
+                return {"ok": False, "error": "no_such_subteam"}
+            return {"ok": True, "users": self.user_groups[str(args.get("usergroup"))]}
         if method not in payloads:
             return {"ok": False, "error": "unknown_method"}
         return {"ok": True, **payloads[method]}

@@ -20,6 +20,7 @@ METHOD_SCOPES = {
     "assistant_threads_setStatus": {"assistant:write", "chat:write"},
     "assistant_threads_setSuggestedPrompts": {"assistant:write"},
     "conversations_replies": {"channels:history", "groups:history", "im:history"},
+    "usergroups_users_list": {"usergroups:read"},
     "views_open": set(),  # needs a trigger id only
 }
 

@@ -13,6 +13,7 @@ from sqlmodel import SQLModel
 
 import storage.records.access_refusals  # noqa: F401  (registers the access-refusal table)
 import storage.records.deliveries  # noqa: F401  (registers the delivery table)
+import storage.records.escalations  # noqa: F401  (registers the escalation table)
 import storage.records.leases  # noqa: F401  (registers the lease table)
 import storage.records.rate_events  # noqa: F401  (registers the rate-event table)
 import storage.records.reply_threads  # noqa: F401  (registers the reply-thread table)

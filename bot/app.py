@@ -22,7 +22,16 @@ from bot.services.review import ReviewDesk
 from bot.services.syncing import Syncer
 from core.admin_replies import Reply
 from core.generate.extractive import ExtractiveGenerator
-from core.messages import NOT_SET_UP, ChatPolicy, ConversationKey, Decision, Escalated, Incoming, asks_something
+from core.messages import (
+    NOT_SET_UP,
+    ChatPolicy,
+    ConversationKey,
+    Decision,
+    Escalated,
+    ExpertReply,
+    Incoming,
+    asks_something,
+)
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter, TermSelector
 from core.profiles import apply_profile, load_profile
 from core.turn.pipeline import Pipeline
@@ -106,7 +115,7 @@ class App:
     def escalate(self, platform: str, user_id: str, turn_id: int) -> Escalated | None:
         return self.escalator.escalate(platform, user_id, turn_id)
 
-    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> bool:
+    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> ExpertReply:
         return self.escalator.expert_reply(platform, chat_id, thread_id, user_id, text)
 
     def prompts(self, platform: str, chat_id: str, limit: int = 4) -> list[str]:

@@ -50,6 +50,15 @@ class ChatPolicy:
         return self.answering == Answering.QUESTIONS and asks_something(text)
 
 
+class ExpertReply(StrEnum):
+    """What became of an expert's reply in a chat: taken as an FAQ draft, left for a later one (an
+    emoji, a question back: the question still waits for a person), or not about a handed question."""
+
+    TAKEN = "taken"
+    NOT_AN_ANSWER = "not_an_answer"
+    NONE = "none"
+
+
 @dataclass(frozen=True)
 class Escalated:
     """A refused question handed to people: whom to tag, and whether this press handed it over

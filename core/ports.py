@@ -19,6 +19,7 @@ from core.messages import (
     ConversationKey,
     Decision,
     Escalated,
+    ExpertReply,
     Generation,
     Hit,
     Incoming,
@@ -207,10 +208,10 @@ class Backend(Protocol):
         None when that chat has no experts or the turn is not one of this platform's."""
         ...
 
-    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> bool:
+    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> ExpertReply:
         """An expert of the chat replied in a thread: when it holds a question handed to people
         and the reply answers (not an emoji, not a question back), it becomes an FAQ draft in the
-        review queue. True when it did."""
+        review queue."""
         ...
 
     def prompts(self, platform: str, chat_id: str, limit: int = 4) -> list[str]:

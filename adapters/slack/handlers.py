@@ -41,7 +41,7 @@ from adapters.slack.rendering import (
 from adapters.slack.thread_answers import answer_metadata, answered_before, thread_question
 from adapters.slack.threads import AnsweredThreads, person_reply, thread_reply, top_level
 from core.catalogue import say
-from core.messages import ChatPolicy, ConversationKey, Incoming, message_uid
+from core.messages import ChatPolicy, ConversationKey, ExpertReply, Incoming, message_uid
 from core.ports import Backend
 from core.text.language import language_of
 
@@ -177,16 +177,18 @@ class Questions:
 
     def expert_answered(self, event: dict[str, Any], bot_user_id: str) -> bool:
         """An expert's reply in a thread whose question was handed to people, taken as an FAQ
-        draft (the reply gets a check mark, the expert a private thank-you). False: not one."""
+        draft (the reply gets a check mark, the expert a private thank-you), or left alone when
+        it does not answer yet (an emoji, a question back). False: not an expert's such reply."""
         if not person_reply(event, bot_user_id):
             return False
         channel, thread, user = str(event.get("channel")), str(event.get("thread_ts")), str(event.get("user"))
         experts = self.policy(event).experts
         if not experts or not self.is_expert(user, experts):
             return False
-        if not self.w.backend.expert_reply(PLATFORM, channel, thread, user,
-                                           without_emoji(question_text(str(event.get("text") or ""), bot_user_id))):
-            return False
+        taken = self.w.backend.expert_reply(PLATFORM, channel, thread, user,
+                                            without_emoji(question_text(str(event.get("text") or ""), bot_user_id)))
+        if taken != ExpertReply.TAKEN:  # not an answer yet: left alone while the question waits for one
+            return taken == ExpertReply.NOT_AN_ANSWER
         self.react("reactions_add", channel, str(event.get("ts")), TAKEN_REACTION)
         try:
             self.w.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread,

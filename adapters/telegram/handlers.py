@@ -9,7 +9,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 
-from telegram import CallbackQuery, Message, Update
+from telegram import CallbackQuery, Message, MessageEntity, Update, User
 from telegram.constants import ChatType
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
@@ -20,7 +20,7 @@ from adapters.telegram.rendering import HELP_KEY, decision_reply, failure_text, 
 from adapters.telegram.sending import Replies
 from adapters.telegram.threads import ThreadLookup, addressed_text, reply_target, thread_for, topic_thread
 from core.catalogue import say
-from core.messages import ConversationKey, Incoming, message_uid
+from core.messages import ConversationKey, ExpertReply, Incoming, message_uid
 from core.ports import Backend
 from core.text.language import language_of
 
@@ -62,6 +62,7 @@ class Questions:
             MessageHandler(ONLY_NEW & filters.TEXT & ~filters.COMMAND, self.on_text),
             CallbackQueryHandler(self.on_feedback, pattern=button("f")),
             CallbackQueryHandler(self.on_suggestion, pattern=button("s")),
+            CallbackQueryHandler(self.on_escalate, pattern=button("e")),
         ]
 
     async def answer(self, anchor: Message, user_id: int, question: str, thread: str,
@@ -100,12 +101,16 @@ class Questions:
         if quiet and decision.refused:
             log.info("group message %s asked without a mention was refused; nothing sent", anchor.message_id)
             return
-        text, markup = decision_reply(decision, picked=suggestion_id is not None)
+        escalate = decision.refused and anchor.chat.type != ChatType.PRIVATE and bool(
+            self.w.backend.chat_policy(PLATFORM, str(anchor.chat_id)).experts)  # a private chat has no experts in it
+        text, markup = decision_reply(decision, picked=suggestion_id is not None, escalate=escalate)
         await self.w.replies.send(anchor, text, markup, thread)
 
     async def on_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, user = update.effective_message, update.effective_user
         if message is None or user is None or user.is_bot:
+            return
+        if await self.expert_answered(message, user.id):
             return
         question = addressed_text(message, context.bot.bot)
         if question is None:
@@ -117,6 +122,47 @@ class Questions:
             await self.w.replies.send(message, say("addressed_empty"))
             return
         await self.answer(message, user.id, question, thread_for(message, self.w.threads))
+
+    async def expert_answered(self, message: Message, user_id: int) -> bool:
+        """An expert's reply in a conversation whose question was handed to people (a reply to
+        the message that tagged them), taken as an FAQ draft (the expert is thanked), or left alone
+        when it does not answer yet (an emoji, a question back). False: not an expert's such reply."""
+        if message.chat.type == ChatType.PRIVATE or not message.text or reply_target(message) is None:
+            return False
+        if str(user_id) not in self.w.backend.chat_policy(PLATFORM, str(message.chat_id)).experts:
+            return False
+        thread = thread_for(message, self.w.threads)
+        taken = await asyncio.to_thread(self.w.backend.expert_reply, PLATFORM, str(message.chat_id), thread,
+                                        str(user_id), message.text)
+        if taken == ExpertReply.TAKEN:
+            await self.w.replies.send(message, say("escalation_draft", language_of(message.text)))
+        return taken != ExpertReply.NONE  # not an answer yet: left alone while the question waits for one
+
+    async def on_escalate(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """"Ask a person" under a refusal in a group: its experts are tagged in a reply to it, once
+        per question (a second press is told they were asked)."""
+        query, args = _button(update)
+        if query is None:
+            return
+        try:
+            [turn] = args
+            turn_id = int(turn)
+        except ValueError:
+            await query.answer(say("button_stale"))
+            return
+        handed = await asyncio.to_thread(self.w.backend.escalate, PLATFORM, str(query.from_user.id), turn_id)
+        msg = query.message
+        if handed is None or not isinstance(msg, Message):
+            await query.answer(say("button_stale"))
+            return
+        lang = language_of(handed.question)
+        if not handed.new:
+            await query.answer(say("escalated_again", lang)[:190])
+            return
+        await query.answer()
+        text, entities = tagged(say("escalated", lang, experts=_EXPERTS, asker=query.from_user.full_name,
+                                    question=handed.question[:2000]), handed.experts)
+        await self.w.replies.send(msg, text, thread=handed.thread_id, entities=entities)
 
     def unmentioned(self, message: Message) -> bool:
         """Whether a group message that neither mentions nor replies to the bot is answered all
@@ -200,6 +246,20 @@ def replied_question(message: Message, own: str, bot_id: int) -> str:
     if reply is None or not reply.text or reply.from_user is None or reply.from_user.id == bot_id:
         return own
     return f"{reply.text}\n{own}" if own else reply.text
+
+
+_EXPERTS = "\x00experts\x00"  # where the tags of the experts go in the escalation's text
+
+
+def tagged(text: str, experts: tuple[str, ...]) -> tuple[str, list[MessageEntity]]:
+    """The text with a 👤 per expert where `_EXPERTS` stands, each a mention of that user by id
+    (Telegram notifies them; their numbers stay hidden). Offsets count UTF-16 code units."""
+    ids = [int(e) for e in experts if e.lstrip("-").isdigit()]
+    head, _, tail = text.partition(_EXPERTS)
+    offset = len(head.encode("utf-16-le")) // 2
+    entities = [MessageEntity(MessageEntity.TEXT_MENTION, offset + 3 * i, 2, user=User(uid, "expert", is_bot=False))
+                for i, uid in enumerate(ids)]
+    return head + " ".join("👤" for _ in ids) + tail, entities
 
 
 def _button(update: Update) -> tuple[CallbackQuery | None, list[str]]:

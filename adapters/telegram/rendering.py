@@ -7,7 +7,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOpti
 from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
 from core import reasons
-from core.admin_replies import Button, FeedbackReason, Reply
+from core.admin_replies import ESCALATE, Button, FeedbackReason, Reply
 from core.catalogue import say
 from core.messages import Decision
 from core.render import render_text, split_message, understood_line
@@ -77,13 +77,17 @@ def offered(decision: Decision) -> list[tuple[int, str]]:
 _NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW)
 
 
-def suggestion_keyboard(decision: Decision) -> InlineKeyboardMarkup | None:
-    """Suggestions, one per row, and "this should be answerable" (it puts the turn in the queue)."""
+def suggestion_keyboard(decision: Decision, escalate: bool = False) -> InlineKeyboardMarkup | None:
+    """Suggestions, one per row, "this should be answerable" (it puts the turn in the queue) and,
+    where the chat has experts (`escalate`), "Ask a person"."""
     rows = [[InlineKeyboardButton(text, callback_data=callback_data("s", sid))] for sid, text in offered(decision)]
     if decision.turn_id and decision.refusal_reason not in _NOT_FLAGGED:
         rows.append([InlineKeyboardButton(say("should_answer_button", decision.language),
                                           callback_data=callback_data("fr", decision.turn_id,
                                                                       FeedbackReason.SHOULD_ANSWER))])
+        if escalate:
+            rows.append([InlineKeyboardButton(say("escalate_button", decision.language),
+                                              callback_data=callback_data("e", decision.turn_id))])
     return InlineKeyboardMarkup(rows) if rows else None
 
 
@@ -94,16 +98,19 @@ def feedback_keyboard(turn_id: int) -> InlineKeyboardMarkup:
     ]])
 
 
-def decision_reply(decision: Decision, *, picked: bool) -> tuple[str, InlineKeyboardMarkup | None]:
+def decision_reply(decision: Decision, *, picked: bool, escalate: bool = False) -> tuple[str, InlineKeyboardMarkup | None]:
     """The text and buttons of the reply to one decision."""
     if decision.refused:
-        return refusal_text(decision, picked=picked), suggestion_keyboard(decision)
+        return refusal_text(decision, picked=picked), suggestion_keyboard(decision, escalate)
     markup = feedback_keyboard(decision.turn_id) if decision.turn_id else None
     return answer_text(decision, picked=picked), markup
 
 
 def button_data(b: Button) -> str:
-    """A command-layer button as callback data: "fr:TURN:REASON" for feedback, else "r:ACTION:ITEM"."""
+    """A command-layer button as callback data: "fr:TURN:REASON" for feedback, "e:TURN" to ask a
+    person, else "r:ACTION:ITEM"."""
+    if b.action == ESCALATE:
+        return callback_data("e", b.item_id)
     if b.action.startswith("feedback:"):
         return callback_data("fr", b.item_id, b.action.split(":", 1)[1])
     return callback_data("r", b.action, b.item_id)

@@ -7,9 +7,9 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
-from telegram import Bot, ForceReply, InlineKeyboardMarkup, Message, ReplyParameters
+from telegram import Bot, ForceReply, InlineKeyboardMarkup, Message, MessageEntity, ReplyParameters
 from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 
@@ -31,8 +31,9 @@ class Replies:
         self.drafts = True  # False once Telegram refused a draft (an older Bot API server): typing instead
 
     async def send(self, anchor: Message, text: str, markup: InlineKeyboardMarkup | None = None,
-                   thread: str | None = None) -> list[Message]:
-        """Send `text` in pieces of at most 4096; buttons go under the last piece.
+                   thread: str | None = None, entities: Sequence[MessageEntity] | None = None) -> list[Message]:
+        """Send `text` in pieces of at most 4096; buttons go under the last piece, `entities`
+        (mentions of people by id) on the first.
 
         In groups the first piece replies to `anchor`, so the exchange reads as a thread.
         """
@@ -45,6 +46,7 @@ class Replies:
                 chat_id=anchor.chat_id, text=piece, message_thread_id=topic_id(anchor),
                 reply_markup=markup if i == len(pieces) - 1 else None,
                 reply_parameters=reply if i == 0 else None, link_preview_options=NO_PREVIEW,
+                entities=entities if i == 0 else None,
             )
             if thread is not None:
                 self.threads.remember(anchor.chat_id, msg.message_id, thread)

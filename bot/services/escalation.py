@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from bot.services.review import ReviewDesk
-from core.messages import ChatPolicy, Escalated
+from core.messages import ChatPolicy, Escalated, ExpertReply
 from core.text.sentences import split_sentences
 from storage.records.escalations import Escalations
 from storage.records.reviews import ReviewQueue
@@ -67,19 +67,19 @@ class Escalator:
         """Questions escalated, answered by people and turned into FAQ entries (of one scope's turns)."""
         return self.escalations.counts(None if scope is None else self.store.turn_ids(scope))
 
-    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> bool:
+    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> ExpertReply:
         waiting = self.escalations.waiting(platform, chat_id, thread_id)
         if waiting is None or waiting.id is None:
-            return False
+            return ExpertReply.NONE
         if not answers_something(text):
             log.info("an expert's reply in %s is not an answer yet (an emoji or a question back); waiting", thread_id)
-            return False
+            return ExpertReply.NOT_AN_ANSWER
         if not self.escalations.answer(waiting.id, f"{platform}:{user_id}", text.strip()):
-            return False  # another expert's (or worker's) answer was taken first
+            return ExpertReply.NONE  # another expert's (or worker's) answer was taken first
         item = self.queue.add_expert_answer(waiting.turn_id, f"{platform}:{user_id}", text.strip())
         if item is None:
             log.warning("turn %s was reviewed already; the expert's answer is kept on its escalation only",
                         waiting.turn_id)
-            return False
+            return ExpertReply.NONE
         self.desk.announce(waiting.turn_id)
-        return True
+        return ExpertReply.TAKEN

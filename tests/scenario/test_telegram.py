@@ -463,3 +463,43 @@ async def test_groups_and_a_server_without_drafts_show_typing(tg_app: Callable[.
         await standin.wait_sent(2, chat_id=508)
     assert len([c for c in standin.calls if c.method == "sendMessageDraft"]) == 1  # refused once, not tried again
     assert [c.params["chat_id"] for c in standin.of("sendChatAction")].count(508) >= 2
+
+
+async def test_ask_a_person_in_a_group_turns_the_experts_answer_into_an_faq(tg_app: Callable[..., App],
+                                                                           standin: TelegramStandIn) -> None:
+    """A refusal in a group with experts offers "Ask a person"; a press tags the experts (by id)
+    in a reply, once; an expert's reply to that message becomes an FAQ draft (an emoji does
+    not); saved as FAQ, it answers the next asker. A private chat offers no such button."""
+    expert = 4100
+    app = tg_app(telegram={"experts": (str(expert),)})
+    group, mention = -1005, f"@{standin.username}"
+    entity = [{"type": "mention", "offset": 0, "length": len(mention)}]
+    async with running(app):
+        standin.send_text(f"{mention} {REFUSED}", chat_id=group, chat_type="supergroup", entities=entity)
+        [refusal] = await standin.wait_sent(1, chat_id=group)
+        turn = app.store.turns()[0]
+        assert ("Ask a person", f"e:{turn.id}") in buttons(refusal)
+        standin.press(refusal.result, f"e:{turn.id}", user_id=777)
+        [_, tagged] = await standin.wait_sent(2, chat_id=group)
+        assert tagged.params["reply_parameters"]["message_id"] == refusal.result["message_id"]
+        assert tagged.params["text"].startswith("👤: ") and REFUSED in tagged.params["text"]
+        [tag] = tagged.params["entities"]
+        assert (tag["type"], tag["offset"], tag["length"], tag["user"]["id"]) == ("text_mention", 0, 2, expert)
+        standin.press(refusal.result, f"e:{turn.id}", user_id=778)  # again: the experts were asked already
+        await standin.wait_for(lambda: len(standin.of("answerCallbackQuery")) == 2)
+        assert "asked already" in standin.of("answerCallbackQuery")[-1].params["text"]
+        standin.send_text("👍", chat_id=group, chat_type="supergroup", user_id=expert, reply_to=tagged.result)
+        standin.send_text("Transcripts can only go to SQLite or PostgreSQL, not MySQL.", chat_id=group,
+                          chat_type="supergroup", user_id=expert, reply_to=tagged.result)
+        [*_, thanks] = await standin.wait_sent(3, chat_id=group)
+        assert thanks.params["text"].startswith("Thanks! Your answer went to the admins as an FAQ draft")
+        [item] = app.desk.queue.entries()
+        assert (item.origin, item.draft) == ("expert", "Transcripts can only go to SQLite or PostgreSQL, not MySQL.")
+        assert app.review("telegram", str(ADMIN), "faq", item.id).ok
+        standin.send_text(REFUSED, chat_id=509)  # the next asker, in a private chat
+        [answer] = await standin.wait_sent(1, chat_id=509)
+        assert "SQLite or PostgreSQL, not MySQL" in answer.params["text"]
+        standin.send_text("Can I store transcripts in Oracle?", chat_id=510)
+        [private] = await standin.wait_sent(1, chat_id=510)
+    assert not [b for b in buttons(private) if b[1].startswith("e:")]  # no experts in a private chat
+    assert app.stats()["escalations"] == {"escalated": 1, "answered_by_people": 1, "turned_into_faq": 1}

@@ -65,6 +65,10 @@ def summarise(data: ReportData, now: datetime) -> dict[str, Any]:
         "review_status": dict(Counter(r["status"] for r in data.reviews)),
         "reviewer_agreement": round(len(unchanged) / len(decided), 4) if decided else None,
         "held_decided": len(decided),
+        "people": {"escalated": len(data.escalations),
+                   "answered by people": sum(1 for e in data.escalations if e["status"] != "open"),
+                   "turned into FAQ entries": sum(1 for r in data.reviews
+                                                  if r["origin"] == "expert" and r["status"] == "faq")},
         "syncs": [(r["source"], _utc(r["at"]).isoformat(timespec="minutes"), "ok" if r["ok"] else "FAILED",
                    *(r[k] for k in ("added", "updated", "removed", "unchanged", "failed")), r["error"][:200])
                   for r in sorted(data.syncs, key=lambda r: r["source"])],

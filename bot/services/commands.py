@@ -50,6 +50,8 @@ def stats_reply(data: dict[str, Any]) -> Reply:
         say("stats_latency", lang, **data.get("latency_ms", {"p50": 0, "p95": 0})),
         say("stats_feedback", lang, **data.get("feedback", {"up": 0, "down": 0})),
         say("stats_review", lang, open=data.get("review_queue", 0), unsent=data.get("outbox_pending", 0)),
+        say("stats_people", lang, **data.get("escalations", {"escalated": 0, "answered_by_people": 0,
+                                                             "turned_into_faq": 0})),
     ]
     if index:
         lines.append(say("stats_index", lang, chunks=index.get("chunks", 0), version=index.get("version", ""),

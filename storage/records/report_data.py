@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from storage.records.escalations import Escalation
 from storage.records.source_state import SourceState
 from storage.records.transcripts import Feedback, ReviewItem, TurnRecord
 
@@ -21,6 +22,7 @@ class ReportData:
     reviews: list[dict[str, Any]]
     feedback: list[dict[str, Any]]
     syncs: list[dict[str, Any]] = field(default_factory=list)  # each source's last sync
+    escalations: list[dict[str, Any]] = field(default_factory=list)  # questions handed to people
 
 
 def load(engine: Engine, since: datetime | None = None) -> ReportData:
@@ -39,7 +41,9 @@ def load(engine: Engine, since: datetime | None = None) -> ReportData:
                    for r in session.exec(select(ReviewItem)).all() if r.turn_id in ids]
         feedback = [{"turn_id": f.turn_id, "value": f.value, "reason": f.reason, "created_at": f.created_at}
                     for f in session.exec(select(Feedback)).all() if f.turn_id in ids]
+        escalations = [{"turn_id": e.turn_id, "status": e.status} for e in session.exec(select(Escalation)).all()
+                       if e.turn_id in ids]
     syncs = [{"source": r.source, "at": r.started_at, "ok": r.ok, "added": r.added, "updated": r.updated,
               "removed": r.removed, "unchanged": r.unchanged, "failed": r.failed, "error": r.error}
              for r in SourceState(engine).last_runs().values()]
-    return ReportData(turns, reviews, feedback, syncs)
+    return ReportData(turns, reviews, feedback, syncs, escalations)

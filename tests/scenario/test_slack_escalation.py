@@ -10,11 +10,15 @@ as an FAQ entry, it answers the next person who asks; the stats count each step.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
 
 from adapters.slack.rendering import ESCALATE_ACTION
+from bot.cli.report import summarise
+from storage.records.report_data import load
 from tests.scenario.test_slack import (
     ADMIN,
     CHANNEL,
@@ -52,6 +56,7 @@ def test_ask_a_person_closes_the_loop_into_the_knowledge_base(start: Callable[..
     assert (ask["text"]["text"], ask["value"]) == ("Ask a person", str(turn.id))
 
     bot.click(refusal, ESCALATE_ACTION)
+    bot.settle()
     bot.click(refusal, ESCALATE_ACTION, user="UBOB0001")  # pressed again: the experts were asked already
     bot.settle()
     [tagged] = in_thread(bot, "1960.000100")[1:]
@@ -89,6 +94,11 @@ def test_ask_a_person_closes_the_loop_into_the_knowledge_base(start: Callable[..
     assert "front desk of the library every January" in blocks_text(answer)
     stats = bot.app.stats()
     assert stats["escalations"] == {"escalated": 1, "answered_by_people": 1, "turned_into_faq": 1}
+    shown = bot.command("/groundbot-stats")  # what an admin reads
+    assert "Handed to people: 1 questions, 1 answered by an expert, 1 turned into FAQ entries" in json.dumps(
+        [c.args for c in bot.api.requests("respond")] + [shown], ensure_ascii=False)
+    people = summarise(load(bot.app.store.engine), datetime.now(UTC))["people"]  # the monitoring report's table
+    assert people == {"escalated": 1, "answered by people": 1, "turned into FAQ entries": 1}
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -280,14 +280,15 @@ def _slack_event(text: str, ts: str, event_id: str) -> str:
 
 
 @contextmanager
-def slack_workers(make_app: Callable[..., App], database_url: str,
-                  monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[SlackStandIn, Any, Any]]:
-    """Two serve workers on one database, their Slack client pointed at the Slack stand-in."""
+def slack_workers(make_app: Callable[..., App], database_url: str, monkeypatch: pytest.MonkeyPatch,
+                  **slack: Any) -> Iterator[tuple[SlackStandIn, Any, Any]]:
+    """Two serve workers on one database, their Slack client pointed at the Slack stand-in;
+    `slack` overrides [slack] settings."""
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
         monkeypatch.delenv(name, raising=False)
     with SlackStandIn() as api:
         env = {"GROUNDBOT_SLACK_BOT_TOKEN": "xoxb-standin-bot", "GROUNDBOT_SLACK_SIGNING_SECRET": SLACK_SECRET}
-        cfg = config_with(env, slack=replace(SlackSettings(), api_base_url=api.api_url))
+        cfg = config_with(env, slack=replace(SlackSettings(), api_base_url=api.api_url, **slack))
         with serving(worker(make_app, cfg, database_url), worker(make_app, cfg, database_url)) as (a, b):
             yield api, a, b
 
@@ -342,6 +343,65 @@ def test_a_slack_thread_reply_reaching_another_worker_is_a_follow_up(make_app: C
         asked, follow_up = b.service.app.store.turns()
         assert (follow_up.question, follow_up.thread_id, follow_up.record["history"]) == (FOLLOW_UP, thread, "loaded")
         assert follow_up.conversation_id == asked.conversation_id
+
+
+@pytest.mark.slow
+def test_an_auto_answered_question_and_an_escalation_happen_once_across_workers(
+        make_app: Callable[..., App], database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A channel answered without a mention, its question delivered to both workers (Slack's retry
+    reaching the other): one answer. "Ask a person" pressed by two people at once, one press on
+    each worker: the experts are tagged once."""
+    from adapters.slack.rendering import ESCALATE_ACTION
+    from core.messages import Answering
+
+    with slack_workers(make_app, database_url, monkeypatch, answer_in_channels=Answering.QUESTIONS,
+                       experts=("UCAROL01",)) as (api, a, b):
+        def post(server: Server, body: str, content_type: str = "application/json", **headers: str) -> None:
+            r = httpx.post(server.url + "/slack/events", content=body, timeout=WAIT_S,
+                           headers={"Content-Type": content_type, **sign(body, secret=SLACK_SECRET), **headers})
+            assert r.status_code == 200
+
+        def settle() -> None:
+            for server in (a, b):  # every listener either worker started has finished
+                server.service.slack.executor.shutdown(wait=True)
+
+        question = json.loads(_slack_event(ANSWERED, "1700000000.000100", "Ev0AUTO01"))
+        question["event"].update(type="message", channel_type="channel", text=ANSWERED)
+        post(a, json.dumps(question))
+        post(b, json.dumps(question), **{"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
+        api.wait_until(lambda: api.requests("chat.postMessage"), what="the answer")
+        post(a, _slack_event(OFF_TOPIC, "1700000000.000200", "Ev0AUTO02"))  # a mention, refused
+        refusal = api.wait_until(lambda: [c for c in api.requests("chat.postMessage")
+                                          if c.args.get("thread_ts") == "1700000000.000200"], what="the refusal")[0]
+        [turn_id] = [e["value"] for b_ in refusal.args["blocks"] if b_["type"] == "actions"
+                     for e in b_["elements"] if e["action_id"] == ESCALATE_ACTION]
+        presses = [json.dumps({"type": "block_actions", "token": "legacy", "api_app_id": "A0GROUND",
+                               "trigger_id": "1.2.3", "user": {"id": user, "team_id": TEAM}, "team": {"id": TEAM},
+                               "channel": {"id": "C0GENERAL"}, "container": {"type": "message"},
+                               "message": {"ts": refusal.result["ts"], "thread_ts": "1700000000.000200"},
+                               "actions": [{"type": "button", "action_id": ESCALATE_ACTION, "value": turn_id,
+                                            "block_id": "b", "action_ts": f"17.{i}"}]})
+                   for i, user in enumerate(("UALICE01", "UBOB0001"))]
+        threads = [threading.Thread(target=post, args=(server, _form(p), "application/x-www-form-urlencoded"))
+                   for server, p in zip((a, b), presses, strict=True)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        settle()
+        in_thread = [c for c in api.requests("chat.postMessage") if c.args.get("thread_ts") == "1700000000.000200"]
+        assert len(in_thread) == 2 and "<@UCAROL01>" in in_thread[1].args["text"]  # the refusal, then one tagging
+        answers = [c for c in api.requests("chat.postMessage") if c.args.get("thread_ts") == "1700000000.000100"]
+        assert len(answers) == 1
+        assert [t.question for t in a.service.app.store.turns()] == [ANSWERED, OFF_TOPIC]
+        assert a.service.app.stats()["escalations"]["escalated"] == 1
+
+
+def _form(payload: str) -> str:
+    """An interactivity request's body: the payload as one form field."""
+    from urllib.parse import urlencode
+
+    return urlencode({"payload": payload})
 
 
 # -- Telegram ------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from bot.services.review import ReviewDesk
 from bot.services.syncing import Syncer
 from core.admin_replies import Reply
 from core.generate.extractive import ExtractiveGenerator
-from core.messages import Decision, Incoming
+from core.messages import Decision, Hit, Incoming
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter, TermSelector
 from core.profiles import apply_profile, load_profile
 from core.turn.pipeline import Pipeline
@@ -70,6 +70,10 @@ class App:
         if decision.held:
             self.courier.wake()
         return decision
+
+    def passages(self, query: str, k: int, scope: str | None = None) -> tuple[list[Hit], str]:
+        """The passages a turn would read for `query` in `scope` (Pipeline.passages); no turn runs."""
+        return self.pipeline.passages(query, k, scope)
 
     def ingest(self, paths: Any = None, progress: Progress | None = None) -> IngestSummary:
         return self.kb.ingest(paths, progress)

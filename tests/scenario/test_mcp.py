@@ -130,6 +130,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[
     text = log.read_text()
     assert not [name for name, token in TOKENS.items() if token in text]  # no token in any log line
     assert "Traceback" not in text, text[-3000:]  # no call, however bad, crashed anything
+    assert '"logger": "mcp.' not in text  # the SDK's line per request is quiet; it had nothing to warn of
 
 
 def errors(exc: BaseException) -> list[BaseException]:

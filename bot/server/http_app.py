@@ -235,7 +235,7 @@ class _Endpoints:
         self.metrics_access = metrics_access
         # MCP's tools behind /api/ask's door (bot/server/mcp_route.py)
         self.mcp = McpRoute(access, partial(self._caller, route="mcp", path="/mcp"), lambda: service.app,
-                            lambda: _unavailable(service))
+                            lambda: _unavailable(service), partial(self._refused, route="mcp"))
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _: Starlette) -> AsyncIterator[None]:

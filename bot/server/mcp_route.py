@@ -1,7 +1,8 @@
 """`POST /mcp` (groundbot serve): the MCP server of adapters/mcp over streamable HTTP, behind the
 same door as `POST /api/ask`.
 
-A request is let through to the SDK only once its bearer token is known (bot/server/scope_access.py:
+A request is let through to the SDK only once it comes from no web page of another origin (the
+specification's Origin check against DNS rebinding), its bearer token is known (bot/server/scope_access.py:
 the global token, a scope's token, or none where the API is open), counted by the wrong-credential
 limit like every guarded route (bot/server/attempts.py), and the App is built; the caller's scope
 then travels with the request to the tools, which answer and search in it alone. The SDK's
@@ -18,6 +19,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
@@ -25,11 +27,12 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from adapters.mcp import PLATFORM, Asker, Knowledge, build_server
-from bot.server.scope_access import ApiAccess, Caller
+from bot.server.scope_access import ApiAccess, Caller, Refused
 
 log = logging.getLogger("groundbot.serve")
 
 ASKER = "groundbot.mcp.asker"  # the ASGI scope key the route hands the tools their caller under
+CROSS_ORIGIN = Refused(403, "cross_origin", "/mcp answers no request from a web page of another origin")
 MAX_BODY_BYTES = 1_000_000  # as POST /api/ask; a larger body gets 413, unparsed (and unread when declared)
 
 
@@ -48,9 +51,11 @@ class McpRoute:
     with); `knowledge` is the worker's App once built, `unavailable` the 503 until then."""
 
     def __init__(self, access: ApiAccess, guard: Callable[[Request], Awaitable[Caller | Response]],
-                 knowledge: Callable[[], Knowledge | None], unavailable: Callable[[], Response]) -> None:
+                 knowledge: Callable[[], Knowledge | None], unavailable: Callable[[], Response],
+                 refuse: Callable[[Refused], Awaitable[Response]]) -> None:
         self.access = access
         self.guard = guard
+        self.refuse = refuse  # answers and records a refusal of the route
         self.knowledge = knowledge
         self.unavailable = unavailable
         server = build_server(knowledge, _asker, version=version())
@@ -65,6 +70,9 @@ class McpRoute:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
+        if not _same_origin(request):
+            await (await self.refuse(CROSS_ORIGIN))(scope, receive, send)
+            return
         caller = await self.guard(request)
         if isinstance(caller, Response):
             await caller(scope, receive, send)
@@ -82,6 +90,17 @@ class McpRoute:
         own = self.access.own_scope(caller, PLATFORM)
         scope[ASKER] = Asker(own, caller.who, partial(self.access.key, caller, own, platform=PLATFORM))
         await self.manager.handle_request(scope, _replay(body, receive), send)
+
+
+def _same_origin(request: Request) -> bool:
+    """No Origin header (an agent, an editor, a script), or one naming the host the request was sent
+    to: a web page elsewhere may not call /mcp from a browser, nor reach a server on the visitor's
+    own machine by rebinding its DNS name to it (the MCP transport specification's Origin rule)."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    netloc = urlsplit(origin).netloc
+    return bool(netloc) and netloc.lower() == request.headers.get("host", "").lower()
 
 
 class _TooLarge(Exception):

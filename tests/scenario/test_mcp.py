@@ -279,6 +279,15 @@ async def test_no_token_or_a_wrong_one_is_refused_with_401(served: Served) -> No
     assert {("mcp", "none", "no_token", 401), ("mcp", "none", "wrong_token", 401)} <= refusals
 
 
+def test_a_web_page_of_another_origin_is_refused_and_the_same_origin_answered(served: Served) -> None:
+    host = served.url.removeprefix("http://")
+    for origin in ("http://evil.example", f"http://{host}.evil.example", "null", "http://127.0.0.1"):
+        r = served.post(initialize(), HR, Origin=origin)
+        assert r.status_code == 403 and r.json() == {"error": "/mcp answers no request from a web page of another origin"}
+    assert served.post(initialize(), HR, Origin=f"http://{host}").status_code == 200
+    assert ("mcp", "none", "cross_origin", 403) in set(served.rows("SELECT route, who, reason, status FROM access_refusal"))
+
+
 async def test_ten_wrong_tokens_lock_the_client_and_another_client_is_answered(served: Served) -> None:
     guesser = new_client()
     statuses = [served.post(initialize(), f"guess-{n}", guesser).status_code for n in range(12)]

@@ -29,6 +29,7 @@ from core.messages import (
     Decision,
     Escalated,
     ExpertReply,
+    Hit,
     Incoming,
     asks_something,
 )
@@ -82,6 +83,10 @@ class App:
         if decision.held:
             self.courier.wake()
         return decision
+
+    def passages(self, query: str, k: int, scope: str | None = None) -> tuple[list[Hit], str]:
+        """The passages a turn would read for `query` in `scope` (Pipeline.passages); no turn runs."""
+        return self.pipeline.passages(query, k, scope)
 
     def ingest(self, paths: Any = None, progress: Progress | None = None) -> IngestSummary:
         return self.kb.ingest(paths, progress)

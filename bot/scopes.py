@@ -18,7 +18,7 @@ from typing import Any
 
 from core.messages import NOT_SET_UP, Answering, ConversationKey
 
-PLATFORMS = ("console", "cli", "api", "slack", "telegram")
+PLATFORMS = ("console", "cli", "api", "mcp", "slack", "telegram")
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # goes into LanceDB filters and folder names as is
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")  # an environment variable's name
 
@@ -32,7 +32,7 @@ class ScopeSettings:
     paths: tuple[str, ...] = ()
     """The folders and files (under kb_paths) whose documents answer in this scope."""
     chats: tuple[str, ...] = ()
-    """The chats it answers: "slack:C0123HR", "telegram:-100123", "console", "api", "cli", or a whole platform."""
+    """The chats it answers: "slack:C0123HR", "telegram:-100123", "console", "api", "mcp", "cli", or a whole platform."""
     admins: tuple[str, ...] = ()
     """Its own admins, "slack:U0123" or "telegram:42": they may re-ingest this scope and see its stats and reviews."""
     refusal: str = ""

@@ -1,4 +1,4 @@
-"""The `groundbot` command line: chat, ask, ingest, stats, calibrate, telegram, slack, serve."""
+"""The `groundbot` command line: chat, ask, ingest, stats, calibrate, telegram, slack, serve, mcp."""
 
 from __future__ import annotations
 
@@ -205,7 +205,7 @@ def _register_optional(sub: Any) -> None:
     import importlib
 
     for module in ("bot.cli.calibrate", "bot.cli.run_telegram", "bot.cli.run_slack", "bot.cli.serve", "bot.cli.report",
-                   "bot.cli.sync"):
+                   "bot.cli.sync", "bot.cli.mcp"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

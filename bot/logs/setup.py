@@ -21,6 +21,9 @@ from pythonjsonlogger.json import JsonFormatter as _JsonLines
 from core.turn.turnlog import current
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# libraries whose info lines say nothing an operator acts on: the MCP SDK logs a transport made
+# and ended for every request /mcp answers (each stands on its own); their warnings still show
+QUIET = ("mcp",)
 FORMATS = ("text", "json")
 _RENAMED = {"asctime": "time", "levelname": "level", "name": "logger", "exc_info": "exception", "stack_info": "stack"}
 
@@ -62,6 +65,8 @@ def configure_logging(fmt: str = "text", level: str = "warning", *, verbose: boo
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else _level(level))
+    for name in QUIET:
+        logging.getLogger(name).setLevel(logging.DEBUG if verbose else max(logging.WARNING, _level(level)))
     return handler
 
 

@@ -4,7 +4,8 @@ HTTP, run as N identical worker processes sharing one database.
 Routes: `GET /healthz` (the process is alive), `GET /readyz` (503 until the database answers,
 the index is open and the model is loaded), `GET /metrics` (Prometheus; its own bearer token, or
 loopback only once the API has a token), `POST /api/ask` (the `ask --json` decision for a web
-widget or another service; a bearer token per knowledge scope, bot/server/scope_access.py), the Slack
+widget or another service; a bearer token per knowledge scope, bot/server/scope_access.py), `POST /mcp`
+(the MCP tools `ask` and `search` behind the same tokens, bot/server/mcp_route.py), the Slack
 Events API endpoint (slack-bolt's own Starlette adapter, signatures checked by bolt) and the
 Telegram webhook (Telegram's secret token checked). Wrong credentials at any of them are limited
 per client and per route (bot/server/attempts.py); docs/deploy.md has the table of who may call
@@ -28,6 +29,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +46,9 @@ from bot.config import Config
 from bot.server.api_ask import incoming, parse_ask
 from bot.server.attempts import Attempts
 from bot.server.deliveries import Inbox
+from bot.server.mcp_route import McpRoute
 from bot.server.metrics import Metrics
-from bot.server.scope_access import ApiAccess, MetricsAccess, Refusals, Refused, review_tokens
+from bot.server.scope_access import ApiAccess, Caller, MetricsAccess, Refusals, Refused, review_tokens
 from bot.server.shared import SharedChatRate, SharedOnce, SharedRateLimit, SharedThreads, serve_hooks
 from bot.server.sync_schedule import SyncSchedule
 from core.render import decision_json
@@ -201,6 +204,7 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
         Route("/readyz", ep.readyz, methods=["GET"]),
         Route("/metrics", ep.metrics, methods=["GET"]),
         Route("/api/ask", ep.api_ask, methods=["POST"]),
+        Route("/mcp", ep.mcp, methods=["POST"]),  # no server-to-client stream: GET and DELETE get 405
         Route(config.serve.slack_path, ep.slack_events, methods=["POST"]),
         Route(config.serve.telegram_path, ep.telegram_webhook, methods=["POST"]),
     ]
@@ -231,6 +235,9 @@ class _Endpoints:
         self.accept_when_ready = accept_when_ready
         self.attempts = attempts  # wrong credentials limited per client and route (bot/server/attempts.py)
         self.metrics_access = metrics_access
+        # MCP's tools behind /api/ask's door (bot/server/mcp_route.py)
+        self.mcp = McpRoute(access, partial(self._caller, route="mcp", path="/mcp"), lambda: service.app,
+                            lambda: _unavailable(service), partial(self._refused, route="mcp"))
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _: Starlette) -> AsyncIterator[None]:
@@ -240,7 +247,8 @@ class _Endpoints:
             # sibling could have answered (a Slack event 503'd on each of its quick retries is lost)
             await asyncio.wait({task})
         try:
-            yield
+            async with self.mcp.running():
+                yield
         finally:
             with contextlib.suppress(Exception):
                 await task
@@ -280,17 +288,26 @@ class _Endpoints:
         body = await run_in_threadpool(self.metrics_.exposition)
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
+    async def _caller(self, request: Request, route: str = "api_ask", path: str = "/api/ask") -> Caller | Response:
+        """The holder of a request's API token, or the refusal to answer with: 429 for a locked
+        client or route (before the token is looked at), 401 without a known token (a wrong one
+        counted), 400 for a query string."""
+        authorization = request.headers.get("authorization", "")
+        if authorization and (locked := await self.attempts.check(route, request)):
+            return await self._refused(locked, route)
+        caller = self.access.caller(authorization, request.url.query, path)
+        if isinstance(caller, Refused):
+            if caller.reason == "wrong_token":
+                await self.attempts.count(route, request)
+            return await self._refused(caller, route)
+        return caller
+
     async def api_ask(self, request: Request) -> Response:
         """Who asks (401 without a known token, 429 after too many wrong ones), what (400), and in
         which scope (403 outside the token's); nothing is searched before all three are settled."""
-        authorization = request.headers.get("authorization", "")
-        if authorization and (locked := await self.attempts.check("api_ask", request)):
-            return await self._refused(locked)
-        caller = self.access.caller(authorization, request.url.query)
-        if isinstance(caller, Refused):
-            if caller.reason == "wrong_token":
-                await self.attempts.count("api_ask", request)
-            return await self._refused(caller)
+        caller = await self._caller(request)
+        if isinstance(caller, Response):
+            return caller
         parsed = parse_ask(await request.body())
         if isinstance(parsed, str):
             return JSONResponse({"error": parsed}, status_code=400)

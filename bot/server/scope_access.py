@@ -123,10 +123,10 @@ class ApiAccess:
             open_caller = Caller(OPEN, None)  # one knowledge base and no token: open, as documented
         return cls(tokens, callers, scopes, open_caller)
 
-    def caller(self, authorization: str, query: str) -> Caller | Refused:
-        """The holder of the request's bearer token, or why it is refused."""
+    def caller(self, authorization: str, query: str, path: str = "/api/ask") -> Caller | Refused:
+        """The holder of the request's bearer token at `path` (/api/ask or /mcp), or why it is refused."""
         if query:  # URLs end up in proxies' and browsers' logs: a token there is a leaked token
-            return Refused(400, "query_string", "/api/ask takes no query parameters; send the token in the "
+            return Refused(400, "query_string", f"{path} takes no query parameters; send the token in the "
                                                 "Authorization header, never in the URL")
         if self.open_caller is not None and (not authorization or not self.tokens):
             return self.open_caller  # no token sent, or none configured that one could be checked against
@@ -157,13 +157,21 @@ class ApiAccess:
         except ScopeError as exc:
             return Refused(400, "unknown_scope", str(exc), caller.who, UNKNOWN_SCOPE)
 
+    def own_scope(self, caller: Caller, platform: str) -> str | None:
+        """The scope a caller that names none is answered from: its token's, else the one that
+        serves `platform` as a chat (`[[scopes]] chats`, else `[scoping] default_scope`, else
+        NOT_SET_UP); None without scopes (the whole knowledge base)."""
+        if caller.scope is not None:
+            return caller.scope
+        return self.scopes.resolve(ConversationKey(platform, "")) if self.scopes.enabled else None
+
     @staticmethod
-    def key(caller: Caller, scope: str | None, conversation: str) -> ConversationKey:
+    def key(caller: Caller, scope: str | None, conversation: str, platform: str = "api") -> ConversationKey:
         """The conversation's key: its id under a namespace keyed by the holder's token, so the
         same id from another holder, or in another scope, is another conversation."""
         label = f"groundbot-api-conversation\0{caller.who}\0{scope or ''}".encode()
         namespace = hmac.new(caller.secret or b"groundbot-open-api", label, hashlib.sha256).hexdigest()[:16]
-        return ConversationKey("api", conversation, namespace)
+        return ConversationKey(platform, conversation, namespace)
 
 
 class MetricsAccess:

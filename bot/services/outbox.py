@@ -26,7 +26,8 @@ from storage.records.outbox import ANNOUNCEMENT, Outbox, Parcel
 
 log = logging.getLogger(__name__)
 # the platforms with a Delivery (adapters that can write to a user first); a question asked
-# through `groundbot ask` ("cli") or POST /api/ask ("api") has no one to send the answer to later
+# through `groundbot ask` ("cli"), POST /api/ask ("api") or an MCP tool ("mcp") has no one to send
+# the answer to later
 PUSHED = frozenset({"console", "telegram", "slack"})
 # (review item id, platform) -> the card and the scope admins' user ids to tell there, or None
 # when there is nothing to announce any more (the item was decided, or is gone)

@@ -21,7 +21,7 @@ from core.gate.ask_gates import ASK_GATES, AskView, Refusal
 from core.gate.mentions import KnownWords
 from core.gate.passage_reading import Reading, asked_verbatim, read, read_rest
 from core.gate.similarity_gates import GateResult, run_gates
-from core.messages import NOT_SET_UP, Decision, Incoming
+from core.messages import NOT_SET_UP, Decision, Hit, Incoming, Resolution
 from core.ports import (
     ChunkIndex,
     ClaimJudge,
@@ -102,6 +102,18 @@ class Pipeline:
     def check_suggestions(self, limit: int, scope: str | None = None) -> int:
         """Decide and store whether the index's suggestions are answered (SuggestionOffers)."""
         return self.offers.check_suggestions(limit, scope)
+
+    def passages(self, query: str, k: int, scope: str | None = None) -> tuple[list[Hit], str]:
+        """The `k` chunks a turn would retrieve for `query` asked on its own in `scope`, best
+        first, for a caller that reads the sources itself (the MCP `search` tool); or, with none,
+        why the query cannot be searched (the turn's own intake rules). Nothing is recorded."""
+        question, rejection = vet(query, self.settings.retrieval.max_question_chars)
+        if rejection:
+            return [], rejection
+        cfg = self.settings.retrieval
+        _, _, hits = search(Resolution(asked=question, resolved=question), self.embedder, self.index, k, scope,
+                            cfg.rrf_k, self.searches, sentences=cfg.sentence_queries)
+        return hits, ""
 
     # -- input -----------------------------------------------------------------
     def _validate(self, msg: Incoming) -> tuple[str, str]:

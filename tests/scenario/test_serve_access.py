@@ -226,6 +226,17 @@ class Walk:
             return self.s.ask(client, ENG, HR_QUESTION, scope="hr")
         return self.s.ask(client, {"right": HR, "locked": HR, "wrong": "not-a-token"}.get(kind))
 
+    def _mcp(self, kind: str, client: str) -> httpx.Response:
+        """MCP's opening request; "other" is HR's review token sent as a bearer token."""
+        token = {"right": HR, "locked": HR, "wrong": "not-a-token", "other": TOKENS["HR_REVIEW_TOKEN"]}.get(kind)
+        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "walk", "version": "0"}}}
+        headers = {"Accept": "application/json, text/event-stream", **({"Authorization": f"Bearer {token}"} if token else {})}
+        r = self.s.post("/mcp", client, json=body, headers=headers)
+        if r.status_code == 200:
+            assert r.json()["result"]["serverInfo"]["name"] == "groundbot", r.text
+        return r
+
     def _slack_events(self, kind: str, client: str) -> httpx.Response | None:
         if kind == "other":
             return None
@@ -282,7 +293,7 @@ def test_each_route_answers_each_credential_as_the_table_in_deploy_md_says(serve
                 assert not leaks(r, own), (method, path, kind, leaks(r, own))
                 if r.status_code == 429:
                     assert 1 <= int(r.headers["retry-after"]) <= 60
-                if r.status_code == 401 and path in ("/api/ask", "/metrics"):
+                if r.status_code == 401 and path in ("/api/ask", "/mcp", "/metrics"):
                     assert r.headers["www-authenticate"] == "Bearer"
             seen.append((method, path, kind))
     assert len(seen) == len(table) * len(KINDS)

@@ -175,3 +175,28 @@ def test_a_refusal_is_counted_logged_and_kept_with_its_holder_never_its_token(tm
     engine.dispose()
     broken = Refusals(Metrics(), lambda: AccessLog(make_engine(f"sqlite:///{(tmp_path / 'none' / 'x.db').as_posix()}")))
     broken.record("review", Refused(403, "wrong_token", "m"))  # the database away: the refusal stands, no error
+
+
+def test_the_scope_an_mcp_caller_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scope's token reads its scope; the global token the scope that serves the chat "mcp", else
+    the default scope, else none (NOT_SET_UP); without scopes, the whole knowledge base (None)."""
+    monkeypatch.chdir(tmp_path)
+    env = {"HR_API": HR_TOKEN, "ENG_API": ENG_TOKEN, "GROUNDBOT_API_TOKEN": GLOBAL_TOKEN}
+    every = load(tmp_path, HEAD + HR + ENG, env)
+    served = load(tmp_path, HEAD + HR + ENG.replace('chats = ["slack:C0ENG"]', 'chats = ["slack:C0ENG", "mcp"]'), env)
+    default = load(tmp_path, HEAD + '[scoping]\ndefault_scope = "hr"\n\n' + HR + ENG, env)
+    none = load(tmp_path, HEAD, {"GROUNDBOT_API_TOKEN": GLOBAL_TOKEN})
+    for cfg, mcp_reads, api_reads in ((every, NOT_SET_UP, NOT_SET_UP), (served, "eng", NOT_SET_UP),
+                                      (default, "hr", "hr"), (none, None, None)):
+        access = ApiAccess.of(cfg)
+        holder = access.caller(f"Bearer {GLOBAL_TOKEN}", "", "/mcp")
+        assert isinstance(holder, Caller) and holder.who == "global"
+        assert (access.own_scope(holder, "mcp"), access.own_scope(holder, "api")) == (mcp_reads, api_reads)
+    access = ApiAccess.of(served)
+    hr, every_scope = access.caller(f"Bearer {HR_TOKEN}", "", "/mcp"), access.caller(f"Bearer {GLOBAL_TOKEN}", "", "/mcp")
+    assert isinstance(hr, Caller) and isinstance(every_scope, Caller)
+    assert access.own_scope(hr, "mcp") == "hr"  # its token's, whatever scope serves "mcp"
+    keys = {access.key(c, s, "same-id", platform="mcp") for c, s in ((hr, "hr"), (every_scope, "hr"), (every_scope, "eng"))}
+    assert len(keys) == 3 and {k.platform for k in keys} == {"mcp"}  # another holder or scope: another conversation
+    refused = ApiAccess.of(every).caller(f"Bearer {HR_TOKEN}", "token=x", "/mcp")
+    assert isinstance(refused, Refused) and refused.message.startswith("/mcp takes no query parameters")

@@ -69,7 +69,7 @@ def test_a_chat_no_scope_names_is_not_set_up_without_a_default(tmp_path: Path, m
     (HEAD + HR + HR, "c.toml: scope 'hr' is defined twice"),
     (HEAD + HR.replace("chats", "chat"), "c.toml: [[scopes]] #1 ('hr'): unknown key 'chat'; did you mean chats?"),
     (HEAD + HR.replace('"console"', '"whatsapp:123"'),
-     "c.toml: scope 'hr': chat 'whatsapp:123' must be one of console, cli, api, slack, telegram"),
+     "c.toml: scope 'hr': chat 'whatsapp:123' must be one of console, cli, api, mcp, slack, telegram"),
     (HEAD + HR.replace('name = "hr"', 'name = "h r"'), "c.toml: [[scopes]] #1 ('h r'): name must be 1-64 letters"),
     (HEAD + HR.replace('paths = ["kb/hr", "kb/faq.yaml"]', 'paths = "kb/hr"'),
      "c.toml: [[scopes]] #1 ('hr') paths: expected a list of strings, got 'kb/hr'"),

@@ -1,0 +1,129 @@
+"""groundbot's MCP server: the official SDK's low-level Server with the two tools of
+adapters/mcp/tools.py, served over streamable HTTP by `groundbot serve` (bot/server/mcp_route.py)
+or over stdio by `groundbot mcp` (bot/cli/mcp.py).
+
+Who calls (the knowledge scope it may read, and the namespace of its conversations) is the
+transport's to say: `asker` reads it from the HTTP request the route authenticated, or returns
+the one caller of a stdio process. An `ask` is one turn through the backend, recorded like any
+chat message (platform "mcp"); a `search` reads the index and records nothing. The backend's
+work is blocking (models, LanceDB, the database), so it runs on a worker thread; a client that
+goes away mid-call leaves the turn to finish and be recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from adapters.mcp.results import ask_result, bad_arguments, refused_call, search_result
+from adapters.mcp.tools import ASK, INPUTS, SEARCH, TOOLS, BadArguments, ask_args, search_args
+from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
+from core.reasons import CHAT_NOT_SET_UP, EXPLANATIONS, INPUT_REJECTED
+
+PLATFORM = "mcp"
+log = logging.getLogger("groundbot.mcp")
+
+INSTRUCTIONS = (
+    "groundbot answers questions from this team's knowledge base and cites its sources. Call `ask` for an "
+    "answer verified against the documents, or a refusal with its reason when they do not answer; call "
+    "`search` to read the passages yourself."
+)
+
+
+class Knowledge(Protocol):
+    """What the tools ask of groundbot (bot.app.App implements it)."""
+
+    def ask(self, msg: Incoming) -> Decision: ...
+
+    def passages(self, query: str, k: int, scope: str | None = None) -> tuple[list[Hit], str]:
+        """The `k` passages a turn would read for `query` in `scope`, best first; or why the query
+        cannot be searched (empty, binary, too long), with no passages."""
+        ...
+
+
+@dataclass(frozen=True)
+class Asker:
+    """The caller of a tool, as its turn needs it: the knowledge scope it reads (None: the whole
+    knowledge base; NOT_SET_UP: none serves it), the user id its turns are recorded with, and
+    its conversations' keys (another caller's conversation id is another conversation)."""
+
+    scope: str | None
+    user: str
+    key: Callable[[str], ConversationKey]
+
+
+def build_server(knowledge: Callable[[], Knowledge | None], asker: Callable[[Any], Asker], *,
+                 version: str = "") -> Server[Any]:
+    """The MCP server over `knowledge` (None while it is not built yet: the call is refused as
+    unavailable). `asker` gets the transport's request (a Starlette Request over HTTP, None over
+    stdio) and returns who calls."""
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=TOOLS)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in INPUTS:  # a protocol error, as the specification has it for an unknown tool
+            shown = params.name if len(params.name) <= 64 else params.name[:64] + "…"
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool {shown!r}; groundbot's tools are ask and search")
+        backend = knowledge()
+        if backend is None:
+            raise MCPError(types.INTERNAL_ERROR, "groundbot is still starting; try again in a few seconds")
+        caller, arguments = asker(ctx.request), params.arguments or {}
+        try:
+            if params.name == ASK:
+                return await _ask(backend, caller, arguments)
+            return await _search(backend, caller, arguments)
+        except BadArguments as exc:
+            log.info("mcp %s refused: bad arguments", params.name, extra={"tool": params.name, "who": caller.user,
+                                                                         "reason": INPUT_REJECTED})
+            return bad_arguments(str(exc))
+        except Exception as exc:  # its text may name paths or tables: logged here, named by type there
+            log.exception("mcp %s failed", params.name)
+            raise MCPError(types.INTERNAL_ERROR, f"groundbot could not complete the call ({type(exc).__name__})") from exc
+
+    server: Server[Any] = Server("groundbot", version=version, title="groundbot", instructions=INSTRUCTIONS,
+                                 on_list_tools=list_tools, on_call_tool=call_tool,
+                                 get_tool_input_schema=INPUTS.get)
+    return server
+
+
+async def _ask(backend: Knowledge, caller: Asker, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    """One turn, in the caller's scope and conversation (a new one when none is given)."""
+    args = ask_args(arguments)
+    conversation = args.conversation or f"mcp-{uuid.uuid4().hex[:12]}"
+    msg = Incoming(caller.key(conversation), caller.user, args.question, scope=caller.scope)
+    log.info("mcp ask", extra={"tool": ASK, "who": caller.user, "conversation": msg.key.as_str()})
+    # the turn runs to its end on its thread even if the client goes away: it is recorded either way
+    decision = await anyio.to_thread.run_sync(backend.ask, msg)
+    return ask_result(decision, conversation)
+
+
+async def _search(backend: Knowledge, caller: Asker, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    """The passages of the caller's scope; nothing of the index is read for a caller no scope serves."""
+    args = search_args(arguments)
+    if caller.scope == NOT_SET_UP:
+        return refused_call(CHAT_NOT_SET_UP, EXPLANATIONS[CHAT_NOT_SET_UP])
+    hits, rejection = await anyio.to_thread.run_sync(partial(backend.passages, args.query, args.k, caller.scope))
+    if rejection:
+        return refused_call(INPUT_REJECTED, rejection)
+    log.info("mcp search: %d passages", len(hits), extra={"tool": SEARCH, "who": caller.user,
+                                                          "scope": caller.scope or "", "k": args.k})
+    return search_result(args.query, caller.scope, hits)
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve `server` over this process's stdin and stdout until the client closes them (the SDK
+    points fd 1 at stderr meanwhile, so nothing else printed can corrupt the protocol)."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -11,6 +11,7 @@ from typing import Any
 from slack_bolt import App as BoltApp
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from adapters.chat_rates import ChatRate, MemoryChatRate
@@ -57,6 +58,7 @@ class SlackAdapter:
         # auth.test runs here: a bad token or an unreachable API fails at start-up, not on the first message
         self.app = BoltApp(name="groundbot", client=self.client, signing_secret=signing_secret, logger=log,
                            listener_executor=self.executor)
+        self.check_scopes()
         self.questions = Questions(self.wiring)
         self.app.use(skip_redelivered(lambda: self.wiring.once, self.never_a_question))
         self.admin = AdminCommands(self.wiring)
@@ -65,6 +67,30 @@ class SlackAdapter:
             part.register(self.app)
         # reviewed answers go to their thread, new queue items to the admin channel, from here
         backend.register_delivery(PLATFORM, SlackDelivery(self.wiring, admin_channel))
+
+    def check_scopes(self) -> None:
+        """Say once, at start, what a token without the newer scopes cannot do (Slack names a token's
+        scopes in the x-oauth-scopes header of every Web API answer): without assistant:write the
+        eyes reaction stands in for the status; without channels:history and groups:history no
+        channel message reaches groundbot but its mentions (no follow-ups, no answers without a
+        mention). An answer without the header says nothing, and nothing is assumed."""
+        try:
+            granted = self.client.auth_test().headers.get("x-oauth-scopes")
+        except SlackApiError as exc:
+            log.warning("auth.test failed: %s", exc.response.get("error"))
+            return
+        if granted is None:
+            return
+        scopes = {s.strip() for s in str(granted).split(",")}
+        if "assistant:write" not in scopes:
+            self.wiring.statuses = False
+            log.warning("the Slack token lacks assistant:write: groundbot shows the eyes reaction while it works "
+                        "instead of a status (docs/slack.md)")
+        missing = sorted({"channels:history", "groups:history"} - scopes)
+        if missing:
+            log.warning("the Slack token lacks %s: in those channels groundbot answers mentions only, with no "
+                        "follow-ups without a mention and no answers to questions without one (docs/slack.md)",
+                        " and ".join(missing))
 
     def never_a_question(self, body: dict[str, Any], bot_user_id: str) -> bool:
         """A channel message no listener answers: acked at once, unclaimed (adapters/slack/threads.py)."""

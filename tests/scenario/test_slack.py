@@ -814,3 +814,18 @@ def test_a_workspace_without_statuses_gets_the_eyes_reaction_and_one_warning(
     assert added == [{"channel": CHANNEL, "timestamp": ts, "name": "eyes"} for ts in ("1723.000100", "1723.000200")]
     assert [c.args for c in bot.api.requests("reactions.remove")] == added
     assert sum("refused a status" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_token_without_the_newer_scopes_is_told_once_at_start(start: Callable[..., Slack], standin: SlackStandIn,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    standin.scopes = ["app_mentions:read", "im:history", "chat:write", "reactions:write", "commands"]
+    with caplog.at_level("WARNING", logger="groundbot.slack"):
+        bot = start("socket")
+        bot.mention("How do I renew a book?", ts="1724.000100")
+        bot.replies(1)
+        bot.settle()
+    assert bot.api.requests("assistant.threads.setStatus") == []  # never tried: the reaction stands in
+    assert [c.args["name"] for c in bot.api.requests("reactions.add")] == ["eyes"]
+    told = [r.getMessage() for r in caplog.records]
+    assert sum("lacks assistant:write" in m for m in told) == 1
+    assert sum("lacks channels:history and groups:history" in m for m in told) == 1

@@ -50,6 +50,7 @@ class SlackStandIn:
         self._ts = itertools.count(1)
         self.messages: list[dict[str, Any]] = []  # what chat.postMessage posted, for conversations.replies
         self.user_groups: dict[str, list[str]] = {}  # user group id -> its members, for usergroups.users.list
+        self.scopes: list[str] | None = None  # the bot token's scopes, sent as x-oauth-scopes when set
         self._sockets: list[ServerConnection] = []
         standin = self
 
@@ -79,6 +80,8 @@ class SlackStandIn:
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in headers.items():
                     self.send_header(k, v)
+                if standin.scopes is not None:  # Slack names the token's scopes on every Web API answer
+                    self.send_header("x-oauth-scopes", ",".join(standin.scopes))
                 self.end_headers()
                 self.wfile.write(data)
 

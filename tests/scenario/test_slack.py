@@ -578,7 +578,7 @@ def test_wrongly_signed_requests_get_401(start: Callable[..., Slack]) -> None:
     cmd = urlencode({"command": "/groundbot-reingest", "user_id": ADMIN, "channel_id": CHANNEL, "text": ""})
     assert bot.post(cmd, "application/x-www-form-urlencoded", sign(cmd, secret="nope"))[0] == 401
     bot.settle()
-    assert [c.method for c in bot.api.calls] == ["auth.test"]
+    assert {c.method for c in bot.api.calls} == {"auth.test"}  # the start-up checks only
     assert bot.app.store.turns() == []
     # the same body, rightly signed, is accepted
     assert bot.post(body, "application/json", sign(body))[0] == 200

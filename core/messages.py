@@ -176,7 +176,7 @@ class Generation:
     error: str = ""  # set when the generator failed (LLM down, timeout)
     faq: bool = False
     reason: str = ""  # when text is empty: the reason code the generator gives for not answering
-    explanation: str = ""
+    detail: str = ""  # and what `/why` says of it (numbers, thresholds); the asker reads the reason's own text
 
 
 @record
@@ -304,6 +304,9 @@ class Decision(BaseModel):
     scope: str | None = None  # the knowledge scope the turn was answered from (None = the whole knowledge base)
     resolved_question: str = ""  # the question shown as answered, when a follow-up was read as one ("" = as asked)
     resolution: Resolution | None = None  # how and why the question was read in its conversation
+    # what `/why` adds to `explanation` (which the user reads, in their language): the numbers,
+    # thresholds or an error's class behind the refusal ("" = nothing to add)
+    detail: str = ""
 
     @property
     def held(self) -> bool:

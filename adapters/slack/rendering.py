@@ -213,9 +213,9 @@ def chunk_blocks(blocks: Sequence[dict[str, Any]], fallback: str) -> list[SlackM
     return messages or [SlackMessage(truncate(fallback, FALLBACK_TEXT_LIMIT) or "groundbot")]
 
 
-def failure_message(refusal_message: str, detail: str) -> SlackMessage:
-    """What the user sees when the answer could not be produced at all."""
-    blocks = [section(escape(refusal_message)), context(escape(say("reason_only", explanation=detail)))]
+def failure_message(refusal_message: str, detail: str, lang: str = "en") -> SlackMessage:
+    """What the user sees when the answer could not be produced at all, in the question's language."""
+    blocks = [section(escape(refusal_message)), context(escape(say("reason_only", lang, explanation=detail)))]
     return SlackMessage(refusal_message, blocks)
 
 

@@ -3,6 +3,8 @@ Telegram's limits, and the buttons under it. Pure functions; nothing here talks 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
 from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
@@ -10,7 +12,7 @@ from core import reasons
 from core.admin_replies import ESCALATE, Button, FeedbackReason, Reply
 from core.catalogue import say
 from core.messages import Decision
-from core.render import render_text, split_message, understood_line
+from core.render import refusal_in, render_text, split_message, understood_line
 
 TEXT_LIMIT = int(MessageLimit.MAX_TEXT_LENGTH)  # 4096, counted by Telegram in UTF-16 code units
 CALLBACK_LIMIT = int(InlineKeyboardButtonLimit.MAX_CALLBACK_DATA)  # 64 bytes
@@ -62,10 +64,10 @@ def refusal_text(decision: Decision, *, picked: bool = False) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def failure_text(refusal_message: str, exc: BaseException) -> str:
-    """What the user sees when answering itself crashed: still a refusal with a reason."""
-    why = say("answer_failed", error=type(exc).__name__)
-    return f"{refusal_message}\n\n" + say("reason_line", explanation=why, code=reasons.LLM_UNAVAILABLE)
+def failure_text(refusal_messages: Mapping[str, str], lang: str) -> str:
+    """What the user sees when answering itself crashed: still a refusal with a reason, in the
+    question's language (the error itself goes to the log, not to the user)."""
+    return f"{refusal_in(lang, refusal_messages)}\n\n" + say("reason_only", lang, explanation=say("internal_error", lang))
 
 
 def offered(decision: Decision) -> list[tuple[int, str]]:

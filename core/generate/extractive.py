@@ -110,7 +110,7 @@ class ExtractiveGenerator:
         if not was_read(hits) and best_similarity < self.cfg.min_quote_similarity:  # the reader, when it read them, decided
             return Generation(
                 text="", llm_called=False, reason=reasons.LOW_CONFIDENCE,
-                explanation=(f"No source is close enough to quote as an answer (best similarity "
+                detail=(f"No source is close enough to quote as an answer (best similarity "
                              f"{best_similarity:.2f} < {self.cfg.min_quote_similarity:.2f})."),
             )
         return None

@@ -104,20 +104,26 @@ class Pipeline:
         return self.offers.check_suggestions(limit, scope)
 
     # -- input -----------------------------------------------------------------
-    def _validate(self, msg: Incoming) -> tuple[str, str]:
-        """Return (question, rejection explanation)."""
+    def _validate(self, msg: Incoming) -> tuple[str, Outcome | None]:
+        """(the question, and for a message that cannot be asked the outcome that refuses it)."""
+        limit = self.settings.retrieval.max_question_chars
         if msg.scope == NOT_SET_UP:  # nothing of the knowledge base is read for a chat no scope serves
-            return clean_input(msg.text)[: self.settings.retrieval.max_question_chars], reasons.EXPLANATIONS[
-                reasons.CHAT_NOT_SET_UP]
-        if msg.rejection:
-            return clean_input(msg.text)[: self.settings.retrieval.max_question_chars], msg.rejection
+            return clean_input(msg.text)[:limit], Outcome(Trigger.ABORT, reasons.CHAT_NOT_SET_UP)
+        if msg.rejection:  # the adapter could not read it: the asker is told so, `/why` says how
+            question = clean_input(msg.text)[:limit]
+            return question, Outcome(Trigger.ABORT, reasons.INPUT_REJECTED,
+                                     say("input_unreadable", language_of(question)), msg.rejection)
         text = msg.text
         if msg.suggestion_id is not None:
             picked = self.store.suggestion_text(msg.suggestion_id)
             if picked is None:
-                return "", "That suggestion is no longer available; please type your question."
+                return "", Outcome(Trigger.ABORT, reasons.INPUT_REJECTED, say("suggestion_gone", language_of(msg.text)))
             text = picked
-        return vet(text, self.settings.retrieval.max_question_chars)
+        question, rejection = vet(text, limit)
+        if rejection is None:
+            return question, None
+        return question, Outcome(Trigger.ABORT, reasons.INPUT_REJECTED,
+                                 say(rejection.key, language_of(question or text), **rejection.fields))
 
     # -- stages: each reads the turn context and says how the turn moves on ------
     def _retrieve(self, ctx: TurnContext) -> Outcome:
@@ -149,8 +155,7 @@ class Pipeline:
             unnamed = ctx.resolution.unnamed
             asked = ctx.resolution.stated if unnamed in ctx.resolution.stated else ctx.asked  # the phrase as typed
             ctx.readings = named_readings(asked, unnamed, ctx.hits, self.settings.refusal.max_suggestions + 1)
-            return Outcome(Trigger.ABORT, reasons.AMBIGUOUS_QUESTION,
-                           f"The question speaks of “{ctx.resolution.unnamed}”, which the conversation has not named.")
+            return Outcome(Trigger.ABORT, reasons.AMBIGUOUS_QUESTION, say("unnamed_thing", ctx.language, phrase=unnamed))
         return Outcome(Trigger.RETRIEVED)
 
     def _gate(self, ctx: TurnContext) -> Outcome:
@@ -201,7 +206,7 @@ class Pipeline:
         g.checks_failed.append("one_reading")
         g.passed, g.reason = False, reasons.AMBIGUOUS_QUESTION
         return Outcome(Trigger.GATE_FAIL, reasons.AMBIGUOUS_QUESTION,
-                       f"The sources answer {len(ctx.readings)} different readings of the question.")
+                       detail=f"The sources answer {len(ctx.readings)} different readings of the question.")
 
     def _read(self, ctx: TurnContext) -> Reading | None:
         """The reader's verdict, or None without a reader or when it fails (the gates then decide alone)."""
@@ -239,14 +244,14 @@ class Pipeline:
                                                            ctx.question if ctx.question != stated else "")
         except Exception as exc:  # a generator bug or network error is a refusal, not a crash
             log.exception("generation failed")
-            return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE,
-                           f"{reasons.EXPLANATIONS[reasons.LLM_UNAVAILABLE]} ({type(exc).__name__})")
+            return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE, detail=f"the generator raised {type(exc).__name__}")
         if gen.error:
-            return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE,
-                           f"{reasons.EXPLANATIONS[reasons.LLM_UNAVAILABLE]} ({gen.error})")
+            return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE, detail=gen.error)
         if not gen.text.strip():
-            return Outcome(Trigger.REJECT, gen.reason or reasons.INSUFFICIENT_CONTEXT,
-                           gen.explanation or "No sentence in the matching sources answers the question.")
+            if gen.reason:  # the generator's own reason: its text, and the generator's numbers for `/why`
+                return Outcome(Trigger.REJECT, gen.reason, detail=gen.detail)
+            return Outcome(Trigger.REJECT, reasons.INSUFFICIENT_CONTEXT, say("no_sentence_answers", ctx.language),
+                           gen.detail)
         floor = self.settings.verify.min_generation_confidence
         if gen.confidence is not None and gen.confidence < floor:
             return Outcome(Trigger.REJECT, reasons.LOW_GENERATION_CONFIDENCE)
@@ -283,21 +288,20 @@ class Pipeline:
                 ctx = TurnContext(msg=msg, question=clean_input(msg.text)[: self.settings.retrieval.max_question_chars],
                                   language=language_of(msg.text))
                 ctx.reason = reasons.NO_MATCHING_SOURCE
-                ctx.explanation = f"groundbot could not process the question ({type(exc).__name__}); it was recorded."
+                ctx.detail = f"the turn failed with {type(exc).__name__}; the log has its traceback"
                 turn = Turn(State.IDLE)
                 turn.fire(Trigger.ABORT)
                 ctx.latency["total"] = (self.clock() - t_start) * 1000
                 return self._finish(ctx, turn, conversation, with_suggestions=False)
 
     def _handle(self, msg: Incoming, conversation: ConversationTurn, t_start: float) -> Decision:
-        question, rejection = self._validate(msg)
+        question, rejected = self._validate(msg)
         ctx = TurnContext(msg=msg, question=question, language=language_of(question))
         turn = self._begin(ctx, conversation)
         turn.fire(Trigger.PICK if msg.suggestion_id is not None else Trigger.ASK)
-        if rejection:
-            ctx.reason = reasons.CHAT_NOT_SET_UP if msg.scope == NOT_SET_UP else reasons.INPUT_REJECTED
-            ctx.explanation = rejection
-            turn.fire(Trigger.ABORT)
+        if rejected is not None:
+            ctx.reason, ctx.explanation, ctx.detail = rejected.reason, rejected.explanation, rejected.detail
+            turn.fire(rejected.trigger)
         run_stages(self.stages, ctx, turn, self.clock)  # the machine drives: each state's stage runs
         ctx.latency["total"] = (self.clock() - t_start) * 1000
         return self._finish(ctx, turn, conversation)
@@ -352,4 +356,4 @@ def _unsearchable(exc: Exception) -> Outcome:
     """A search that failed is a refusal saying so; the turn is still recorded."""
     log.error("retrieval failed", exc_info=exc)
     return Outcome(Trigger.ABORT, reasons.NO_MATCHING_SOURCE,
-                   f"The knowledge base could not be searched ({type(exc).__name__}).")
+                   detail=f"the knowledge base could not be searched ({type(exc).__name__})")

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from core import reasons
+from core.catalogue import say
 from core.messages import ConversationKey, Incoming
 from core.settings import CoreSettings, GateSettings, Mode
 from core.text.normalize import normalize_text
@@ -58,7 +59,8 @@ def test_llm_error_is_a_refusal(parts) -> None:  # type: ignore[no-untyped-def]
     p, gen, _, _ = parts
     gen.enqueue("", error="timeout")
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
-    assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.explanation
+    assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.detail
+    assert d.explanation == say("reason_llm_unavailable", "en")  # the asker reads what it means, not the error
 
 
 def test_low_generation_confidence(parts) -> None:  # type: ignore[no-untyped-def]
@@ -93,7 +95,7 @@ def test_suggestions_offered_and_picked(parts) -> None:  # type: ignore[no-untyp
 @pytest.mark.parametrize(
     "text, fragment",
     [("", "empty"), ("   \n\t", "empty"), ("x" * 5000, "too long"), ("\x00\x01\x02\x03\x04\x05\x06\x07\x08ab", "binary"),
-     ("?!...", "no words")],
+     ("?!...", "no words to search")],
 )
 def test_bad_input_is_rejected_clearly_and_recorded(parts, text: str, fragment: str) -> None:  # type: ignore[no-untyped-def]
     p, gen, store, index = parts
@@ -145,7 +147,7 @@ def test_unexpected_crash_is_a_recorded_refusal(parts) -> None:  # type: ignore[
 
     p.stages[State.GATING] = ("gate", boom)  # a stage that crashes instead of deciding
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
-    assert d.refused and "KeyError" in d.explanation and d.turn_id == 1
+    assert d.refused and "KeyError" in d.detail and "KeyError" not in d.explanation and d.turn_id == 1
     assert store.turns[0][2] is d
 
 

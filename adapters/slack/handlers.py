@@ -355,7 +355,7 @@ class Questions:
             log.exception("answering %s failed", msg.key.as_str())
             refused = True
             lang = language_of(msg.text)
-            messages = [failure_message(refusal_in(lang, self.w.refusal_messages), say("internal_error", lang), lang)]
+            messages = [failure_message(refusal_in(lang, self.w.refusal_messages), lang)]
         if quiet is not None and refused:
             log.info("message %s of %s asked without a mention was refused; nothing posted", ts, channel)
             if quiet.refusal_reaction:

@@ -10,7 +10,7 @@ from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
 from core import reasons
 from core.admin_replies import ESCALATE, Button, FeedbackReason, Reply
-from core.catalogue import say
+from core.catalogue import explain, say
 from core.messages import Decision
 from core.render import refusal_in, render_text, split_message, understood_line
 
@@ -67,7 +67,8 @@ def refusal_text(decision: Decision, *, picked: bool = False) -> str:
 def failure_text(refusal_messages: Mapping[str, str], lang: str) -> str:
     """What the user sees when answering itself crashed: still a refusal with a reason, in the
     question's language (the error itself goes to the log, not to the user)."""
-    return f"{refusal_in(lang, refusal_messages)}\n\n" + say("reason_only", lang, explanation=say("internal_error", lang))
+    why = say("reason_line", lang, explanation=explain(reasons.INTERNAL_ERROR, lang), code=reasons.INTERNAL_ERROR)
+    return f"{refusal_in(lang, refusal_messages)}\n\n{why}"
 
 
 def offered(decision: Decision) -> list[tuple[int, str]]:
@@ -76,7 +77,7 @@ def offered(decision: Decision) -> list[tuple[int, str]]:
 
 
 # refusals a user cannot usefully flag: bad input, and a draft already waiting for a person
-_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW)
+_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW, reasons.INDEX_UNAVAILABLE, reasons.INTERNAL_ERROR)
 
 
 def suggestion_keyboard(decision: Decision, escalate: bool = False) -> InlineKeyboardMarkup | None:

@@ -287,7 +287,7 @@ class Pipeline:
                 log.exception("turn failed")
                 ctx = TurnContext(msg=msg, question=clean_input(msg.text)[: self.settings.retrieval.max_question_chars],
                                   language=language_of(msg.text))
-                ctx.reason = reasons.NO_MATCHING_SOURCE
+                ctx.reason = reasons.INTERNAL_ERROR
                 ctx.detail = f"the turn failed with {type(exc).__name__}; the log has its traceback"
                 turn = Turn(State.IDLE)
                 turn.fire(Trigger.ABORT)
@@ -353,7 +353,8 @@ def _refuse(ctx: TurnContext, g: GateResult, name: str, refusal: Refusal) -> Out
 
 
 def _unsearchable(exc: Exception) -> Outcome:
-    """A search that failed is a refusal saying so; the turn is still recorded."""
+    """A search that failed is a refusal saying so (an outage, not a gap in the knowledge base);
+    the turn is still recorded."""
     log.error("retrieval failed", exc_info=exc)
-    return Outcome(Trigger.ABORT, reasons.NO_MATCHING_SOURCE,
+    return Outcome(Trigger.ABORT, reasons.INDEX_UNAVAILABLE,
                    detail=f"the knowledge base could not be searched ({type(exc).__name__})")

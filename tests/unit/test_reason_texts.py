@@ -37,10 +37,11 @@ def test_the_default_refusal_is_written_once_in_the_catalogue() -> None:
 
 def test_a_failure_while_answering_is_told_in_the_asker_s_language() -> None:
     text = failure_text({}, "fa")
-    assert text.startswith(say("refusal", "fa")) and say("internal_error", "fa") in text and not LATIN.search(text)
-    slack = failure_message(refusal_in("fa"), say("internal_error", "fa"), "fa")
+    assert text.startswith(say("refusal", "fa")) and explain(Reason.INTERNAL_ERROR, "fa") in text
+    assert not LATIN.search(text.replace(f"[{Reason.INTERNAL_ERROR}]", "")), text
+    slack = failure_message(refusal_in("fa"), "fa")
     shown = slack.text + " ".join(e["text"] for b in slack.blocks if b["type"] == "context" for e in b["elements"])
-    assert not LATIN.search(shown), shown
+    assert f"`{Reason.INTERNAL_ERROR}`" in shown and not LATIN.search(shown.replace(f"`{Reason.INTERNAL_ERROR}`", "")), shown
 
 
 def test_a_refused_persian_question_reads_persian_and_keeps_the_numbers_for_why() -> None:

@@ -21,7 +21,7 @@ from core.gate.ask_gates import ASK_GATES, AskView, Refusal
 from core.gate.mentions import KnownWords
 from core.gate.passage_reading import Reading, asked_verbatim, read, read_rest
 from core.gate.similarity_gates import GateResult, run_gates
-from core.messages import NOT_SET_UP, Decision, Incoming
+from core.messages import NOT_SET_UP, Decision, History, Incoming, ReadingMethod, Recorded
 from core.ports import (
     ChunkIndex,
     ClaimJudge,
@@ -219,7 +219,7 @@ class Pipeline:
             # parental leave): the reader also reads it as typed, at the same time (a reading's
             # first chunk is read alone, on one core), and the reading it finds better answered stands
             as_typed = self.searches.submit(read, r.asked, ctx.hits, self.reader, self.settings.reader,
-                                            self.settings.extractive) if r is not None and r.method == "terms" else None
+                                            self.settings.extractive) if r is not None and r.method == ReadingMethod.TERMS else None
             verdict = read(ctx.question, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
             if r is None or as_typed is None:
                 return verdict
@@ -227,7 +227,7 @@ class Pipeline:
             if (typed.answered, typed.best) <= (verdict.answered, verdict.best):
                 return verdict
             ctx.question = r.asked
-            ctx.resolution = replace(r, resolved=r.asked, follow_up=False, method="standalone",
+            ctx.resolution = replace(r, resolved=r.asked, follow_up=False, method=ReadingMethod.STANDALONE,
                                      why=f"better answered as typed than with {', '.join(r.terms)}")
             return typed
         except Exception:
@@ -237,7 +237,8 @@ class Pipeline:
             ctx.latency["read"] = round((self.clock() - t0) * 1000, 3)
 
     def _generate(self, ctx: TurnContext) -> Outcome:
-        assert ctx.gate is not None
+        if ctx.gate is None:  # the state machine runs this stage only after the gates
+            raise RuntimeError("generating before the gates ran")
         stated = ctx.resolution.stated if ctx.resolution else ctx.question  # the user's words, not selected ones
         try:
             ctx.generation = gen = self.generator.generate(stated, ctx.gate.kept,
@@ -258,7 +259,8 @@ class Pipeline:
         return Outcome(Trigger.GENERATED)
 
     def _verify(self, ctx: TurnContext) -> Outcome:
-        assert ctx.gate is not None and ctx.generation is not None
+        if ctx.gate is None or ctx.generation is None:  # the state machine runs this stage only after both
+            raise RuntimeError("verifying before the gates ran and an answer was generated")
         judge, cfg = (self.claim_judge, self.settings.verify) if ctx.generation.llm_called else (  # extractive quote
             None, replace(self.settings.verify, require_citations=False, min_source_answer_probability=0.0))
         stated = ctx.resolution.stated if ctx.resolution else ctx.question
@@ -310,10 +312,10 @@ class Pipeline:
         """The conversation's state and history as the turn found them; the store retries a busy
         database within its budget, and past it the turn runs without history (and says so)."""
         if conversation.found is None:
-            ctx.history = "unavailable"
+            ctx.history = History.UNAVAILABLE
             return Turn(State.IDLE)
         ctx.conversation = conversation.found
-        ctx.history = "loaded" if ctx.conversation.history else "none"
+        ctx.history = History.LOADED if ctx.conversation.history else History.NONE
         return Turn(ctx.conversation.state)
 
     def _finish(self, ctx: TurnContext, turn: Turn, conversation: ConversationTurn,
@@ -342,7 +344,7 @@ class Pipeline:
             return
         decision.turn_id = turn_id
         decision.suggestions = stored
-        decision.recorded = "database" if turn_id is not None else "spool"
+        decision.recorded = Recorded.DATABASE if turn_id is not None else Recorded.SPOOL
 
 
 def _refuse(ctx: TurnContext, g: GateResult, name: str, refusal: Refusal) -> Outcome:

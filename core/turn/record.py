@@ -15,7 +15,7 @@ import numpy as np
 from core import reasons
 from core.catalogue import explain, say
 from core.gate.similarity_gates import GateResult
-from core.messages import Decision, Generation, Hit, Incoming, Source, Suggestion, Verification
+from core.messages import Decision, Generation, History, Hit, Incoming, Source, Suggestion, Verification
 from core.ports import ConversationState
 from core.retrieve.resolve import Resolution
 from core.settings import RefusalSettings
@@ -47,7 +47,7 @@ class TurnContext:
     detail: str = ""  # what `/why` and the record add: numbers, thresholds, an error's class
     latency: dict[str, float] = field(default_factory=dict)
     index_version: str = ""
-    history: str = ""  # "loaded", "none" or "unavailable"
+    history: History = History.NOT_KNOWN
     risk: Risk | None = None
     route: Route = Route.REFUSE
 

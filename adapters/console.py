@@ -23,10 +23,12 @@ COMMANDS = ("stats", "reingest", "review")
 
 
 def explain(decision: Decision) -> str:
-    """The /why view: status, reasons, checks, scores, risk and the claim-to-evidence map."""
+    """The /why view: status, reasons and what lies behind them (`detail`: the numbers and
+    internals the asker is not shown), checks, scores, risk and the claim-to-evidence map."""
     lines = [
         f"status: {decision.status}  state: {decision.state}  route: {decision.route}  llm_called: {decision.llm_called}",
         f"reasons: {', '.join(decision.reasons) or '-'}",
+        f"why: {decision.detail or decision.explanation or '-'}",
         f"passed: {', '.join(decision.checks_passed) or '-'}",
         f"failed: {', '.join(decision.checks_failed) or '-'}",
         "scores: " + json.dumps(decision.scores, ensure_ascii=False),

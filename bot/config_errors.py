@@ -9,6 +9,7 @@ who has not seen the schema.
 from __future__ import annotations
 
 import difflib
+import enum
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +37,8 @@ def describe(hint: Any) -> str:
         return describe(args[0])
     if origin is typing.Literal:
         return "one of " + ", ".join(repr(a) for a in args)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return "one of " + ", ".join(repr(m.value) for m in hint)
     if origin in (tuple, list):
         return f"a list of {describe(args[0]).removeprefix('a ')}s"
     if origin is dict:

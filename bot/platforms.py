@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from adapters.slack import DEFAULT_REFUSAL, SlackAdapter
+from adapters.slack import SlackAdapter
 from adapters.telegram import TelegramBot, TelegramOptions, WebhookOptions
 from bot.config import Config
 from core.ports import Backend
@@ -57,9 +57,8 @@ class SlackThreads:
 def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets, threads: ReplyThreads) -> SlackAdapter:
     """The adapter with this config's Web API base URL and refusal message (calls auth.test);
     with `[slack] thread_follow_ups`, thread replies without a mention kept in `threads`' rows."""
-    refusal = cfg.core.refusal.messages.get("en") or DEFAULT_REFUSAL
     return SlackAdapter(backend, bot_token=secrets.bot_token, signing_secret=secrets.signing_secret,
-                        api_base_url=cfg.slack.api_base_url, refusal_message=refusal,
+                        api_base_url=cfg.slack.api_base_url, refusal_messages=cfg.core.refusal.messages,
                         admin_channel=cfg.slack.admin_channel,
                         threads=SlackThreads(threads) if cfg.slack.thread_follow_ups else None)
 
@@ -74,10 +73,9 @@ def telegram_options(cfg: Config) -> TelegramOptions:
     token = cfg.secret(t.token_env)
     if not token:
         raise ValueError(f"set the environment variable {t.token_env} to the bot token from @BotFather")
-    refusal = cfg.core.refusal.messages.get("en") or TelegramOptions(token=token).refusal_message
     admins = tuple(int(a) for a in cfg.admins.get("telegram", ()) if str(a).lstrip("-").isdigit())
     return TelegramOptions(token=token, base_url=t.base_url, max_message_chars=t.max_message_chars,
-                           rate_limit_per_minute=t.rate_limit_per_minute, refusal_message=refusal, admin_ids=admins)
+                           rate_limit_per_minute=t.rate_limit_per_minute, refusal_messages=cfg.core.refusal.messages, admin_ids=admins)
 
 
 def webhook_options(cfg: Config, *, port: int | None = None, listen: str | None = None) -> WebhookOptions:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from bot.scopes import ScopeError, named_entries
-from storage.ingestion.sources.base import KINDS, SourceSpec
+from storage.ingestion.sources.base import KINDS, SourceKind, SourceSpec
 
 _INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -78,9 +78,9 @@ def check_sources(specs: Sequence[SourceSpec], scope_names: Sequence[str], sourc
             if value and not ENV_NAME.match(value):
                 raise SourceError(f"{where} {key}: the name of an environment variable (e.g. "
                                   f"GROUNDBOT_WIKI_TOKEN), never the secret itself")
-        if s.kind in ("confluence", "notion"):
+        if s.kind in (SourceKind.CONFLUENCE, SourceKind.NOTION):
             _check_wiki(s, where)
-        if s.kind == "web" and not s.url.startswith(("http://", "https://")):
+        if s.kind == SourceKind.WEB and not s.url.startswith(("http://", "https://")):
             raise SourceError(f"{where}: a web source's url must start with http:// or https://")
 
 
@@ -90,7 +90,7 @@ def _check_wiki(s: SourceSpec, where: str) -> None:
         raise SourceError(f"{where}: a {s.kind} source needs token_env (the variable holding its token)")
     if not s.url.startswith(("http://", "https://")):
         raise SourceError(f"{where}: a {s.kind} source's url must start with http:// or https:// (its API's address)")
-    if s.kind == "confluence" and not (s.space or s.pages):
+    if s.kind == SourceKind.CONFLUENCE and not (s.space or s.pages):
         raise SourceError(f"{where}: a confluence source needs space (a space key) or pages (page ids)")
-    if s.kind == "notion" and not (s.pages or s.databases):
+    if s.kind == SourceKind.NOTION and not (s.pages or s.databases):
         raise SourceError(f"{where}: a notion source needs pages or databases (their ids)")

@@ -113,6 +113,49 @@ def message_uid(*parts: object) -> str:
     return uuid.uuid5(uuid.NAMESPACE_URL, "groundbot:" + ":".join(map(str, parts))).hex
 
 
+class HitKind(StrEnum):
+    """What a retrieved chunk is: a passage of a document, or an FAQ entry (its question and answer)."""
+
+    DOC = "doc"
+    FAQ = "faq"
+
+
+class ReadingMethod(StrEnum):
+    """How a turn's question was read in its conversation (core/retrieve/resolve.py, search.py)."""
+
+    NONE = "none"  # no earlier turn
+    STANDALONE = "standalone"  # needs no word of the earlier turns
+    TERMS = "terms"  # with the earlier words the term selector picked
+    GLUED = "glued"  # searched glued after the question before it
+    MODEL = "model"  # a language model's rewrite
+    # the model's rewrite was not used: the local reading stands
+    STANDALONE_FALLBACK = "standalone-fallback"
+    TERMS_FALLBACK = "terms-fallback"
+    GLUED_FALLBACK = "glued-fallback"
+
+    @property
+    def fallback(self) -> ReadingMethod:
+        """This local reading, standing because a model's rewrite was not used."""
+        return ReadingMethod(f"{self.value}-fallback")
+
+
+class History(StrEnum):
+    """What a turn knew of its conversation's earlier turns."""
+
+    LOADED = "loaded"
+    NONE = "none"  # a new conversation
+    UNAVAILABLE = "unavailable"  # the database could not give it: the turn ran without it
+    NOT_KNOWN = ""  # a record made outside a turn
+
+
+class Recorded(StrEnum):
+    """Where a turn's decision record went."""
+
+    DATABASE = "database"
+    SPOOL = "spool"  # replayed into the database later
+    NOWHERE = ""  # not recorded
+
+
 @dataclass(frozen=True)
 class Hit:
     """One retrieved chunk with its scores."""
@@ -126,7 +169,7 @@ class Hit:
     similarity: float  # cosine similarity of the question to this chunk
     fused: float = 0.0  # reciprocal-rank fusion score (ranking only)
     keyword_rank: int | None = None  # rank in the full-text results, if present
-    kind: str = "doc"  # "doc" or "faq"
+    kind: HitKind = HitKind.DOC
     faq_question: str = ""
     faq_answer: str = ""
     url: str = ""
@@ -176,7 +219,7 @@ class Generation:
     error: str = ""  # set when the generator failed (LLM down, timeout)
     faq: bool = False
     reason: str = ""  # when text is empty: the reason code the generator gives for not answering
-    explanation: str = ""
+    detail: str = ""  # and what `/why` says of it (numbers, thresholds); the asker reads the reason's own text
 
 
 @record
@@ -245,7 +288,7 @@ class Resolution:
     asked: str
     resolved: str = Field(validation_alias=AliasChoices("resolved", "reading"), serialization_alias="reading")
     follow_up: bool = False
-    method: str = "none"  # none (no earlier turn) | standalone | terms | glued | model | terms-fallback
+    method: ReadingMethod = ReadingMethod.NONE
     why: str = ""
     previous: str = ""  # the earlier question it leans on, as asked
     previous_section: str = ""  # the section that answered it ("" when refused)
@@ -260,7 +303,7 @@ class Resolution:
         """The question an answer is held to (its words checked against the sources, its claims
         verified with it): the user's own, or a language model's rewrite of it, never a bag of
         selected words."""
-        return self.resolved if self.method == "model" else self.asked
+        return self.resolved if self.method == ReadingMethod.MODEL else self.asked
 
 
 class Decision(BaseModel):
@@ -299,11 +342,14 @@ class Decision(BaseModel):
     risk_parts: dict[str, float] = Field(default_factory=dict)
     route: Route | None = None  # None: not routed (a record made outside a turn)
     turn_uid: str = ""  # the turn's own id, known before any database has seen it
-    history: str = ""  # "loaded", "none" (a new conversation) or "unavailable" (the turn ran without it)
-    recorded: str = ""  # "database", "spool" (replayed into the database later) or "" (not recorded)
+    history: History = History.NOT_KNOWN
+    recorded: Recorded = Recorded.NOWHERE
     scope: str | None = None  # the knowledge scope the turn was answered from (None = the whole knowledge base)
     resolved_question: str = ""  # the question shown as answered, when a follow-up was read as one ("" = as asked)
     resolution: Resolution | None = None  # how and why the question was read in its conversation
+    # what `/why` adds to `explanation` (which the user reads, in their language): the numbers,
+    # thresholds or an error's class behind the refusal ("" = nothing to add)
+    detail: str = ""
 
     @property
     def held(self) -> bool:

@@ -23,6 +23,8 @@ class Reason(StrEnum):
     REVIEW_REJECTED = "REVIEW_REJECTED"
     CHAT_NOT_SET_UP = "CHAT_NOT_SET_UP"
     AMBIGUOUS_QUESTION = "AMBIGUOUS_QUESTION"
+    INDEX_UNAVAILABLE = "INDEX_UNAVAILABLE"  # the knowledge base could not be searched: an outage, not a gap
+    INTERNAL_ERROR = "INTERNAL_ERROR"  # the turn failed on a bug; its traceback is in the log
 
 
 class Status(StrEnum):
@@ -73,23 +75,5 @@ NOT_ANSWERED_BY_SOURCES = Reason.NOT_ANSWERED_BY_SOURCES
 REVIEW_REJECTED = Reason.REVIEW_REJECTED
 CHAT_NOT_SET_UP = Reason.CHAT_NOT_SET_UP
 AMBIGUOUS_QUESTION = Reason.AMBIGUOUS_QUESTION
-
-ALL = tuple(Reason)
-
-EXPLANATIONS: dict[str, str] = {
-    NO_MATCHING_SOURCE: "No document in the knowledge base is close enough to the question.",
-    LOW_CONFIDENCE: "Some documents look related, but not closely enough to answer with confidence.",
-    OFF_TOPIC: "The question is outside what the knowledge base covers.",
-    INSUFFICIENT_CONTEXT: "The matching passages are too short to support an answer.",
-    LOW_GENERATION_CONFIDENCE: "The language model was unsure of its own answer.",
-    MISSING_CITATIONS: "The draft answer did not cite its sources.",
-    INVALID_CITATIONS: "The draft answer cited sources that were not retrieved.",
-    UNSUPPORTED_CLAIMS: "Parts of the draft answer are not supported by the sources.",
-    LLM_UNAVAILABLE: "The language model could not be reached or failed.",
-    INPUT_REJECTED: "The message could not be processed as a question.",
-    NEEDS_REVIEW: "The answer is held for review by an admin before it is shown.",
-    NOT_ANSWERED_BY_SOURCES: "The matching passages are about the question, but none of their sentences answers it.",
-    CHAT_NOT_SET_UP: "No knowledge scope serves this chat, and no default scope is configured.",
-    AMBIGUOUS_QUESTION: "The sources answer more than one reading of the question; pick the one you mean.",
-    REVIEW_REJECTED: "An admin reviewed the held answer and rejected it: the knowledge base does not answer this.",
-}
+INDEX_UNAVAILABLE = Reason.INDEX_UNAVAILABLE
+INTERNAL_ERROR = Reason.INTERNAL_ERROR

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from core.catalogue import say
 from core.messages import Decision
 
 _CITE = re.compile(r"\[C(\d+)\]")
+
+
+def refusal_in(lang: str, messages: Mapping[str, str] | None = None) -> str:
+    """The refusal message in `lang`: the configured one ([refusal.messages]), else the
+    catalogue's, for an adapter that must refuse without a decision (answering itself failed)."""
+    return (messages or {}).get(lang) or say("refusal", lang)
 
 
 def display_answer(answer: str) -> str:

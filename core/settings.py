@@ -7,6 +7,14 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
+from core.catalogue import languages, say
+
+
+def by_language(key: str) -> dict[str, str]:
+    """A catalogue string in every language groundbot speaks: the default of a setting that a
+    deployment may replace per language (the refusal message)."""
+    return {lang: say(key, lang) for lang in languages()}
+
 
 @dataclass(frozen=True)
 class RetrievalSettings:
@@ -171,19 +179,9 @@ class ReviewSettings:
 
 @dataclass(frozen=True)
 class RefusalSettings:
-    messages: dict[str, str] = field(
-        default_factory=lambda: {
-            "en": "I can't answer that from the knowledge base I have.",
-            "fa": "نمی‌توانم از روی پایگاه دانشی که دارم به این پرسش پاسخ دهم.",
-        }
-    )
+    messages: dict[str, str] = field(default_factory=lambda: by_language("refusal"))
     """The one refusal message, by language ([refusal.messages]): a table of language code = message."""
-    review_messages: dict[str, str] = field(
-        default_factory=lambda: {
-            "en": "Your question has been passed to an admin for review.",
-            "fa": "پرسش شما برای بررسی به مدیر ارسال شد.",
-        }
-    )
+    review_messages: dict[str, str] = field(default_factory=lambda: by_language("held_for_review"))
     """What a held answer's asker is told, by language ([refusal.review_messages])."""
     suggestion_floor: float = 0.3
     """Suggestions must be at least this similar to the question (profile)."""

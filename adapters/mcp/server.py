@@ -26,8 +26,10 @@ from mcp.shared.exceptions import MCPError
 
 from adapters.mcp.results import ask_result, bad_arguments, refused_call, search_result
 from adapters.mcp.tools import ASK, INPUTS, SEARCH, TOOLS, BadArguments, ask_args, search_args
+from core.catalogue import explain
 from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
-from core.reasons import CHAT_NOT_SET_UP, EXPLANATIONS, INPUT_REJECTED
+from core.reasons import CHAT_NOT_SET_UP, INPUT_REJECTED
+from core.text.language import language_of
 
 PLATFORM = "mcp"
 log = logging.getLogger("groundbot.mcp")
@@ -111,7 +113,7 @@ async def _search(backend: Knowledge, caller: Asker, arguments: Mapping[str, Any
     """The passages of the caller's scope; nothing of the index is read for a caller no scope serves."""
     args = search_args(arguments)
     if caller.scope == NOT_SET_UP:
-        return refused_call(CHAT_NOT_SET_UP, EXPLANATIONS[CHAT_NOT_SET_UP])
+        return refused_call(CHAT_NOT_SET_UP, explain(CHAT_NOT_SET_UP, language_of(args.query)))
     hits, rejection = await anyio.to_thread.run_sync(partial(backend.passages, args.query, args.k, caller.scope))
     if rejection:
         return refused_call(INPUT_REJECTED, rejection)

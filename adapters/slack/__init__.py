@@ -9,7 +9,7 @@ and buttons), `admin` (slash commands), `review` (the review desk's cards and bu
 """
 
 from adapters.slack.http import SlackHTTPServer, events_endpoint
-from adapters.slack.lifecycle import DEFAULT_REFUSAL, SlackAdapter
+from adapters.slack.lifecycle import SlackAdapter
 from adapters.slack.markup import question_text
 
-__all__ = ["DEFAULT_REFUSAL", "SlackAdapter", "SlackHTTPServer", "events_endpoint", "question_text"]
+__all__ = ["SlackAdapter", "SlackHTTPServer", "events_endpoint", "question_text"]

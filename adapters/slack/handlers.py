@@ -43,6 +43,7 @@ from adapters.slack.threads import AnsweredThreads, person_reply, thread_reply, 
 from core.catalogue import say
 from core.messages import ChatPolicy, ConversationKey, ExpertReply, Incoming, message_uid
 from core.ports import Backend
+from core.render import refusal_in
 from core.text.language import language_of
 
 log = logging.getLogger("groundbot.slack")
@@ -68,7 +69,7 @@ class Wiring:
     backend: Backend
     client: WebClient
     once: OnceKeys
-    refusal_message: str
+    refusal_messages: dict[str, str]  # by language ([refusal.messages]); the catalogue's where it has none
     progress_interval_s: float
     threads: AnsweredThreads | None = None
     chat_rate: ChatRate = field(default_factory=MemoryChatRate)
@@ -353,7 +354,8 @@ class Questions:
         except Exception:
             log.exception("answering %s failed", msg.key.as_str())
             refused = True
-            messages = [failure_message(self.w.refusal_message, say("internal_error", language_of(msg.text)))]
+            lang = language_of(msg.text)
+            messages = [failure_message(refusal_in(lang, self.w.refusal_messages), lang)]
         if quiet is not None and refused:
             log.info("message %s of %s asked without a mention was refused; nothing posted", ts, channel)
             if quiet.refusal_reaction:

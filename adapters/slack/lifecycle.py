@@ -5,6 +5,7 @@ Mode, or the Events API over HTTP)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -25,9 +26,6 @@ from core.ports import Backend
 
 log = logging.getLogger("groundbot.slack")
 
-DEFAULT_REFUSAL = "I can't answer that from the knowledge base I have."
-
-
 class SlackAdapter:
     """Wires a groundbot backend into a slack-bolt App.
 
@@ -39,7 +37,7 @@ class SlackAdapter:
     """
 
     def __init__(self, backend: Backend, *, bot_token: str, signing_secret: str = "", api_base_url: str = "",
-                 refusal_message: str = DEFAULT_REFUSAL, rate_limit_retries: int = 3,
+                 refusal_messages: Mapping[str, str] | None = None, rate_limit_retries: int = 3,
                  progress_interval_s: float = 1.0, client_timeout_s: float = 30.0, workers: int = 8,
                  once: OnceKeys | None = None, admin_channel: str = "",
                  threads: AnsweredThreads | None = None, chat_rate: ChatRate | None = None) -> None:
@@ -51,7 +49,7 @@ class SlackAdapter:
         client_args: dict[str, Any] = {"base_url": api_base_url} if api_base_url else {}
         self.client = WebClient(token=bot_token, timeout=int(client_timeout_s), retry_handlers=retry, **client_args)
         # `groundbot serve` swaps `once` for rows shared by every worker
-        self.wiring = Wiring(backend, self.client, once or OnceFilter(), refusal_message, progress_interval_s, threads,
+        self.wiring = Wiring(backend, self.client, once or OnceFilter(), dict(refusal_messages or {}), progress_interval_s, threads,
                              chat_rate or MemoryChatRate())
         # the work after each ack runs here; close() lets in-flight answers finish
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="groundbot-slack")

@@ -12,7 +12,7 @@ from typing import Any
 
 from core import reasons
 from core.admin_replies import ESCALATE, REASON_LABELS, Button, FeedbackReason, Reply
-from core.catalogue import say
+from core.catalogue import explain, say
 from core.messages import Decision, Source
 from core.render import display_answer, split_message, understood_line
 from core.text.language import language_of
@@ -34,7 +34,8 @@ PROMPT_ACTION_PREFIX = "groundbot_prompt_"  # + its place; value: the prompt's t
 PROMPT_VALUE_LIMIT = 2000  # a button value's limit
 REVIEW_ACTION_PREFIX = "groundbot_review_"  # + show | approve | edit | reject | faq; value: the item id
 REASON_ACTION_PREFIX = "groundbot_reason_"  # + a FeedbackReason; value: the turn id
-_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW)  # refusals a user cannot usefully flag
+_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW, reasons.INDEX_UNAVAILABLE,
+                reasons.INTERNAL_ERROR)  # refusals a user cannot usefully flag
 
 @dataclass(frozen=True)
 class SlackMessage:
@@ -213,9 +214,12 @@ def chunk_blocks(blocks: Sequence[dict[str, Any]], fallback: str) -> list[SlackM
     return messages or [SlackMessage(truncate(fallback, FALLBACK_TEXT_LIMIT) or "groundbot")]
 
 
-def failure_message(refusal_message: str, detail: str) -> SlackMessage:
-    """What the user sees when the answer could not be produced at all."""
-    blocks = [section(escape(refusal_message)), context(escape(say("reason_only", explanation=detail)))]
+def failure_message(refusal_message: str, lang: str = "en") -> SlackMessage:
+    """What the user sees when the answer could not be produced at all, in the question's
+    language: still a refusal with its reason (the error itself goes to the log)."""
+    why = say("reason_line", lang, explanation=escape(explain(reasons.INTERNAL_ERROR, lang)),
+              code=f"`{reasons.INTERNAL_ERROR}`")
+    blocks = [section(escape(refusal_message)), context(why)]
     return SlackMessage(refusal_message, blocks)
 
 

@@ -93,10 +93,10 @@ class Questions:
         async with self.w.replies.typing(anchor, language_of(question)):
             try:
                 decision = await asyncio.to_thread(self.w.backend.ask, incoming)
-            except Exception as exc:  # answering must end in a reply, never a silent crash
+            except Exception:  # answering must end in a reply, never a silent crash
                 log.exception("answering failed for %s", incoming.key.as_str())
                 if not quiet:
-                    await self.w.replies.send(anchor, failure_text(o.refusal_message, exc), thread=thread)
+                    await self.w.replies.send(anchor, failure_text(o.refusal_messages, language_of(question)), thread=thread)
                 return
         if quiet and decision.refused:
             log.info("group message %s asked without a mention was refused; nothing sent", anchor.message_id)

@@ -74,7 +74,8 @@ class TelegramBot:
         """Connect (getMe) and start receiving updates by long polling or on a webhook."""
         app = self.application
         updater = app.updater
-        assert updater is not None
+        if updater is None:  # build_application always gives it one
+            raise RuntimeError("the Telegram application was built without an updater")
         await app.initialize()
         await self.delivery.bind()
         if webhook is None:

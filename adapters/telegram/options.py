@@ -3,7 +3,8 @@ config.toml and the environment (the adapter never reads either)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 
@@ -15,7 +16,7 @@ class TelegramOptions:
     base_url: str = ""  # a self-hosted Bot API server, e.g. http://127.0.0.1:8081/bot; empty = api.telegram.org
     max_message_chars: int = 2000
     rate_limit_per_minute: int = 20
-    refusal_message: str = "I can't answer that from the knowledge base I have."
+    refusal_messages: Mapping[str, str] = field(default_factory=dict)  # by language; the catalogue's where none
     concurrency: int = 4  # updates handled at once; each may hold one worker thread in the pipeline
     poll_timeout_s: int = 10  # long-polling timeout of getUpdates
     retry_attempts: int = 3  # retries of one Bot API call after a 429

@@ -3,14 +3,16 @@ Telegram's limits, and the buttons under it. Pure functions; nothing here talks 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
 from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
 from core import reasons
 from core.admin_replies import ESCALATE, Button, FeedbackReason, Reply
-from core.catalogue import say
+from core.catalogue import explain, say
 from core.messages import Decision
-from core.render import render_text, split_message, understood_line
+from core.render import refusal_in, render_text, split_message, understood_line
 
 TEXT_LIMIT = int(MessageLimit.MAX_TEXT_LENGTH)  # 4096, counted by Telegram in UTF-16 code units
 CALLBACK_LIMIT = int(InlineKeyboardButtonLimit.MAX_CALLBACK_DATA)  # 64 bytes
@@ -62,10 +64,11 @@ def refusal_text(decision: Decision, *, picked: bool = False) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def failure_text(refusal_message: str, exc: BaseException) -> str:
-    """What the user sees when answering itself crashed: still a refusal with a reason."""
-    why = say("answer_failed", error=type(exc).__name__)
-    return f"{refusal_message}\n\n" + say("reason_line", explanation=why, code=reasons.LLM_UNAVAILABLE)
+def failure_text(refusal_messages: Mapping[str, str], lang: str) -> str:
+    """What the user sees when answering itself crashed: still a refusal with a reason, in the
+    question's language (the error itself goes to the log, not to the user)."""
+    why = say("reason_line", lang, explanation=explain(reasons.INTERNAL_ERROR, lang), code=reasons.INTERNAL_ERROR)
+    return f"{refusal_in(lang, refusal_messages)}\n\n{why}"
 
 
 def offered(decision: Decision) -> list[tuple[int, str]]:
@@ -74,7 +77,7 @@ def offered(decision: Decision) -> list[tuple[int, str]]:
 
 
 # refusals a user cannot usefully flag: bad input, and a draft already waiting for a person
-_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW)
+_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW, reasons.INDEX_UNAVAILABLE, reasons.INTERNAL_ERROR)
 
 
 def suggestion_keyboard(decision: Decision, escalate: bool = False) -> InlineKeyboardMarkup | None:

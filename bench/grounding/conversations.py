@@ -597,7 +597,7 @@ def run_rewrite_ceiling(app: App, items: Sequence[tuple[Any, frozenset[str]]], n
                 rows.append((r, bool(set(cited_passages(d, names)) & refs)))
             put(m, f"rewrites_{who}_from_reference", rows, lambda p: p[1], lambda p: p[0].split)
             m[f"rewrites_{who}_shown"] = len(shown)
-            m[f"rewrites_{who}_shown_malformed"] = sum(bool(well_formed(x)) for x in shown)
+            m[f"rewrites_{who}_shown_malformed"] = sum(not well_formed(x) for x in shown)
     finally:
         app.pipeline.rewriter = saved
 

@@ -50,7 +50,7 @@ from bench.grounding.run import base_config
 from bench.history import record
 from bot.app import App
 from bot.config import Config
-from core.messages import Decision
+from core.messages import Decision, ReadingMethod
 from core.retrieve import resolve as resolve_mod
 from core.turn import pipeline as pipeline_mod
 
@@ -135,7 +135,7 @@ def glued_resolve_turn(question: str, history: Sequence[Any], scope: str | None,
     still asked back (that is [retrieval] ask_back's, measured on its own row)."""
     prior = resolve_mod.earlier(history, scope, turns)
     query = condense(question, [(t.question, t.answer) for t in prior], turns)
-    return GluedResolution(question, question, method="glued", why="the earlier questions glued before it",
+    return GluedResolution(question, question, method=ReadingMethod.GLUED, why="the earlier questions glued before it",
                            unnamed=resolve_mod.unnamed_referent(question, prior), query=query)
 
 
@@ -146,7 +146,7 @@ def last_two_resolve_turn(question: str, history: Sequence[Any], scope: str | No
     prior = resolve_mod.earlier(history, scope, turns)
     if not prior:
         return resolve_mod.resolve(question, history, scope, turns)
-    return resolve_mod.Resolution(question, f"{prior[-1].question.strip()} {question.strip()}", method="last-two",
+    return resolve_mod.Resolution(question, f"{prior[-1].question.strip()} {question.strip()}", method=ReadingMethod.GLUED,
                                   why="the previous question glued before it",
                                   unnamed=resolve_mod.unnamed_referent(question, prior))
 

@@ -146,7 +146,7 @@ def run_resolution(result: SuiteResult, *, canard: Path | None = None, rewrites:
             if who == "selector" and ms:
                 m[f"{name}_selector_ms_p50"] = round(float(np.median(ms)), 3)
         rewritten = [i.rewrite for i in held if i.follow_up]
-        m[f"{name}_human_rewrites_well_formed"] = round(sum(not well_formed(r) for r in rewritten) / max(1, len(rewritten)), 4)
+        m[f"{name}_human_rewrites_well_formed"] = round(sum(bool(well_formed(r)) for r in rewritten) / max(1, len(rewritten)), 4)
         m[f"{name}_human_rewrites_well_formed_n"] = len(rewritten)
         result.notes.append(f"{name}: {len(held)} questions of the dev and test conversations "
                             f"({sum(i.follow_up for i in held)} follow-ups), the rest trained the term selector; "

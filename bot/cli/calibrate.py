@@ -153,7 +153,8 @@ def derive_profile(embedder: str, items: list[EvalItem], floor: float, quoted: b
     (minilm's floor -> `floor`; minilm's off-topic floor -> the 5th percentile of the top-1
     similarity of the questions that should be refused)."""
     base = load_profile("minilm")
-    assert base is not None
+    if base is None:
+        raise FileNotFoundError("minilm's threshold profile is missing from core/profiles")
     section, key = ("extractive", "min_quote_similarity") if quoted else ("gates", "min_top1_similarity")
     anchor = base.values[section][key]
     refuse = sorted(max((h.similarity for h in it.hits), default=0.0) for it in items if not it.expect_answer)

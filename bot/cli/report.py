@@ -20,12 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from core.reasons import Reason
 from core.text.lexicon import content_terms
 
 if TYPE_CHECKING:  # the database library loads when the report is built, not for --help
     from storage.records.report_data import ReportData
 
 ROUTES = ("reply", "template", "hold")
+# refusals that say nothing of what the knowledge base lacks: held answers, and failures (a bug, an outage)
+NOT_GAPS = (Reason.NEEDS_REVIEW, Reason.INTERNAL_ERROR, Reason.INDEX_UNAVAILABLE)
 
 
 def _utc(value: datetime) -> datetime:
@@ -72,7 +75,7 @@ def summarise(data: ReportData, now: datetime) -> dict[str, Any]:
         "syncs": [(r["source"], _utc(r["at"]).isoformat(timespec="minutes"), "ok" if r["ok"] else "FAILED",
                    *(r[k] for k in ("added", "updated", "removed", "unchanged", "failed")), r["error"][:200])
                   for r in sorted(data.syncs, key=lambda r: r["source"])],
-        "gaps": topic_gaps([t["question"] for t in turns if t["refused"] and t["reason"] != "NEEDS_REVIEW"]),
+        "gaps": topic_gaps([t["question"] for t in turns if t["refused"] and t["reason"] not in NOT_GAPS]),
     }
 
 

@@ -91,7 +91,7 @@ class Metrics:
         for stage, ms in decision.latency_ms.items():
             self.stage_seconds.labels(stage).observe(max(0.0, float(ms)) / 1000.0)
         if reasons.LLM_UNAVAILABLE in decision.reasons or decision.refusal_reason == reasons.LLM_UNAVAILABLE:
-            kind = "timeout" if "timeout" in decision.explanation.lower() else "error"
+            kind = "timeout" if "timeout" in decision.detail.lower() else "error"
             self.llm_errors.labels(kind).inc()
 
     def observe_sync(self, report: SyncReport) -> None:

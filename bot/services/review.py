@@ -17,7 +17,7 @@ from bot.services.outbox import PUSHED, Courier
 from core import reasons
 from core.admin_replies import Action, Button, Reply, Section
 from core.catalogue import say
-from core.messages import NOT_SET_UP, ClaimRecord, ConversationKey, Decision, Source, Suggestion
+from core.messages import NOT_SET_UP, ClaimRecord, ConversationKey, Decision, Recorded, Source, Suggestion
 from core.ports import Delivery
 from core.text.normalize import normalize_text
 from storage.ingestion.ingest import IngestSummary
@@ -43,9 +43,7 @@ def without_citations(text: str) -> str:
 
 
 def _sources(record: dict[str, object]) -> list[Source]:
-    rows = record.get("sources") or []
-    assert isinstance(rows, list)
-    return SOURCES.validate_python(rows)
+    return SOURCES.validate_python(record.get("sources") or [])
 
 
 def user_decision(entry: QueueEntry, answer: str, refusal: str = "", suggestions: list[Suggestion] | None = None,
@@ -64,7 +62,7 @@ def user_decision(entry: QueueEntry, answer: str, refusal: str = "", suggestions
         checks_failed=[], scores={}, llm_called=False, sources=[] if refused else _sources(rec),
         suggestions=suggestions or [], uncovered_claims=[], latency_ms={},
         index_version=str(rec.get("index_version", "")), config_hash=str(rec.get("config_hash", "")),
-        language=lang, turn_id=entry.turn_id, route=reasons.Route.REVIEWED, recorded="database", scope=_scope(entry))
+        language=lang, turn_id=entry.turn_id, route=reasons.Route.REVIEWED, recorded=Recorded.DATABASE, scope=_scope(entry))
 
 
 def _scope(entry: QueueEntry) -> str | None:

@@ -37,3 +37,10 @@ def say(key: str, lang: str = DEFAULT, **fields: object) -> str:
     if template is None:
         template = catalogue(DEFAULT)[key]
     return template.format(**fields) if fields else template
+
+
+def explain(reason: str, lang: str = DEFAULT) -> str:
+    """What a reason code (core/reasons.py) means, in `lang`: the reason line's explanation when
+    the stage that refused gave none of its own. Numbers and internals never go here: they stay in
+    the decision's `detail` (`/why`, the record)."""
+    return say("reason_" + reason.lower(), lang)

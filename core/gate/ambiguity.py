@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from core.messages import Hit
+from core.messages import Hit, HitKind
 from core.settings import RetrievalSettings
 from core.text.lexicon import content_terms
 
@@ -57,7 +57,7 @@ def readings(question: str, hits: Sequence[Hit], floor: float, cfg: RetrievalSet
 def reading_question(hit: Hit) -> str:
     """The question a reading stands for: an FAQ's question, a heading written as a question,
     or the heading with its document's title."""
-    if hit.kind == "faq" and hit.faq_question:
+    if hit.kind == HitKind.FAQ and hit.faq_question:
         return hit.faq_question.strip()
     heading = hit.heading.split(" > ")[-1].strip()
     if heading.endswith(("?", "؟")):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from core.gate.reader_view import reader_passage, reader_question
 from core.gate.verbatim import verbatim_faq, verbatim_section
-from core.messages import Hit
+from core.messages import Hit, HitKind
 from core.ports import PassageReader
 from core.settings import ExtractiveSettings, ReaderSettings
 
@@ -73,7 +73,7 @@ def read_rest(question: str, hits: Sequence[Hit], reader: PassageReader, limit: 
 
 def _view(question: str, hit: Hit) -> str:
     """A chunk as the reader reads it (core/gate/reader_view.py)."""
-    return reader_passage(question, hit.title, hit.heading, hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text)
+    return reader_passage(question, hit.title, hit.heading, hit.faq_answer if hit.kind == HitKind.FAQ and hit.faq_answer else hit.text)
 
 
 def _to_read(hits: Sequence[Hit], cfg: ReaderSettings) -> tuple[list[Hit], list[Hit]]:

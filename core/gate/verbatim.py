@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.messages import Hit
+from core.messages import Hit, HitKind
 from core.settings import ExtractiveSettings
 from core.text.fuzzy import faq_match
 
@@ -35,13 +35,13 @@ def verbatim_faq(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings,
     groundbot?", which the reader gives 0.28); or any FAQ hit whose question has every content
     word of the user's and vice versa, spelling variants allowed (a misspelt or Arabic-lettered
     question embeds further away)."""
-    faqs = [(n, h) for n, h in enumerate(hits, start=1) if h.kind == "faq" and h.faq_answer]
+    faqs = [(n, h) for n, h in enumerate(hits, start=1) if h.kind == HitKind.FAQ and h.faq_answer]
     closest = max(faqs, key=lambda f: (f[1].similarity, -f[0]), default=None)
     if closest is not None and closest[1].similarity >= cfg.faq_min_similarity and closest[0] == 1:
         p = closest[1].answer_probability
         if p is None or p >= trust or closest[1].similarity >= cfg.heading_min_similarity:
             return closest
     for n, hit in enumerate(hits, start=1):
-        if hit.kind == "faq" and hit.faq_answer and faq_match(question, hit.faq_question) >= 1.0:
+        if hit.kind == HitKind.FAQ and hit.faq_answer and faq_match(question, hit.faq_question) >= 1.0:
             return n, hit
     return None

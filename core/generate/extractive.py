@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from core import reasons
 from core.gate.passage_reading import trusted, was_read
 from core.gate.verbatim import verbatim_faq, verbatim_section
-from core.messages import Generation, Hit
+from core.messages import Generation, Hit, HitKind
 from core.settings import CoreSettings, ExtractiveSettings, Mode, for_mode
 from core.text.lexicon import content_terms
 from core.text.sentences import split_sentences
@@ -62,7 +62,7 @@ class ExtractiveGenerator:
         for n, hit in enumerate(hits, start=1):
             if not trusted(hit, self.trust, read):
                 continue
-            body = hit.faq_answer if hit.kind == "faq" and hit.faq_answer else hit.text
+            body = hit.faq_answer if hit.kind == HitKind.FAQ and hit.faq_answer else hit.text
             for pos, sent in enumerate(split_sentences(body)):
                 rows.append((n, pos, sent, set(content_terms(sent))))
         if not rows or not q_terms:
@@ -98,7 +98,7 @@ class ExtractiveGenerator:
         answer?") gets the section's opening sentences, as a heading asked as written does, when
         the reader read that section first and trusts it."""
         first = hits[0]
-        if (not read or first.kind != "doc" or first.heading_similarity < self.cfg.heading_paraphrase_similarity
+        if (not read or first.kind != HitKind.DOC or first.heading_similarity < self.cfg.heading_paraphrase_similarity
                 or not trusted(first, self.trust, read)):
             return None
         lead = split_sentences(first.text)[: self.cfg.max_sentences]
@@ -110,7 +110,7 @@ class ExtractiveGenerator:
         if not was_read(hits) and best_similarity < self.cfg.min_quote_similarity:  # the reader, when it read them, decided
             return Generation(
                 text="", llm_called=False, reason=reasons.LOW_CONFIDENCE,
-                explanation=(f"No source is close enough to quote as an answer (best similarity "
+                detail=(f"No source is close enough to quote as an answer (best similarity "
                              f"{best_similarity:.2f} < {self.cfg.min_quote_similarity:.2f})."),
             )
         return None

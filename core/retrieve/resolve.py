@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from core.messages import PriorTurn, Resolution
+from core.messages import PriorTurn, ReadingMethod, Resolution
 from core.ports import TermSelector
 from core.retrieve.terms import history_words, question_words, selected_terms
 from core.text.language import language_of
@@ -43,7 +43,7 @@ def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = Non
     if not prior:
         return Resolution(question, question, why="no earlier turn in this conversation", unnamed=unnamed)
     last = prior[-1]
-    base = Resolution(question, question, method="glued", previous=last.question, previous_section=last.section,
+    base = Resolution(question, question, method=ReadingMethod.GLUED, previous=last.question, previous_section=last.section,
                       unnamed=unnamed, leaning=glued(question, prior))
     if selector is None or language_of(question) != "en":
         why = "no term selector" if selector is None else "not English: searched with the question before it"
@@ -52,8 +52,8 @@ def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = Non
     words_before, asked = history_words(same_language), question_words(question)
     terms = selected_terms(words_before, selector.probabilities(words_before, asked), asked, threshold)
     if not terms:
-        return replace(base, method="standalone", why="needs no word of the earlier turns")
-    return replace(base, resolved=f"{question.strip()} {' '.join(terms)}", follow_up=True, method="terms",
+        return replace(base, method=ReadingMethod.STANDALONE, why="needs no word of the earlier turns")
+    return replace(base, resolved=f"{question.strip()} {' '.join(terms)}", follow_up=True, method=ReadingMethod.TERMS,
                    why=f"with {', '.join(terms)} from before", new_terms=new_terms(question, last.question),
                    terms=terms)
 
@@ -97,22 +97,40 @@ _GLUED_MARKS = re.compile(r"[.!,;:]\s*[?؟]|[?؟]\s*[.!?؟]|\(\s*\)|\)\s*[?؟]")
 _DOUBLED_WORD = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
 
 
-def well_formed(reading: str, asked: str = "") -> str:
-    """Why a reading cannot be shown as a question a person would write ("" = it can): empty, no
-    closing question mark, brackets, a doubled word, a phrase of two or more words said twice, or
-    glued marks ("sync.?")."""
+@dataclass(frozen=True)
+class Check:
+    """A yes-or-no check's answer: true when the check passes, with `why` it does not otherwise."""
+
+    passed: bool
+    why: str = ""
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+PASSED = Check(True)
+
+
+def failed(why: str) -> Check:
+    return Check(False, why)
+
+
+def well_formed(reading: str, asked: str = "") -> Check:
+    """Whether a reading can be shown as a question a person would write; not when it is empty,
+    has no closing question mark, brackets, a doubled word, a phrase of two or more words said
+    twice, or glued marks ("sync.?")."""
     text = " ".join(reading.split())
     if not text:
-        return "it is empty"
+        return failed("it is empty")
     if not text.endswith(("?", "؟")):
-        return "it does not end as a question"
+        return failed("it does not end as a question")
     if "(" in text or ")" in text or "[" in text:
-        return "it holds brackets"
+        return failed("it holds brackets")
     if _GLUED_MARKS.search(text):
-        return "it has marks glued together"
+        return failed("it has marks glued together")
     if (m := _DOUBLED_WORD.search(text)) and m.group(1).lower() not in ("that", "had"):
-        return f"it says “{m.group(1)}” twice in a row"
+        return failed(f"it says “{m.group(1)}” twice in a row")
     m = _REPEATED.search(text)
     if m and len(content_terms(m.group(1))) >= 1 and m.group(1).lower() not in asked.lower():
-        return f"it says “{m.group(1)}” twice"
-    return ""
+        return failed(f"it says “{m.group(1)}” twice")
+    return PASSED

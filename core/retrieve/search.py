@@ -20,9 +20,9 @@ from concurrent.futures import Executor, Future
 from dataclasses import replace
 from typing import Any
 
-from core.messages import Hit, PriorTurn, section_label
+from core.messages import Hit, PriorTurn, ReadingMethod, section_label
 from core.ports import ChunkIndex, Embedder, Rewriter, TermSelector
-from core.retrieve.resolve import Resolution, earlier, new_terms, resolve, well_formed
+from core.retrieve.resolve import PASSED, Check, Resolution, earlier, failed, new_terms, resolve, well_formed
 from core.text.language import language_of
 from core.text.lexicon import content_terms
 from core.text.normalize import normalize_text
@@ -45,34 +45,34 @@ def resolve_turn(question: str, history: Sequence[PriorTurn], scope: str | None,
         text = rewriter.rewrite(question, prior)
     except Exception as exc:  # a model down, slow or failing never costs the turn: the local reading stands
         return _fallback(local, f"the model's rewrite failed ({type(exc).__name__})")
-    problem = usable_rewrite(question, text)
-    if problem:
-        return _fallback(local, f"the model's rewrite was not used: {problem}")
+    usable = usable_rewrite(question, text)
+    if not usable:
+        return _fallback(local, f"the model's rewrite was not used: {usable.why}")
     text = " ".join(text.split())
     same = normalize_text(text) == normalize_text(question)
-    shown = "" if same or well_formed(text, question) else text
-    return replace(local, resolved=question if same else text, follow_up=not same, method="model",
+    shown = text if not same and well_formed(text, question) else ""
+    return replace(local, resolved=question if same else text, follow_up=not same, method=ReadingMethod.MODEL,
                    why="left as asked by the model" if same else "rewritten by the language model",
                    new_terms=new_terms(text, prior[-1].question), shown=shown)
 
 
-def usable_rewrite(question: str, text: str) -> str:
-    """Why a model's rewrite cannot stand for the question ("" = it can): empty, an answer rather
-    than a question (long, several lines, citations), or in another script than the question."""
+def usable_rewrite(question: str, text: str) -> Check:
+    """Whether a model's rewrite can stand for the question; not when it is empty, an answer
+    rather than a question (long, several lines, citations), or in another script than the question."""
     clean = " ".join((text or "").split())
     if not clean:
-        return "it was empty"
+        return failed("it was empty")
     if len(clean) > min(MAX_REWRITE_CHARS, 4 * len(question) + 120) or "\n\n" in (text or "").strip():
-        return f"it was {len(clean)} characters long, not a question"
+        return failed(f"it was {len(clean)} characters long, not a question")
     if "[C" in clean or "NOT_IN_CONTEXT" in clean:
-        return "it read like an answer"
+        return failed("it read like an answer")
     if language_of(clean) != language_of(question):
-        return "it was in another script than the question"
-    return ""
+        return failed("it was in another script than the question")
+    return PASSED
 
 
 def _fallback(local: Resolution, why: str) -> Resolution:
-    return replace(local, method=f"{local.method}-fallback", why=f"{why}; {local.why}")
+    return replace(local, method=local.method.fallback, why=f"{why}; {local.why}")
 
 
 def queries(resolution: Resolution, sentences: int = 0) -> list[str]:
@@ -81,7 +81,7 @@ def queries(resolution: Resolution, sentences: int = 0) -> list[str]:
     question the selector found needing no earlier word, as asked alone. A long message (what the
     asker tried, an error line, then the ask) is also searched sentence by sentence, its first
     `sentences` sentences of a few words each, so the ask is not drowned by the rest."""
-    if resolution.method == "standalone":
+    if resolution.method == ReadingMethod.STANDALONE:
         texts = [resolution.asked]
     else:
         texts = [resolution.resolved, resolution.asked, resolution.leaning]

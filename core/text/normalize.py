@@ -53,11 +53,6 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-def has_persian(text: str) -> bool:
-    """True when the text contains Arabic-script letters (Persian or Arabic)."""
-    return any("\u0600" <= ch <= "\u06ff" for ch in text)
-
-
 def clean_input(text: str) -> str:
     """Drop control characters (binary junk) but keep every script and emoji."""
     text = unicodedata.normalize("NFC", text)

@@ -1,21 +1,33 @@
 """What a message must be to be asked: text with words, not binary, not empty, not too long. A
-message that is not gets a clear reason and is recorded like any other turn."""
+message that is not gets a clear reason, in the asker's language, and is recorded like any other
+turn."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from core.text.normalize import clean_input, normalize_text
 
 
-def vet(text: str, limit: int) -> tuple[str, str]:
-    """(the question, cut to `limit` characters; why it cannot be asked, or "")."""
+@dataclass(frozen=True)
+class Rejection:
+    """Why a message cannot be asked: the catalogue key (core/catalogue) of what its asker reads,
+    with its fields."""
+
+    key: str
+    fields: dict[str, object] = field(default_factory=dict)
+
+
+def vet(text: str, limit: int) -> tuple[str, Rejection | None]:
+    """(the question, cut to `limit` characters; why it cannot be asked, or None)."""
     raw_len = len(text)
     question = clean_input(text)
     if raw_len and len(question) < raw_len * 0.5 and raw_len > 8:
-        return question[:limit], "The message looks like binary data, not a question."
+        return question[:limit], Rejection("input_binary")
     if not question:
-        return "", "The message is empty; please type a question."
+        return "", Rejection("input_empty")
     if len(question) > limit:
-        return question[:limit], f"The message is too long ({len(question)} characters; the limit is {limit})."
+        return question[:limit], Rejection("input_too_long", {"length": len(question), "limit": limit})
     if not normalize_text(question).strip("?!.,;:-_ ") or not any(ch.isalnum() for ch in question):
-        return question, "The message has no words to search for; please type a question."
-    return question, ""
+        return question, Rejection("input_no_words")
+    return question, None

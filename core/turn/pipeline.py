@@ -21,7 +21,7 @@ from core.gate.ask_gates import ASK_GATES, AskView, Refusal
 from core.gate.mentions import KnownWords
 from core.gate.passage_reading import Reading, asked_verbatim, read, read_rest
 from core.gate.similarity_gates import GateResult, run_gates
-from core.messages import NOT_SET_UP, Decision, Hit, Incoming, Resolution
+from core.messages import NOT_SET_UP, Decision, History, Hit, Incoming, ReadingMethod, Recorded, Resolution
 from core.ports import (
     ChunkIndex,
     ClaimJudge,
@@ -108,28 +108,34 @@ class Pipeline:
         first, for a caller that reads the sources itself (the MCP `search` tool); or, with none,
         why the query cannot be searched (the turn's own intake rules). Nothing is recorded."""
         question, rejection = vet(query, self.settings.retrieval.max_question_chars)
-        if rejection:
-            return [], rejection
+        if rejection is not None:
+            return [], say(rejection.key, language_of(question or query), **rejection.fields)
         cfg = self.settings.retrieval
         _, _, hits = search(Resolution(asked=question, resolved=question), self.embedder, self.index, k, scope,
                             cfg.rrf_k, self.searches, sentences=cfg.sentence_queries)
         return hits, ""
 
     # -- input -----------------------------------------------------------------
-    def _validate(self, msg: Incoming) -> tuple[str, str]:
-        """Return (question, rejection explanation)."""
+    def _validate(self, msg: Incoming) -> tuple[str, Outcome | None]:
+        """(the question, and for a message that cannot be asked the outcome that refuses it)."""
+        limit = self.settings.retrieval.max_question_chars
         if msg.scope == NOT_SET_UP:  # nothing of the knowledge base is read for a chat no scope serves
-            return clean_input(msg.text)[: self.settings.retrieval.max_question_chars], reasons.EXPLANATIONS[
-                reasons.CHAT_NOT_SET_UP]
-        if msg.rejection:
-            return clean_input(msg.text)[: self.settings.retrieval.max_question_chars], msg.rejection
+            return clean_input(msg.text)[:limit], Outcome(Trigger.ABORT, reasons.CHAT_NOT_SET_UP)
+        if msg.rejection:  # the adapter could not read it: the asker is told so, `/why` says how
+            question = clean_input(msg.text)[:limit]
+            return question, Outcome(Trigger.ABORT, reasons.INPUT_REJECTED,
+                                     say("input_unreadable", language_of(question)), msg.rejection)
         text = msg.text
         if msg.suggestion_id is not None:
             picked = self.store.suggestion_text(msg.suggestion_id)
             if picked is None:
-                return "", "That suggestion is no longer available; please type your question."
+                return "", Outcome(Trigger.ABORT, reasons.INPUT_REJECTED, say("suggestion_gone", language_of(msg.text)))
             text = picked
-        return vet(text, self.settings.retrieval.max_question_chars)
+        question, rejection = vet(text, limit)
+        if rejection is None:
+            return question, None
+        return question, Outcome(Trigger.ABORT, reasons.INPUT_REJECTED,
+                                 say(rejection.key, language_of(question or text), **rejection.fields))
 
     # -- stages: each reads the turn context and says how the turn moves on ------
     def _retrieve(self, ctx: TurnContext) -> Outcome:
@@ -161,8 +167,7 @@ class Pipeline:
             unnamed = ctx.resolution.unnamed
             asked = ctx.resolution.stated if unnamed in ctx.resolution.stated else ctx.asked  # the phrase as typed
             ctx.readings = named_readings(asked, unnamed, ctx.hits, self.settings.refusal.max_suggestions + 1)
-            return Outcome(Trigger.ABORT, reasons.AMBIGUOUS_QUESTION,
-                           f"The question speaks of “{ctx.resolution.unnamed}”, which the conversation has not named.")
+            return Outcome(Trigger.ABORT, reasons.AMBIGUOUS_QUESTION, say("unnamed_thing", ctx.language, phrase=unnamed))
         return Outcome(Trigger.RETRIEVED)
 
     def _gate(self, ctx: TurnContext) -> Outcome:
@@ -213,7 +218,7 @@ class Pipeline:
         g.checks_failed.append("one_reading")
         g.passed, g.reason = False, reasons.AMBIGUOUS_QUESTION
         return Outcome(Trigger.GATE_FAIL, reasons.AMBIGUOUS_QUESTION,
-                       f"The sources answer {len(ctx.readings)} different readings of the question.")
+                       detail=f"The sources answer {len(ctx.readings)} different readings of the question.")
 
     def _read(self, ctx: TurnContext) -> Reading | None:
         """The reader's verdict, or None without a reader or when it fails (the gates then decide alone)."""
@@ -226,7 +231,7 @@ class Pipeline:
             # parental leave): the reader also reads it as typed, at the same time (a reading's
             # first chunk is read alone, on one core), and the reading it finds better answered stands
             as_typed = self.searches.submit(read, r.asked, ctx.hits, self.reader, self.settings.reader,
-                                            self.settings.extractive) if r is not None and r.method == "terms" else None
+                                            self.settings.extractive) if r is not None and r.method == ReadingMethod.TERMS else None
             verdict = read(ctx.question, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
             if r is None or as_typed is None:
                 return verdict
@@ -234,7 +239,7 @@ class Pipeline:
             if (typed.answered, typed.best) <= (verdict.answered, verdict.best):
                 return verdict
             ctx.question = r.asked
-            ctx.resolution = replace(r, resolved=r.asked, follow_up=False, method="standalone",
+            ctx.resolution = replace(r, resolved=r.asked, follow_up=False, method=ReadingMethod.STANDALONE,
                                      why=f"better answered as typed than with {', '.join(r.terms)}")
             return typed
         except Exception:
@@ -244,28 +249,30 @@ class Pipeline:
             ctx.latency["read"] = round((self.clock() - t0) * 1000, 3)
 
     def _generate(self, ctx: TurnContext) -> Outcome:
-        assert ctx.gate is not None
+        if ctx.gate is None:  # the state machine runs this stage only after the gates
+            raise RuntimeError("generating before the gates ran")
         stated = ctx.resolution.stated if ctx.resolution else ctx.question  # the user's words, not selected ones
         try:
             ctx.generation = gen = self.generator.generate(stated, ctx.gate.kept,
                                                            ctx.question if ctx.question != stated else "")
         except Exception as exc:  # a generator bug or network error is a refusal, not a crash
             log.exception("generation failed")
-            return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE,
-                           f"{reasons.EXPLANATIONS[reasons.LLM_UNAVAILABLE]} ({type(exc).__name__})")
+            return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE, detail=f"the generator raised {type(exc).__name__}")
         if gen.error:
-            return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE,
-                           f"{reasons.EXPLANATIONS[reasons.LLM_UNAVAILABLE]} ({gen.error})")
+            return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE, detail=gen.error)
         if not gen.text.strip():
-            return Outcome(Trigger.REJECT, gen.reason or reasons.INSUFFICIENT_CONTEXT,
-                           gen.explanation or "No sentence in the matching sources answers the question.")
+            if gen.reason:  # the generator's own reason: its text, and the generator's numbers for `/why`
+                return Outcome(Trigger.REJECT, gen.reason, detail=gen.detail)
+            return Outcome(Trigger.REJECT, reasons.INSUFFICIENT_CONTEXT, say("no_sentence_answers", ctx.language),
+                           gen.detail)
         floor = self.settings.verify.min_generation_confidence
         if gen.confidence is not None and gen.confidence < floor:
             return Outcome(Trigger.REJECT, reasons.LOW_GENERATION_CONFIDENCE)
         return Outcome(Trigger.GENERATED)
 
     def _verify(self, ctx: TurnContext) -> Outcome:
-        assert ctx.gate is not None and ctx.generation is not None
+        if ctx.gate is None or ctx.generation is None:  # the state machine runs this stage only after both
+            raise RuntimeError("verifying before the gates ran and an answer was generated")
         judge, cfg = (self.claim_judge, self.settings.verify) if ctx.generation.llm_called else (  # extractive quote
             None, replace(self.settings.verify, require_citations=False, min_source_answer_probability=0.0))
         stated = ctx.resolution.stated if ctx.resolution else ctx.question
@@ -294,22 +301,21 @@ class Pipeline:
                 log.exception("turn failed")
                 ctx = TurnContext(msg=msg, question=clean_input(msg.text)[: self.settings.retrieval.max_question_chars],
                                   language=language_of(msg.text))
-                ctx.reason = reasons.NO_MATCHING_SOURCE
-                ctx.explanation = f"groundbot could not process the question ({type(exc).__name__}); it was recorded."
+                ctx.reason = reasons.INTERNAL_ERROR
+                ctx.detail = f"the turn failed with {type(exc).__name__}; the log has its traceback"
                 turn = Turn(State.IDLE)
                 turn.fire(Trigger.ABORT)
                 ctx.latency["total"] = (self.clock() - t_start) * 1000
                 return self._finish(ctx, turn, conversation, with_suggestions=False)
 
     def _handle(self, msg: Incoming, conversation: ConversationTurn, t_start: float) -> Decision:
-        question, rejection = self._validate(msg)
+        question, rejected = self._validate(msg)
         ctx = TurnContext(msg=msg, question=question, language=language_of(question))
         turn = self._begin(ctx, conversation)
         turn.fire(Trigger.PICK if msg.suggestion_id is not None else Trigger.ASK)
-        if rejection:
-            ctx.reason = reasons.CHAT_NOT_SET_UP if msg.scope == NOT_SET_UP else reasons.INPUT_REJECTED
-            ctx.explanation = rejection
-            turn.fire(Trigger.ABORT)
+        if rejected is not None:
+            ctx.reason, ctx.explanation, ctx.detail = rejected.reason, rejected.explanation, rejected.detail
+            turn.fire(rejected.trigger)
         run_stages(self.stages, ctx, turn, self.clock)  # the machine drives: each state's stage runs
         ctx.latency["total"] = (self.clock() - t_start) * 1000
         return self._finish(ctx, turn, conversation)
@@ -318,10 +324,10 @@ class Pipeline:
         """The conversation's state and history as the turn found them; the store retries a busy
         database within its budget, and past it the turn runs without history (and says so)."""
         if conversation.found is None:
-            ctx.history = "unavailable"
+            ctx.history = History.UNAVAILABLE
             return Turn(State.IDLE)
         ctx.conversation = conversation.found
-        ctx.history = "loaded" if ctx.conversation.history else "none"
+        ctx.history = History.LOADED if ctx.conversation.history else History.NONE
         return Turn(ctx.conversation.state)
 
     def _finish(self, ctx: TurnContext, turn: Turn, conversation: ConversationTurn,
@@ -350,7 +356,7 @@ class Pipeline:
             return
         decision.turn_id = turn_id
         decision.suggestions = stored
-        decision.recorded = "database" if turn_id is not None else "spool"
+        decision.recorded = Recorded.DATABASE if turn_id is not None else Recorded.SPOOL
 
 
 def _refuse(ctx: TurnContext, g: GateResult, name: str, refusal: Refusal) -> Outcome:
@@ -361,7 +367,8 @@ def _refuse(ctx: TurnContext, g: GateResult, name: str, refusal: Refusal) -> Out
 
 
 def _unsearchable(exc: Exception) -> Outcome:
-    """A search that failed is a refusal saying so; the turn is still recorded."""
+    """A search that failed is a refusal saying so (an outage, not a gap in the knowledge base);
+    the turn is still recorded."""
     log.error("retrieval failed", exc_info=exc)
-    return Outcome(Trigger.ABORT, reasons.NO_MATCHING_SOURCE,
-                   f"The knowledge base could not be searched ({type(exc).__name__}).")
+    return Outcome(Trigger.ABORT, reasons.INDEX_UNAVAILABLE,
+                   detail=f"the knowledge base could not be searched ({type(exc).__name__})")

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core import reasons
-from core.catalogue import say
+from core.catalogue import explain, say
 from core.gate.similarity_gates import GateResult
-from core.messages import Decision, Generation, Hit, Incoming, Source, Suggestion, Verification
+from core.messages import Decision, Generation, History, Hit, Incoming, Source, Suggestion, Verification
 from core.ports import ConversationState
 from core.retrieve.resolve import Resolution
 from core.settings import RefusalSettings
@@ -43,10 +43,11 @@ class TurnContext:
     generation: Generation | None = None
     verification: Verification | None = None
     reason: str = ""
-    explanation: str = ""
+    explanation: str = ""  # what the asker reads, in their language ("" = the reason code's own)
+    detail: str = ""  # what `/why` and the record add: numbers, thresholds, an error's class
     latency: dict[str, float] = field(default_factory=dict)
     index_version: str = ""
-    history: str = ""  # "loaded", "none" or "unavailable"
+    history: History = History.NOT_KNOWN
     risk: Risk | None = None
     route: Route = Route.REFUSE
 
@@ -141,7 +142,7 @@ def build_decision(ctx: TurnContext, state: State, status: reasons.Status, sugge
         refused=refused,
         refusal_reason=ctx.reason if refused else "",
         refusal_message=_refusal_message(ctx, messages) if refused else "",
-        explanation=ctx.explanation or (reasons.EXPLANATIONS.get(ctx.reason, "") if refused else ""),
+        explanation=ctx.explanation or (explain(ctx.reason, ctx.language) if refused and ctx.reason else ""),
         status=reasons.Status.REFUSE if refused and not held else status,
         state=state,
         reasons=all_reasons,
@@ -166,4 +167,5 @@ def build_decision(ctx: TurnContext, state: State, status: reasons.Status, sugge
         history=ctx.history,
         resolved_question=ctx.resolution.shown if ctx.resolution else "",
         resolution=ctx.resolution,
+        detail=ctx.detail,
     )

@@ -14,11 +14,14 @@ from core.turn.record import TurnContext
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a stage decided: the trigger that moves the turn on, and why (for a refusal)."""
+    """What a stage decided: the trigger that moves the turn on, and why (for a refusal): the
+    explanation its asker reads, in the question's language ("" = the reason code's own,
+    core/catalogue: `explain`), and the detail `/why` and the record add (numbers, internals)."""
 
     trigger: Trigger
     reason: str = ""
     explanation: str = ""
+    detail: str = ""
 
 
 Stage = Callable[[TurnContext], Outcome]
@@ -41,4 +44,6 @@ def run_stages(stages: Stages, ctx: TurnContext, turn: Turn, clock: Callable[[],
             ctx.reason = outcome.reason
         if outcome.explanation:
             ctx.explanation = outcome.explanation
+        if outcome.detail:
+            ctx.detail = outcome.detail
         turn.fire(outcome.trigger)

@@ -50,7 +50,7 @@ class SuggestionOffers:
             return [text for text in ctx.readings if self._answered(text, ctx.msg.scope)][: self.settings.refusal.max_suggestions]
         cfg = self.settings.refusal
         vec, scope = ctx.query_vector, ctx.msg.scope
-        if scope == NOT_SET_UP:
+        if scope == NOT_SET_UP or ctx.reason == reasons.INDEX_UNAVAILABLE:  # nothing to search: none to offer
             return []
         if vec is None or ctx.reason == reasons.INPUT_REJECTED:
             if not ctx.question:
@@ -58,10 +58,12 @@ class SuggestionOffers:
             try:
                 vec = self.embedder.embed_queries([normalize_text(ctx.question)])[0]
             except Exception:
+                log.exception("no suggestions offered: the question could not be embedded")
                 return []
         try:
             candidates = self.index.suggestion_candidates(vec, candidate_pool(cfg.max_suggestions), scope=scope)
         except Exception:
+            log.exception("no suggestions offered: the index's suggestions could not be read")
             return []
         candidates = prefer_language(candidates, ctx.language, lambda c: c[0])
         ranked = suggest(ctx.question, vec, candidates, cfg.suggestion_floor, 2 * cfg.max_suggestions)
@@ -112,7 +114,8 @@ class SuggestionOffers:
         checking never calls the LLM."""
         try:
             cache = self._verdicts.at(scope, self._decided_at(scope), self.index.suggestion_verdicts)
-        except Exception:
+        except Exception as exc:
+            log.warning("suggestion %r not offered: its verdicts could not be read (%s)", text, exc)
             return False
         key = normalize_text(text)
         known = cache.get(key)

@@ -164,14 +164,6 @@ def set_ann_state(tbl: Any, plan: AnnPlan | None, written: int) -> None:
     tbl.update_field_metadata({"path": "vector", "metadata": {ANN_KEY: state}})
 
 
-def train(tbl: Any, dim: int, s: SearchIndexSettings) -> AnnPlan:
-    """(Re)train the table's ANN index from scratch, shaped for its present size."""
-    plan = plan_for(tbl.count_rows(), dim, s)
-    tbl.create_index("vector", config=index_config(plan), replace=True)
-    set_ann_state(tbl, plan, 0)
-    return plan
-
-
 def maintain_table(tbl: Any, written: int, dim: int, s: SearchIndexSettings,
                    build_text_index: Callable[[], None] | None = None) -> str:
     """After a write of `written` rows: build the full-text index if missing, train or retrain

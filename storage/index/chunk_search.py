@@ -7,7 +7,6 @@ chunk mentions.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 from collections.abc import Sequence
@@ -123,9 +122,14 @@ class ChunkSearch:
         a row per word. A word it cannot look up (no full-text index yet) counts as mentioned."""
         tbl = self.chunks.table()
         out: list[str] = []
+        failed: list[str] = []
         for word in words if tbl is not None else ():
-            with contextlib.suppress(Exception):
+            try:
                 queries = (tbl.search(q, query_type="fts").select(["chunk_id", "_score"]).limit(1) for q in word_queries(word))
                 if not any((q.where(scope_filter(scope), prefilter=True) if scope else q).to_arrow().num_rows for q in queries):
                     out.append(word)
+            except Exception as exc:  # LanceDB raises no one type for a missing full-text index
+                failed.append(f"{word!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})")
+        if failed:
+            log.warning("full-text lookup failed for %s; counted as mentioned", ", ".join(failed))
         return out

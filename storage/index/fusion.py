@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.messages import Hit
+from core.messages import Hit, HitKind
 
 
 def fuse(vec_rows: list[dict[str, Any]], fts_rows: list[dict[str, Any]], k: int, rrf_k: int) -> list[Hit]:
@@ -45,7 +45,7 @@ def _hit(e: dict[str, Any]) -> Hit:
     return Hit(
         chunk_id=r["chunk_id"], doc_id=r["doc_id"], source=r["source"], title=r["title"],
         heading=r["heading"], text=text, similarity=round(e["sim"], 6), fused=round(e["fused"], 6),
-        keyword_rank=e["kw"], kind="faq" if faq else "doc", faq_question=r["faq_question"],
+        keyword_rank=e["kw"], kind=HitKind.FAQ if faq else HitKind.DOC, faq_question=r["faq_question"],
         faq_answer=r["faq_answer"], url=r["url"], position=int(r["position"]),
         heading_similarity=round(e["by_heading"], 6),
     )

@@ -225,7 +225,8 @@ class BatchingEmbedder:
         job.done.wait()
         if job.error is not None:
             raise job.error
-        assert job.result is not None
+        if job.result is None:
+            raise RuntimeError("an embedding job finished with neither a result nor an error")
         return job.result
 
     def _lead(self) -> None:

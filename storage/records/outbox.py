@@ -88,8 +88,7 @@ class Outbox:
             except IntegrityError:
                 session.rollback()
                 return self._row_id(item_id, DECISION)
-            assert row.id is not None
-            return row.id
+            return _id_of(row)
 
     def announce(self, item_id: int, platforms: list[str]) -> list[int]:
         """Queue the announcement of review item `item_id` to each platform's admins (once per
@@ -105,8 +104,7 @@ class Outbox:
                     session.rollback()
                     ids.append(self._row_id(item_id, ANNOUNCEMENT, values["platform"]))
                     continue
-                assert row.id is not None
-                ids.append(row.id)
+                ids.append(_id_of(row))
         return ids
 
     def _row_id(self, item_id: int, kind: str, platform: str | None = None) -> int:
@@ -128,8 +126,9 @@ class Outbox:
             if result.rowcount != 1:
                 return None
             row = session.get(OutboxRow, row_id)
-            assert row is not None and row.id is not None
-            return Parcel(row.id, row.item_id, ConversationKey(row.platform, row.chat_id, row.thread_id),
+            if row is None:
+                raise RuntimeError(f"outbox row {row_id} vanished while claimed")
+            return Parcel(_id_of(row), row.item_id, ConversationKey(row.platform, row.chat_id, row.thread_id),
                           dict(row.decision), row.attempts, row.kind)
 
     def due(self, platforms: list[str], limit: int = 20) -> list[int]:
@@ -178,3 +177,10 @@ class Outbox:
         with Session(self.engine) as session:
             return int(session.exec(select(func.count()).select_from(OutboxRow)
                                     .where(col(OutboxRow.status) == PENDING, col(OutboxRow.kind) == kind)).one())
+
+
+def _id_of(row: OutboxRow) -> int:
+    """The id of a row the database has written (committed or read back)."""
+    if row.id is None:
+        raise RuntimeError("an outbox row has no id after its commit")
+    return row.id

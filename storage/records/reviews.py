@@ -56,7 +56,8 @@ class QueueEntry:
 
 
 def _entry(item: ReviewItem, turn: TurnRecord) -> QueueEntry:
-    assert item.id is not None and turn.id is not None
+    if item.id is None or turn.id is None:
+        raise ValueError("a review item and its turn are read from the database, with their ids")
     return QueueEntry(item.id, turn.id, item.origin, item.reason, item.comment, item.status, item.reviewer,
                       item.final_answer, item.created_at, item.decided_at, turn.platform, turn.chat_id,
                       turn.thread_id, turn.user_id, dict(turn.record) | {"turn_id": turn.id})

@@ -59,7 +59,8 @@ _REVIEW_NEW = insert(_REVIEW)
 def _new_id(result: CursorResult[Any]) -> int:
     """The primary key an INSERT gave its row."""
     key = result.inserted_primary_key
-    assert key is not None
+    if key is None:
+        raise RuntimeError("the INSERT returned no primary key")
     return int(key[0])
 
 

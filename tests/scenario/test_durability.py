@@ -148,7 +148,7 @@ def test_a_line_that_is_not_utf8_is_rejected_alone(data_dir: Path) -> None:
     assert out.returncode == 0, out.stderr.decode()
     first, bad, last = (json.loads(line) for line in out.stdout.splitlines())
     assert not first["refused"] and not last["refused"]
-    assert bad["refused"] and bad["refusal_reason"] == reasons.INPUT_REJECTED and "UTF-8" in bad["explanation"]
+    assert bad["refused"] and bad["refusal_reason"] == reasons.INPUT_REJECTED and "UTF-8" in bad["explanation"] and "byte" in bad["detail"]
     assert all(r["recorded"] == "database" for r in (first, bad, last))
     assert turn_count(data_dir / "transcripts.db") == 3
 

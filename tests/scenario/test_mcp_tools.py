@@ -60,9 +60,9 @@ async def test_an_answer_a_refusal_and_a_search_as_an_agent_reads_them(make_app:
 async def test_a_conversation_continues_under_the_same_asker_only(make_app: Callable[..., App]) -> None:
     app = make_app()
     async with Client(server(app)) as client:
-        first = (await client.call_tool("ask", {"question": "How do I run groundbot on Slack?"})).structured_content
+        first = (await client.call_tool("ask", {"question": "How do I re-ingest documents?"})).structured_content
         assert first and first["answered"]
-        again = await client.call_tool("ask", {"question": "And over HTTP?", "conversation": first["conversation"]})
+        again = await client.call_tool("ask", {"question": "And from Slack?", "conversation": first["conversation"]})
     assert again.structured_content and again.structured_content["conversation"] == first["conversation"]
     rows = turns(app)
     assert rows[0].conversation_id == rows[1].conversation_id and rows[1].record["history"] == "loaded"

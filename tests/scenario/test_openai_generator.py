@@ -108,7 +108,7 @@ def test_timeout_refused(openai_app: Callable[..., Any], llm: OpenAIStandIn) -> 
     app = openai_app(timeout_s=0.3, max_retries=0)
     llm.enqueue("late [C1]", delay=1.0)
     d = ask(app, Q)
-    assert d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.explanation
+    assert d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.detail
 
 
 def test_unreachable_server_refused(make_app: Callable[..., Any], base_config: Any, free_port: int) -> None:
@@ -125,7 +125,7 @@ def test_hanging_endpoint_refused_within_one_deadline(openai_app: Callable[..., 
     llm.enqueue("late [C1]", delay=4.0)
     llm.enqueue("late [C1]", delay=4.0)
     d = ask(app, Q)
-    assert d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.explanation and d.llm_called
+    assert d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.detail and d.llm_called
     assert d.latency_ms["generate"] < 1000 * (1.0 + 0.5)
     assert app.store.turns()[-1].llm_called
 
@@ -142,7 +142,7 @@ def test_malformed_or_truncated_response_is_one_warning_and_recorded_as_sent(
     llm.enqueue("Run groundbot ingest again with the same paths [C1].", raw=raw, finish_reason=finish)
     with caplog.at_level("DEBUG"):
         d = ask(app, Q)
-    assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE and why in d.explanation
+    assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE and why in d.detail
     assert d.llm_called and app.store.turns()[-1].llm_called and len(llm.requests) == 1
     mine = [r for r in caplog.records if r.name.startswith(("bot.", "core.", "storage."))]
     assert not any(r.exc_info for r in mine) and not any(r.levelname == "ERROR" for r in mine)

@@ -26,6 +26,7 @@ from bot.cli.main import main as cli_main
 from bot.config import TelegramSettings
 from bot.platforms import build_bot, webhook_options
 from core import reasons
+from core.catalogue import explain
 from core.render import display_answer
 from tests.standins.telegram import Call, TelegramStandIn
 from tests.waits import WAIT_S
@@ -303,7 +304,8 @@ async def test_failures_reach_the_user_as_refusals(tg_app: Callable[..., App], s
     assert down.params["text"].startswith(app.config.core.refusal.messages["en"])
     assert f"[{reasons.LLM_UNAVAILABLE}]" in down.params["text"]
     assert crashed.params["text"].startswith(app.config.core.refusal.messages["en"])
-    assert "Reason: groundbot failed while answering (RuntimeError)" in crashed.params["text"]
+    assert f"Reason: {explain(reasons.INTERNAL_ERROR, 'en')} [{reasons.INTERNAL_ERROR}]" in crashed.params["text"]
+    assert "RuntimeError" not in crashed.params["text"]  # the error is logged, not shown
     turns = app.store.turns()
     assert turns[0].refused and turns[0].refusal_reason == reasons.LLM_UNAVAILABLE and turns[0].llm_called
     assert turn_keys(app)[0] == ("telegram", "505", "", "777")

@@ -28,7 +28,7 @@ def test_nothing_relevant_gives_empty_answer() -> None:
 def test_quotes_only_when_the_best_chunk_reaches_the_quote_floor() -> None:
     near_miss = [hit("The webhook listens on port 8443.", 0.40)]
     g = GEN.generate("Which port does the webhook listen on?", near_miss)
-    assert g.text == "" and g.reason == reasons.LOW_CONFIDENCE and "0.40 < 0.45" in g.explanation
+    assert g.text == "" and g.reason == reasons.LOW_CONFIDENCE and "0.40 < 0.45" in g.detail
     close = [hit("Webhooks are configured in config.toml.", 0.6, n=0), hit("The webhook listens on port 8443.", 0.40, n=1)]
     assert "port 8443. [C2]" in GEN.generate("Which port does the webhook listen on?", close).text
 

@@ -1,5 +1,5 @@
 from core.text.lexicon import content_terms, stem
-from core.text.normalize import has_persian, normalize_text
+from core.text.normalize import normalize_text
 
 
 def test_arabic_letters_and_digits_become_persian_and_ascii() -> None:
@@ -18,8 +18,3 @@ def test_zwnj_and_diacritics() -> None:
 def test_content_terms_drop_stopwords_and_stem() -> None:
     assert content_terms("How do I re-ingest the documents?") == ["re", "ingest", "document"]
     assert stem("libraries") == "library"
-
-
-def test_has_persian() -> None:
-    assert has_persian("سلام world")
-    assert not has_persian("hello")

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from core import reasons
+from core.catalogue import say
 from core.messages import ConversationKey, Incoming
 from core.settings import CoreSettings, GateSettings, Mode
 from core.text.normalize import normalize_text
@@ -58,7 +59,8 @@ def test_llm_error_is_a_refusal(parts) -> None:  # type: ignore[no-untyped-def]
     p, gen, _, _ = parts
     gen.enqueue("", error="timeout")
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
-    assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.explanation
+    assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE and "timeout" in d.detail
+    assert d.explanation == say("reason_llm_unavailable", "en")  # the asker reads what it means, not the error
 
 
 def test_low_generation_confidence(parts) -> None:  # type: ignore[no-untyped-def]
@@ -93,7 +95,7 @@ def test_suggestions_offered_and_picked(parts) -> None:  # type: ignore[no-untyp
 @pytest.mark.parametrize(
     "text, fragment",
     [("", "empty"), ("   \n\t", "empty"), ("x" * 5000, "too long"), ("\x00\x01\x02\x03\x04\x05\x06\x07\x08ab", "binary"),
-     ("?!...", "no words")],
+     ("?!...", "no words to search")],
 )
 def test_bad_input_is_rejected_clearly_and_recorded(parts, text: str, fragment: str) -> None:  # type: ignore[no-untyped-def]
     p, gen, store, index = parts
@@ -145,8 +147,40 @@ def test_unexpected_crash_is_a_recorded_refusal(parts) -> None:  # type: ignore[
 
     p.stages[State.GATING] = ("gate", boom)  # a stage that crashes instead of deciding
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
-    assert d.refused and "KeyError" in d.explanation and d.turn_id == 1
+    assert d.refused and "KeyError" in d.detail and "KeyError" not in d.explanation and d.turn_id == 1
     assert store.turns[0][2] is d
+    # a bug is not a gap in the knowledge base: its own reason code, in the record and the reason line
+    assert d.refusal_reason == reasons.INTERNAL_ERROR and d.explanation == say("reason_internal_error", "en")
+
+
+@pytest.mark.parametrize("broken", ["search", "version"])
+def test_a_stopped_index_is_recorded_as_unavailable_not_as_a_gap(parts, broken: str,  # type: ignore[no-untyped-def]
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    p, gen, store, index = parts
+
+    def stopped(*_a: object, **_k: object) -> object:
+        raise ConnectionError("index server stopped")
+
+    setattr(index, broken, stopped)
+    index.suggestion_candidates = stopped  # its suggestions are gone with it: none offered, nothing raised
+    d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert d.refused and d.refusal_reason == reasons.INDEX_UNAVAILABLE and d.turn_id == 1
+    assert "ConnectionError" in d.detail and d.explanation == say("reason_index_unavailable", "en")
+    assert gen.calls == [] and d.suggestions == [] and store.turns[0][2] is d
+    assert any(r.levelname == "ERROR" and r.message == "retrieval failed" for r in caplog.records)
+
+
+def test_suggestions_that_cannot_be_read_are_logged(parts, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
+    p, gen, _, index = parts
+
+    def broken(*_a: object, **_k: object) -> object:
+        raise OSError("suggestion table unreadable")
+
+    index.suggestion_candidates = broken
+    gen.enqueue("", error="down")
+    d = p.handle(Incoming(KEY, "u1", "webhook port telegram"))
+    assert d.refused and d.suggestions == []
+    assert any("no suggestions offered" in r.message and r.exc_info for r in caplog.records)
 
 
 def _routed(template_risk: float, hold_risk: float) -> tuple[Pipeline, QueueGenerator]:

@@ -126,7 +126,8 @@ def test_a_model_rewrite_that_fails_or_is_not_a_question_falls_back_to_the_local
 
 
 def test_usable_rewrite_takes_a_plain_question() -> None:
-    assert usable_rewrite("And over HTTP?", "How do I run the Slack bot over HTTP?") == ""
+    assert usable_rewrite("And over HTTP?", "How do I run the Slack bot over HTTP?")
+    assert not usable_rewrite("And over HTTP?", "")
 
 
 @pytest.mark.parametrize("reading", [
@@ -134,7 +135,7 @@ def test_usable_rewrite_takes_a_plain_question() -> None:
     "Is the knowledge base usable during a re-ingest?", "What if the Confluence space is down during the sync?",
     "چگونه ربات اسلک را روی HTTP اجرا کنم؟", "Did he say that that was true?"])
 def test_a_question_a_person_would_write_is_well_formed(reading: str) -> None:
-    assert well_formed(reading) == ""
+    assert well_formed(reading) and well_formed(reading).why == ""
 
 
 @pytest.mark.parametrize(("reading", "why"), [
@@ -147,7 +148,8 @@ def test_a_question_a_person_would_write_is_well_formed(reading: str) -> None:
     ("", "empty"),
 ])
 def test_stems_splices_repeats_and_glued_marks_are_not_well_formed(reading: str, why: str) -> None:
-    assert why in well_formed(reading)
+    check = well_formed(reading)
+    assert not check and why in check.why
 
 
 def test_searches_are_fused_by_reciprocal_rank_each_hit_keeping_its_best_cosine() -> None:

@@ -22,6 +22,7 @@ METHOD_SCOPES = {
     "conversations_replies": {"channels:history", "groups:history", "im:history"},
     "usergroups_users_list": {"usergroups:read"},
     "views_open": set(),  # needs a trigger id only
+    "auth_test": set(),  # any token
 }
 
 

@@ -111,7 +111,8 @@ class AddressGuard:
                 return connect(*self.reach(address, port))
             except errors as exc:
                 error = exc
-        assert error is not None
+        if error is None:  # `allowed` gives at least one address or raises
+            raise OSError(f"no address of {host} to connect to")
         raise error
 
 

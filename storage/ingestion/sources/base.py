@@ -10,13 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Protocol
 
 from storage.documents import Document
 from storage.ingestion.loaders import LoadError, load_content
 from storage.records.source_state import PageState
 
-KINDS = ("web", "git", "confluence", "notion")
+
+class SourceKind(StrEnum):
+    """What a `[[sources]]` entry reads, and so which connector reads it."""
+
+    WEB = "web"
+    GIT = "git"
+    CONFLUENCE = "confluence"
+    NOTION = "notion"
+
+
+KINDS = tuple(SourceKind)
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
@@ -26,7 +37,7 @@ class SourceSpec:
 
     name: str
     """The source's name: 1-64 letters, digits, '.', '_' or '-' (its documents' ids start with it)."""
-    kind: str
+    kind: SourceKind
     """web, git, confluence or notion."""
     url: str
     """A sitemap or a start page (web), a repository (git), the wiki API's address (confluence, notion)."""

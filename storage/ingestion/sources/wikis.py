@@ -83,7 +83,8 @@ class ApiTransport(httpx.BaseTransport):
         if declared.isdigit() and int(declared) > limit:
             response.close()
             raise FetchError(f"{shown}: {int(declared)} bytes, over the limit of {limit}")
-        assert isinstance(response.stream, httpx.SyncByteStream)
+        if not isinstance(response.stream, httpx.SyncByteStream):  # a sync client's stream always is
+            raise TypeError(f"{shown}: not a synchronous response stream")
         return httpx.Response(response.status_code, headers=response.headers,
                               stream=_Capped(response.stream, limit, shown), extensions=response.extensions)
 

@@ -74,6 +74,7 @@ def test_ask_a_person_closes_the_loop_into_the_knowledge_base(start: Callable[..
     assert bot.app.desk.queue.entries() == []
     # the expert's answer (mentioning the asker), taken once: a second expert's comes too late
     bot.say(f"<@{USER}> {ANSWER}", ts="1960.000600", thread_ts="1960.000100", user=DAVE)
+    bot.settle()  # taken before the next reply arrives (replies at once race: the first one taken wins)
     bot.say("Also at the town hall.", ts="1960.000700", thread_ts="1960.000100", user="UCAROL01")
     bot.settle()
     [item] = bot.app.desk.queue.entries()

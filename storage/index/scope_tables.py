@@ -1,9 +1,8 @@
 """A table per knowledge scope: a scoped search walks its scope's own graph, with no row mask.
 
-Why: at 1M chunks in ten scopes, a search prefiltered to a scope inside the one chunk table cost
-3.4x the unscoped search at p95 (47.8 / 85.8 ms against 13.9 / 25.0; bench/results/
-scale_scopes-1000000.json): LanceDB applies the prefilter's row mask inside the graph walk and
-the full-text search, 10-20 ms a leg whatever the candidate list. LanceDB has no index
+Why: a search prefiltered to a scope inside the one chunk table pays for the filter's row mask
+inside the graph walk and the full-text search, whatever the candidate list, so a scoped search
+cost several times an unscoped one at scale (bench/README.md, "Scale"). LanceDB has no index
 partitioned by a label, so each scope gets a table of its own (`chunks_in_<scope>`): a copy of
 the chunk table's rows of that scope, with its own ANN and full-text indexes. A document in
 several scopes is stored once in the chunk table and once in each of its scopes' tables.

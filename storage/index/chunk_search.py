@@ -21,10 +21,10 @@ from core.text.normalize import normalize_text
 from storage.index.ann import SearchIndexSettings, SearchPlans, ef_for, nprobes_for
 from storage.index.chunk_table import ChunkTable
 from storage.index.fusion import fuse
+from storage.index.lance_tables import vectors_of
 from storage.index.scope_column import scope_filter
 from storage.index.scope_tables import ScopeTables
 from storage.index.search_legs import AsyncTableAt, LegObserver, LegQuery, run_legs, word_queries
-from storage.index.suggestion_index import vectors_of
 
 log = logging.getLogger(__name__)
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)

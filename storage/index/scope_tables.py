@@ -18,7 +18,6 @@ there, its searches use the prefilter on the chunk table, as before.
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
@@ -28,9 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from storage.index.ann import SearchIndexSettings, maintain_table
+from storage.index.lance_tables import open_table_or_none, text_index
 from storage.index.scope_column import SCOPES, scope_filter
 from storage.index.search_legs import AsyncTableAt
-from storage.index.suggestion_index import open_table_or_none
 
 log = logging.getLogger(__name__)
 PREFIX = "chunks_in_"  # scope names are [A-Za-z0-9_.-]{1,64} (bot/scopes.py), valid in table names
@@ -189,10 +188,4 @@ def scopes_in(chunks: Any) -> set[str]:
     col = chunks.search().select([SCOPES]).limit(None).to_arrow().column(SCOPES)
     return {s for s in pc.unique(pc.list_flatten(col)).to_pylist() if s}
 
-
-def text_index(tbl: Any) -> None:
-    """The full-text index over normalised text, as the chunk table's (storage/index/upkeep.py)."""
-    with warnings.catch_warnings():  # the native (non-tantivy) index is what we want; the alias is deprecated
-        warnings.simplefilter("ignore")
-        tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)
 

@@ -88,6 +88,11 @@ class App:
         """The passages a turn would read for `query` in `scope` (Pipeline.passages); no turn runs."""
         return self.pipeline.passages(query, k, scope)
 
+    def close(self) -> None:
+        """Release what the App holds for its lifetime: the pipeline's search threads. The front ends
+        that run until stopped (serve, chat, slack, telegram, mcp) close it on the way out."""
+        self.pipeline.close()
+
     def ingest(self, paths: Any = None, progress: Progress | None = None) -> IngestSummary:
         return self.kb.ingest(paths, progress)
 

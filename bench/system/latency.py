@@ -43,6 +43,7 @@ import numpy as np
 from bench import RESULTS, ROOT
 from bench.datasets import HALUEVAL_FILE, PARSINLU_FILE, SQUAD_FILE
 from bench.history import record
+from bench.system.leg_times import LastLegs
 from bot.app import SUGGESTIONS_CHECKED_AHEAD, build_app, settle_heap
 from bot.config import load_config
 from core.messages import ConversationKey, Hit, Incoming
@@ -186,19 +187,22 @@ def sequential(app: Any, qs: list[str], tag: str,
                read: Counter[int] | None = None) -> tuple[list[float], list[float], dict[str, list[float]], int]:
     """Ask each question in a conversation of its own, one after the other. Besides the wall
     clock, the process's CPU time per turn (all its threads: what the turn costs, whatever else
-    runs on the machine) and the two search legs' times (LanceChunkIndex.leg_times)."""
+    runs on the machine) and the two search legs' times (LanceChunkIndex.observe_legs)."""
     wall: list[float] = []
     total: list[float] = []
     stages: dict[str, list[float]] = {"retrieve": [], "gate": [], "generate": [], "verify": [], "cpu": [],
                                       "vector_leg": [], "text_leg": []}
     refused = 0
+    legs = LastLegs()
+    observe = getattr(app.index, "observe_legs", None)  # the Lance index's; other indexes time no legs
+    if observe is not None:
+        observe(legs)
     for i, q in enumerate(qs):
         t0, c0 = time.perf_counter(), time.process_time()
         d = app.ask(Incoming(ConversationKey("bench", f"{tag}{i}"), "b", q))
         wall.append((time.perf_counter() - t0) * 1000)
         stages["cpu"].append((time.process_time() - c0) * 1000)
-        legs = getattr(app.index, "leg_times", None)
-        if legs is not None:
+        if observe is not None:
             stages["vector_leg"].append(legs.vector_ms)
             stages["text_leg"].append(legs.text_ms)
         total.append(d.latency_ms["total"])

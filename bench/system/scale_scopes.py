@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from bench.system.leg_times import LastLegs
+
 
 def pct(values: list[float], q: float) -> float:
     return round(float(np.percentile(np.asarray(values), q)), 2) if values else 0.0
@@ -99,6 +101,8 @@ def scoped_probe(index: Any, qs: list[str], qv: np.ndarray, n: int) -> dict[str,
     plain: list[float] = []
     scoped: list[float] = []
     legs: dict[str, list[float]] = {f"{kind}_{leg}": [] for kind in ("unscoped", "scoped") for leg in ("vector", "text")}
+    legs_seen = LastLegs()
+    index.observe_legs(legs_seen)
     for i in range(n):  # warm-up, as the unscoped search had: each scope's first search opens its table's index files
         for q, v in zip(qs[:2], qv[:2], strict=True):
             index.search(normalize_text(q), v, 5, scope=f"s{i}")
@@ -109,8 +113,8 @@ def scoped_probe(index: Any, qs: list[str], qv: np.ndarray, n: int) -> dict[str,
             index.search(norm, v, 5, scope=which)
             (plain if which is None else scoped).append((time.perf_counter() - t0) * 1000)
             kind = "unscoped" if which is None else "scoped"
-            legs[f"{kind}_vector"].append(index.leg_times.vector_ms)  # each leg's wall time inside LanceDB's loop
-            legs[f"{kind}_text"].append(index.leg_times.text_ms)
+            legs[f"{kind}_vector"].append(legs_seen.vector_ms)  # each leg's wall time inside LanceDB's loop
+            legs[f"{kind}_text"].append(legs_seen.text_ms)
     p95_plain, p95_scoped = pct(plain, 95), pct(scoped, 95)
     return {"scopes": n, "queries": len(plain), "unscoped_p50_ms": pct(plain, 50), "unscoped_p95_ms": p95_plain,
             "scoped_p50_ms": pct(scoped, 50), "scoped_p95_ms": p95_scoped,

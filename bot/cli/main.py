@@ -125,7 +125,10 @@ def cmd_chat(cfg: Config, args: argparse.Namespace) -> int:
     if scope == "":
         return 2
     app = ready_app(cfg, progress=_progress_bar())
-    ConsoleChat(app, user_id=args.user, session=args.session, scope=scope).run()
+    try:
+        ConsoleChat(app, user_id=args.user, session=args.session, scope=scope).run()
+    finally:
+        app.close()
     return 0
 
 

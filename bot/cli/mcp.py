@@ -51,7 +51,10 @@ def cmd_mcp(cfg: Config, args: argparse.Namespace) -> int:
     server = build_server(lambda: app, lambda _request: asker, version=version())
     print(f"groundbot mcp: serving ask and search over stdio ({f'scope {scope}' if scope else 'the whole knowledge base'})",
           file=sys.stderr)
-    anyio.run(serve_stdio, server)
+    try:
+        anyio.run(serve_stdio, server)
+    finally:
+        app.close()
     return 0
 
 

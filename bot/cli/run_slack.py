@@ -70,6 +70,7 @@ def cmd_slack(cfg: Config, args: argparse.Namespace) -> int:
             print("Stopping; finishing answers in progress ...", file=sys.stderr)
         finally:
             adapter.close()
+            app.close()
     return 0
 
 

@@ -33,7 +33,10 @@ def cmd_telegram(cfg: Config, args: argparse.Namespace) -> int:
     def ready(username: str) -> None:
         print(f"groundbot is answering on Telegram as @{username} ({mode}). Press Ctrl-C to stop.", file=sys.stderr)
 
-    bot.run(webhook, ready)
+    try:
+        bot.run(webhook, ready)
+    finally:
+        app.close()
     return 0
 
 

@@ -170,6 +170,8 @@ class Service:
             await run_in_threadpool(self.slack.close)
         if self.state is not None:
             self.state.stop_heartbeat()
+        if self.app is not None:
+            await run_in_threadpool(self.app.close)
 
 
 def _or_none(fn: Callable[[], int]) -> int | None:

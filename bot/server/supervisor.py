@@ -11,8 +11,8 @@ groundbot afresh.
 How a worker is judged: each beats a shared timestamp from a thread once a second (as uvicorn's
 pong thread answered its pings: a process stuck holding the interpreter stops beating). A
 worker still importing groundbot (torch, LanceDB: over 5 s on a busy machine) is not taken for
-hung; one that has not beaten for `hung_after_s` is (the first load run lost 180 s when a slow
-answer held up the replacement of a killed worker, bench/results/load.md). A dead worker (the
+hung; one that has not beaten for `hung_after_s` is (judged by its answers instead, a slow answer
+would hold up the replacement of a killed worker). A dead worker (the
 process is gone) is replaced on the next round, every half second.
 """
 

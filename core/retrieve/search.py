@@ -22,6 +22,7 @@ from typing import Any
 
 from core.messages import Hit, PriorTurn, ReadingMethod, section_label
 from core.ports import ChunkIndex, Embedder, Rewriter, TermSelector
+from core.retrieve.fusion import reciprocal_ranks
 from core.retrieve.resolve import PASSED, Check, Resolution, earlier, failed, new_terms, resolve, well_formed
 from core.text.language import language_of
 from core.text.lexicon import content_terms
@@ -150,10 +151,9 @@ def fuse_lists(lists: Sequence[Sequence[Hit]], k: int, rrf_k: int) -> list[Hit]:
     """The top `k` hits by reciprocal rank over several searches; a hit keeps its best cosine and
     heading similarity over them, and its full-text rank where it had one."""
     best: dict[str, Hit] = {}
-    score: dict[str, float] = {}
+    score = reciprocal_ranks(([h.chunk_id for h in hits] for hits in lists), rrf_k)
     for hits in lists:
-        for rank, h in enumerate(hits):
-            score[h.chunk_id] = score.get(h.chunk_id, 0.0) + 1.0 / (rrf_k + rank + 1)
+        for h in hits:
             seen = best.get(h.chunk_id)
             if seen is None:
                 best[h.chunk_id] = h

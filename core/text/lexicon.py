@@ -29,8 +29,8 @@ STOP = STOP_EN | STOP_FA
 # auxiliaries, question words, the commonest prepositions and conjunctions): a full-text query
 # spent most of its time on their postings for no ranking signal. Words that shape a question's
 # meaning (before, after, most, not, between, ...) are not among them. Persian function words stay
-# in the query: skipping them, ParsiNLU questions the sources cannot answer were answered more
-# often (bench.grounding, parsinlu: 0.373 -> 0.305 refused).
+# in the query: they carry part of what a Persian question asks, and without them questions the
+# sources cannot answer are matched more loosely.
 FTS_SKIP = frozenset(
     ["a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as",
      "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "have", "has", "had", "i",

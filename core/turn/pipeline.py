@@ -99,6 +99,10 @@ class Pipeline:
         """Suggestions for a question answered outside a turn (SuggestionOffers.suggestions_for)."""
         return self.offers.suggestions_for(question, scope)
 
+    def close(self) -> None:
+        """Stop the search threads once the turns in flight are done (the App closes it with itself)."""
+        self.searches.shutdown(wait=True)
+
     def check_suggestions(self, limit: int, scope: str | None = None) -> int:
         """Decide and store whether the index's suggestions are answered (SuggestionOffers)."""
         return self.offers.check_suggestions(limit, scope)

@@ -1,28 +1,21 @@
 """The approximate-nearest-neighbour (ANN) side of the chunk index: which index a table of a
 given size gets, how it is queried, and when an ingest retrains it instead of extending it.
 
-Why: a default IVF_PQ index queried without `refine_factor` loses most of its recall at 50k
-rows and more (recall@10 of 0.15-0.25 measured), and retraining both indexes on every ingest
+Why: a default IVF_PQ index queried without `refine_factor` loses most of its recall on tables
+of tens of thousands of rows and more, and retraining both indexes on every ingest
 costs minutes. Here the partitions and sub-vectors follow the table's size, every ANN query
 re-ranks its candidates on the stored vectors, and an ingest extends the existing indexes
 (LanceDB's `optimize`) until the rows written since the last training exceed a share of the
 table (`retrain_share`), when a full retrain is worth it.
 
 The default index is IVF_HNSW_SQ (a graph per partition over 8-bit scalar-quantised vectors):
-on bench.system.scale's data at 200k rows IVF_PQ's recall was bounded by the partitions a query did
-not probe (0.86 at 8% of them, 0.96 at 20%, the same with 48 or 96 sub-vectors and any refine
-factor), while a graph search per partition is cheap enough to probe 40% of them (recall 0.97
-at refine 1, 0.98 at refine 10; bench/results/ann-variants-200000*.json). With partitions of
-16k rows a graph search is bounded by its candidate list (ef), which LanceDB sizes from limit x
-refine_factor unless told: at 1M rows recall@10 was 0.69 at refine 5, 0.89 at 10, 0.95 at 20 and
-0.97 at 40, the same with 15 or all 61 partitions probed (bench/results/scale-1000000.json). The
-re-ranking is the expensive part (a read of each candidate's full vector), so the candidate list
-is set on its own (`ef`) and only the returned rows are re-ranked (refine 1, which keeps their
-cosines exact): on a rebuilt 1M index recall@10 0.905 / 0.936 / 0.957 / 0.978 at ef 400 / 800 /
-1200 / 1600 with 10 to 61 partitions probed, at 6-9 ms of CPU against 12 ms for refine 20
-(recall 0.935 on that index) and 23 ms for refine 40 (0.957); at 10k rows recall 1.0 with ef 200
-to 1600
-(bench/results/scale_rebuild-recall-1000000.json, scale_rebuild-recall-10000.json).
+IVF_PQ's recall is bounded by the partitions a query does not probe, whatever its sub-vectors and
+refine factor, while a graph search per partition is cheap enough to probe many of them. A graph
+search is bounded by its candidate list (ef), which LanceDB would size from limit x refine_factor;
+the re-ranking is the expensive part (a read of each candidate's full vector), so the candidate
+list is set on its own (`ef`) and only the returned rows are re-ranked (refine 1, which keeps their
+cosines exact). The recall and latency of each choice are in bench/README.md ("Scale") and the
+scale results it names.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from storage.index.chunk_table import ChunkTable, is_remote
 from storage.index.chunk_writer import ChunkWriter
 from storage.index.index_meta import IndexMeta
 from storage.index.scope_tables import ScopeTables
-from storage.index.search_legs import LegTimes
+from storage.index.search_legs import LegObserver
 from storage.index.suggestion_index import SuggestionTable
 from storage.index.suggestion_lookup import SuggestionLookup
 from storage.index.upkeep import IndexUpkeep
@@ -80,10 +80,10 @@ class LanceChunkIndex:
         """doc_id -> (source path, content hash) of what the index holds now."""
         return self.chunks.existing_docs()
 
-    @property
-    def leg_times(self) -> LegTimes:
-        """The last search's vector and full-text legs (ms)."""
-        return self.searcher.leg_times
+    def observe_legs(self, observer: LegObserver | None) -> None:
+        """Tell `observer` each search's vector and full-text leg times (ms); None stops it. For the
+        benchmarks: the product keeps no timing state."""
+        self.searcher.observe_legs = observer
 
     # -- the ChunkIndex port ---------------------------------------------------------------
     def version(self) -> str:

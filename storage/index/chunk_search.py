@@ -21,10 +21,10 @@ from core.text.normalize import normalize_text
 from storage.index.ann import SearchIndexSettings, SearchPlans, ef_for, nprobes_for
 from storage.index.chunk_table import ChunkTable
 from storage.index.fusion import fuse
+from storage.index.lance_tables import vectors_of
 from storage.index.scope_column import scope_filter
 from storage.index.scope_tables import ScopeTables
-from storage.index.search_legs import AsyncTableAt, LegQuery, LegTimes, run_legs, word_queries
-from storage.index.suggestion_index import vectors_of
+from storage.index.search_legs import AsyncTableAt, LegObserver, LegQuery, run_legs, word_queries
 
 log = logging.getLogger(__name__)
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
@@ -50,7 +50,7 @@ class ChunkSearch:
         self.settings = settings
         self.candidates = candidates
         self.rrf_k = rrf_k
-        self.leg_times = LegTimes()  # the last search's vector and full-text legs (ms)
+        self.observe_legs: LegObserver | None = None  # told each search's leg times (the benchmarks set one)
         self._scope_rows: dict[str, tuple[int, tuple[int, int]]] = {}  # scope -> (version, (its rows, all rows))
 
     def search(self, query_text: str, query_vector: np.ndarray, k: int, scope: str | None = None) -> list[Hit]:
@@ -93,7 +93,7 @@ class ChunkSearch:
         query = LegQuery(qv, " ".join(fts_terms(text)), self.candidates, self.chunks.shown,
                          nprobes_for(plan, self.settings) if plan else 0, self.settings.refine_factor,
                          ef_for(plan, self.settings, share), where, bool(where) and rows <= self.settings.scope_exact_rows)
-        return run_legs(legs, version, query, self.leg_times)
+        return run_legs(legs, version, query, self.observe_legs)
 
     def scope_share(self, tbl: Any, scope: str | None) -> tuple[int, float]:
         """A knowledge scope's rows and their share of the table, read once per table version (the

@@ -16,11 +16,12 @@ import numpy as np
 import pyarrow as pa
 
 from storage.index.chunk_card import CARD, FIELDS, add_cards, unpack
+from storage.index.lance_tables import open_table_or_none, vectors_of
 from storage.index.scope_column import FIELD as SCOPES_FIELD
 from storage.index.scope_column import add_scope_column
 from storage.index.scope_tables import doc_list
 from storage.index.search_legs import AsyncTableAt
-from storage.index.suggestion_index import SuggestionRow, heading_leaf, open_table_or_none, vectors_of
+from storage.index.suggestion_index import SuggestionRow, heading_leaf
 
 TABLE = "chunks"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.messages import Hit, HitKind
+from core.retrieve.fusion import reciprocal_ranks
 
 
 def fuse(vec_rows: list[dict[str, Any]], fts_rows: list[dict[str, Any]], k: int, rrf_k: int) -> list[Hit]:
@@ -17,9 +18,8 @@ def fuse(vec_rows: list[dict[str, Any]], fts_rows: list[dict[str, Any]], k: int,
     fused: dict[tuple[str, int], dict[str, Any]] = {}
     for source_rank, rows in (("v", vec_rows), ("f", fts_rows)):
         seen: set[tuple[str, int]] = set()
-        rank = -1
         for row in rows:
-            key = (row["doc_id"], int(row["position"]))
+            key = _key(row)
             sim = row["sim"]
             entry = fused.setdefault(key, {"row": row, "sim": sim, "fused": 0.0, "kw": None, "by_heading": 0.0})
             entry["sim"] = max(entry["sim"], sim)
@@ -30,12 +30,17 @@ def fuse(vec_rows: list[dict[str, Any]], fts_rows: list[dict[str, Any]], k: int,
             if key in seen:  # an FAQ's question row and answer row count once per ranking
                 continue
             seen.add(key)
-            rank += 1
-            entry["fused"] += 1.0 / (rrf_k + rank + 1)
-            if source_rank == "f" and entry["kw"] is None:
-                entry["kw"] = rank + 1
+            if source_rank == "f" and entry["kw"] is None:  # its full-text place, among distinct chunks
+                entry["kw"] = len(seen)
+    for key, score in reciprocal_ranks(([_key(r) for r in rows] for rows in (vec_rows, fts_rows)), rrf_k).items():
+        fused[key]["fused"] = score
     ordered = sorted(fused.values(), key=lambda e: (-e["fused"], -e["sim"], e["row"]["chunk_id"]))[:k]
     return [_hit(e) for e in ordered]
+
+
+def _key(row: dict[str, Any]) -> tuple[str, int]:
+    """The chunk a row is of: an FAQ's question and answer rows, and a heading key row, are its chunk."""
+    return row["doc_id"], int(row["position"])
 
 
 def _hit(e: dict[str, Any]) -> Hit:

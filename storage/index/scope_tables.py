@@ -1,9 +1,8 @@
 """A table per knowledge scope: a scoped search walks its scope's own graph, with no row mask.
 
-Why: at 1M chunks in ten scopes, a search prefiltered to a scope inside the one chunk table cost
-3.4x the unscoped search at p95 (47.8 / 85.8 ms against 13.9 / 25.0; bench/results/
-scale_scopes-1000000.json): LanceDB applies the prefilter's row mask inside the graph walk and
-the full-text search, 10-20 ms a leg whatever the candidate list. LanceDB has no index
+Why: a search prefiltered to a scope inside the one chunk table pays for the filter's row mask
+inside the graph walk and the full-text search, whatever the candidate list, so a scoped search
+cost several times an unscoped one at scale (bench/README.md, "Scale"). LanceDB has no index
 partitioned by a label, so each scope gets a table of its own (`chunks_in_<scope>`): a copy of
 the chunk table's rows of that scope, with its own ANN and full-text indexes. A document in
 several scopes is stored once in the chunk table and once in each of its scopes' tables.
@@ -19,7 +18,6 @@ there, its searches use the prefilter on the chunk table, as before.
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
@@ -29,9 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from storage.index.ann import SearchIndexSettings, maintain_table
+from storage.index.lance_tables import open_table_or_none, text_index
 from storage.index.scope_column import SCOPES, scope_filter
 from storage.index.search_legs import AsyncTableAt
-from storage.index.suggestion_index import open_table_or_none
 
 log = logging.getLogger(__name__)
 PREFIX = "chunks_in_"  # scope names are [A-Za-z0-9_.-]{1,64} (bot/scopes.py), valid in table names
@@ -190,10 +188,4 @@ def scopes_in(chunks: Any) -> set[str]:
     col = chunks.search().select([SCOPES]).limit(None).to_arrow().column(SCOPES)
     return {s for s in pc.unique(pc.list_flatten(col)).to_pylist() if s}
 
-
-def text_index(tbl: Any) -> None:
-    """The full-text index over normalised text, as the chunk table's (storage/index/upkeep.py)."""
-    with warnings.catch_warnings():  # the native (non-tantivy) index is what we want; the alias is deprecated
-        warnings.simplefilter("ignore")
-        tbl.create_fts_index("text_norm", replace=True, stem=True, remove_stop_words=False, ascii_folding=True)
 

@@ -5,14 +5,16 @@ and a hybrid search asked for the vector leg, then the full-text leg, then the t
 each a round trip. Here the table is opened through LanceDB's public async API
 (`lancedb.connect_async`, `AsyncTable`) on a loop groundbot owns (storage/index/async_loop.py), and
 both legs are one coroutine on it: the Rust engine runs them concurrently and the calling
-thread crosses to the loop once per search. The time of each leg is kept (`LegTimes`), so a
-benchmark can say which one misses its budget.
+thread crosses to the loop once per search. Each leg's time is handed to an observer when one
+is set (`LegObserver`: the benchmarks set one, to say which leg misses its budget); the product
+keeps no timing state of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,12 +39,8 @@ def word_queries(word: str, column: str = "text_norm") -> list[Any]:
     return [MatchQuery(word, column, **opts) for opts in ([exact, fuzzy] if len(word) >= FUZZY_LETTERS else [exact])]
 
 
-@dataclass
-class LegTimes:
-    """Wall-clock milliseconds of the last search's legs (measured inside the event loop)."""
-
-    vector_ms: float = 0.0
-    text_ms: float = 0.0
+# (vector leg ms, full-text leg ms) of one search, each measured inside the event loop
+LegObserver = Callable[[float, float], None]
 
 
 @dataclass(frozen=True)
@@ -130,11 +128,12 @@ async def _both(table: AsyncTableAt, version: int, q: LegQuery) -> tuple[tuple[A
 
 
 def run_legs(table: AsyncTableAt, version: int, q: LegQuery,
-             times: LegTimes) -> tuple[pa.Table, pa.Table | Exception | None]:
+             observe: LegObserver | None = None) -> tuple[pa.Table, pa.Table | Exception | None]:
     """(vector leg, full-text leg or the exception that emptied it) of the table at `version` or
-    later; a failing vector leg raises."""
+    later; a failing vector leg raises. `observe` is told each leg's time."""
     (vec, vec_ms), (fts, fts_ms) = table.loop.run(_both(table, version, q))
-    times.vector_ms, times.text_ms = vec_ms, fts_ms
+    if observe is not None:
+        observe(vec_ms, fts_ms)
     if isinstance(vec, Exception):
         raise vec
     return vec, fts

@@ -18,19 +18,12 @@ import numpy as np
 import pyarrow as pa
 
 from storage.documents import Chunk
+from storage.index.lance_tables import open_table_or_none, vectors_of
 from storage.index.scope_column import FIELD as SCOPES_FIELD
 from storage.index.scope_column import SCOPES, add_scope_column
 
 TABLE = "suggestions"
 VERDICTS = "suggestion_verdicts"
-
-
-def open_table_or_none(db: Any, name: str) -> Any:
-    """LanceDB table `name`, or None while it does not exist yet (before the first ingest)."""
-    try:
-        return db.open_table(name)
-    except (FileNotFoundError, ValueError):
-        return None
 
 
 @dataclass(frozen=True)
@@ -174,11 +167,3 @@ class SuggestionVerdicts:
             data = pa.concat_tables([kept.select(data.column_names).cast(data.schema), data])
         self.db.create_table(VERDICTS, data=data, mode="overwrite" if tbl is not None else "create")
 
-
-def vectors_of(result: pa.Table, column: str = "vector") -> np.ndarray:
-    """A fixed-size-list vector column as one (rows, dim) float32 array, without Python lists."""
-    col = result.column(column).combine_chunks()
-    if len(col) == 0:
-        return np.zeros((0, 0), dtype=np.float32)
-    dim = col.type.list_size
-    return np.asarray(col.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(len(col), dim)

@@ -15,8 +15,9 @@ import numpy as np
 from storage.index.ann import AnnPlan, SearchIndexSettings, ann_state, maintain_table
 from storage.index.chunk_search import ChunkSearch
 from storage.index.chunk_table import ChunkTable
+from storage.index.lance_tables import text_index
 from storage.index.scope_column import index_scopes
-from storage.index.scope_tables import ScopeTables, text_index
+from storage.index.scope_tables import ScopeTables
 from storage.index.suggestion_index import SuggestionTable
 from storage.index.suggestion_lookup import SuggestionLookup
 

@@ -26,7 +26,7 @@ class MiniLMEmbedder:
     time) once that is ready in `onnx_dir`, and until then by a bare torch forward pass (the
     package's fast tokenizer, the transformer, mean pooling), both on one thread: a one-line
     input gains nothing from two, and on a busy machine the intra-op threads wait for each
-    other (measured p50 2.4 s with two threads against 0.11 s with one). `onnx_dir=None` keeps
+    other, many times slower than one thread alone. `onnx_dir=None` keeps
     questions on torch."""
 
     name = "minilm"

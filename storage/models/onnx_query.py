@@ -3,9 +3,8 @@
 Why: a question's forward pass was the largest part of a turn (the transformer's matrix
 products through torch, one small input at a time). The same network exported to ONNX (fp32,
 with the mean pooling and normalisation inside) runs on ONNX Runtime's fused kernels on one
-thread: measured 30 ms against 65 ms p50 per question on the loaded benchmark machine, vectors
-equal to torch's to a cosine of 0.9999996 (an int8 export was 2x faster again but moved
-cosines by 0.03 and changed the top passage for 8% of questions, so it is not used).
+thread in about half the time, with the same vectors as torch's (an int8 export is faster still
+but moves cosines enough to change the top passage of some questions, so it is not used).
 
 The export runs once per machine, in a child process (exporting traces the model, which must
 not touch the copy that embeds passages), into a cache folder; until it is ready, or if it

@@ -134,8 +134,13 @@ def test_both_legs_are_timed_and_a_write_by_another_process_is_seen(built: tuple
     way when another process (here another index object on the same folder) commits."""
     index, emb, kb = built
     before = index.version()
+    seen: list[tuple[float, float]] = []
+    index.observe_legs(lambda vector_ms, text_ms: seen.append((vector_ms, text_ms)))
     index.search("topic 21", emb.embed_queries(["topic 21"])[0], 3)
-    assert index.leg_times.vector_ms > 0 and index.leg_times.text_ms > 0
+    index.observe_legs(None)
+    index.search("topic 22", emb.embed_queries(["topic 22"])[0], 3)  # no observer: nothing told
+    [(vector_ms, text_ms)] = seen
+    assert vector_ms > 0 and text_ms > 0
     other = LanceChunkIndex(index.path, emb.dim, emb.name, search=index.settings)
     (kb / "doc9999.md").write_text("# New\n\nA brand new document about the spare parts catalogue.\n")
     ingest([kb], other, emb, SETTINGS)

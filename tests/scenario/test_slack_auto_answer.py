@@ -103,10 +103,11 @@ def test_a_flooded_channel_is_answered_up_to_its_rate(start: Callable[..., Slack
         bot.say("How do I renew a book?" if i % 2 == 0 else PARKING, ts=f"1807.{i:06d}")
     bot.settle()
     turns = bot.app.store.turns()
-    assert len(turns) == 3
+    assert len(turns) == 3  # which three depends on the order the workers took them in
     posted = bot.api.requests("chat.postMessage")
-    assert len(posted) == sum(not t.refused for t in turns) == 2
-    assert len({c.args["thread_ts"] for c in posted}) == 2
+    assert len(posted) == sum(not t.refused for t in turns)  # the answered ones, each once; refusals quiet
+    assert sorted(c.args["thread_ts"] for c in posted) == sorted(t.thread_id for t in turns if not t.refused)
     # another channel has a rate of its own
     bot.say("How do I renew a book?", ts="1807.900000", channel="C0OTHER")
-    bot.replies(3)
+    bot.api.wait_until(lambda: [c for c in bot.api.requests("chat.postMessage") if c.args["channel"] == "C0OTHER"],
+                       what="the other channel's answer")

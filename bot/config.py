@@ -5,8 +5,9 @@ variables over it, the secrets the `*_env` settings name, and CLI overrides.
 config.toml with the same name, each table a settings dataclass whose fields are its keys, with
 their only defaults and their descriptions (the docstring under each field; docs/configuration.md's
 reference of every key is generated from them by bot/config_reference.py). A new setting is one
-field on a table's dataclass, here or in core/settings.py. This is the only module that reads
-os.environ, and it never writes it.
+field on a table's dataclass, here or in core/settings.py. `Config.read` builds pydantic-settings'
+own sources for one file and one environment (the environment's wins, key by key); `Config()` alone
+is the built-in defaults. This is the only module that reads os.environ, and it never writes it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import tomllib
 import typing
 from collections.abc import Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -24,19 +24,24 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import (
     AfterValidator,
     BeforeValidator,
+    ModelWrapValidatorHandler,
     PrivateAttr,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
+    InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+from pydantic_settings.sources.utils import parse_env_vars
 
 from bot.config_errors import ConfigError, explain, unknown_table
 from bot.scopes import ScopeMap, ScopeSettings, ScopingSettings, check_scopes, parse_scopes
@@ -93,7 +98,7 @@ class IndexStorageSettings:
     region: str = ""
     """The bucket's region, e.g. "us-east-1"."""
     allow_http: bool = False
-    """true for a plain-http endpoint (a store on a private network)."""
+    """Set it true for a plain-http endpoint (a store on a private network)."""
     access_key_id_env: str = "GROUNDBOT_INDEX_ACCESS_KEY_ID"
     """Environment variable with the access key id."""
     secret_access_key_env: str = "GROUNDBOT_INDEX_SECRET_ACCESS_KEY"
@@ -108,7 +113,7 @@ class LogSettings:
     format: Literal["text", "json"] = "text"
     """"text" for a terminal; "json": one JSON object per line, with turn_uid and conversation."""
     level: Literal["debug", "info", "warning", "error"] = "warning"
-    """debug, info (one line per turn in groundbot serve), warning or error; -v = debug."""
+    """One of debug, info (one line per turn in groundbot serve), warning or error; -v sets debug."""
 
 
 @dataclass(frozen=True)
@@ -263,7 +268,7 @@ class ServeSettings:
     """Wrong tokens, sign-ins, signatures or secrets from one client per window before 429 (bot/server/attempts.py);
     0 = no limit."""
     wrong_credentials_total: int = 100
-    """... at one route from every client together per window; then 429 there (0 = no limit)."""
+    """Wrong credentials at one route from every client together per window before 429 there; 0 = no limit."""
     wrong_credentials_window_s: float = 60.0
     """The window (and how long a client or route is refused after reaching a limit)."""
 
@@ -271,14 +276,14 @@ class ServeSettings:
 # platform user ids: Telegram's are numbers in config.toml, compared as strings
 UserIds = tuple[Annotated[str, BeforeValidator(str)], ...]
 DEFAULT_ADMINS: dict[str, tuple[str, ...]] = {"console": ("local",), "telegram": (), "slack": ()}
-# where core's settings live in config.toml: its sections are tables of their own name, but the
-# extractive generator's settings sit in [generator]
-CORE_TABLES = {"retrieval": "retrieval", "gates": "gates", "generator": "extractive", "judge": "judge",
-               "reader": "reader", "verify": "verify", "review": "review", "refusal": "refusal"}
+# core's settings (CoreSettings) each sit in the table of their own name, but for the extractive
+# generator's, which share [generator] with the choice of generator
+CORE_TABLE_OF = {"extractive": "generator"}
 
-# the file (or "defaults with ... overrides") being read, for the messages of the checks that span tables
-# (a context variable: BaseSettings validates once more through its __init__, without a validation context)
-_READING: ContextVar[str] = ContextVar("groundbot_config_source", default="config.toml")
+
+def core_table(section: str) -> str:
+    """The config.toml table holding a CoreSettings section."""
+    return CORE_TABLE_OF.get(section, section)
 
 
 class Config(BaseSettings):
@@ -315,8 +320,9 @@ class Config(BaseSettings):
     slack: SlackSettings = SlackSettings()
     serve: ServeSettings = ServeSettings()
 
-    # read at load time, never from a file: the secrets the `*_env` settings name, the thresholds
-    # the file or the environment set (they override the embedder's profile), the file's path
+    # known once the sources are read, never from a file: the secrets the `*_env` settings name,
+    # the thresholds the file or the environment set (they override the embedder's profile), the
+    # file's path
     _secrets: dict[str, SecretStr] = PrivateAttr(default_factory=dict)
     _threshold_overrides: dict[str, dict[str, float]] = PrivateAttr(default_factory=dict)
     _source_path: str = PrivateAttr(default="")
@@ -328,8 +334,57 @@ class Config(BaseSettings):
                                    env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
                                    file_secret_settings: PydanticBaseSettingsSource,
                                    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """`Config()` is the built-in defaults: the file and the environment are read by `load_config` alone."""
+        """`Config()` is the built-in defaults (for tests and benchmarks, whatever the shell holds):
+        `Config.read` builds the sources of one file and one environment."""
         return (init_settings,)
+
+    @classmethod
+    def read(cls, file: Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
+        """The settings of config.toml `file` (None: the built-in defaults) with the
+        `GROUNDBOT_<TABLE>__<KEY>` variables of `environ` over it, the secrets its `*_env`
+        settings name, read from `environ` too; the first mistake is a ConfigError naming the
+        file or the variable."""
+        env = dict(environ or {})
+        for name in sorted(env):  # a variable naming no table would otherwise be ignored unseen
+            if name.upper().startswith(ENV_PREFIX) and "__" in name:
+                table = name[len(ENV_PREFIX):].lower().partition("__")[0]
+                if table not in cls.TABLES:
+                    raise unknown_table(table, cls.TABLES, f"environment variable {name}")
+        environment = Environment(cls, env)
+        try:
+            config_file = TomlConfigSettingsSource(cls, toml_file=file) if file is not None else None
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{file}: not valid TOML: {exc}") from exc
+        overridden = environment()
+        name = str(file or "defaults") + (f" with {ENV_PREFIX}*__* environment overrides" if overridden else "")
+        sources = (environment, config_file) if config_file is not None else (environment,)
+        cfg = cls.validated(name, sources, overridden)
+        cfg = cfg.with_secrets({n: env[n] for n in cfg.env_names() if env.get(n)})
+        cfg._source_path = str(file or "")
+        return cfg
+
+    @classmethod
+    def validated(cls, name: str, sources: tuple[PydanticBaseSettingsSource, ...],
+                  from_environment: Mapping[str, Any] | None = None) -> Config:
+        """The settings these sources give (the first wins, key by key), checked; a mistake is said
+        for an operator (bot/config_errors.py), naming `name` or the variable that set the value."""
+        try:
+            # BaseSettings' own argument for sources built by the caller (the mypy plugin's
+            # signature lists the fields alone)
+            return cls(_build_sources=(sources, {}))  # type: ignore[call-arg]
+        except ValidationError as exc:
+            raise explain(exc, name, table_hints, cls.TABLES, from_environment or {}, ENV_PREFIX) from None
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _over_default_entries(cls, value: Any, info: ValidationInfo) -> Any:
+        """A key holding a table of free keys (the refusal messages by language) keeps the built-in
+        entries the file does not name."""
+        default = cls.model_fields[info.field_name or ""].default
+        if not (isinstance(value, dict) and _is_table(default)):
+            return value
+        return {k: {**getattr(default, k), **v} if isinstance(v, dict) and isinstance(getattr(default, k, None), dict)
+                else v for k, v in value.items()}
 
     @field_validator("admins", mode="after")
     @classmethod
@@ -339,20 +394,28 @@ class Config(BaseSettings):
     @field_validator("scopes", mode="before")
     @classmethod
     def _parse_scopes(cls, value: Any) -> Any:
-        return value if isinstance(value, tuple) else parse_scopes(value, _READING.get())
+        return value if isinstance(value, tuple) else parse_scopes(value)
 
     @field_validator("sources", mode="before")
     @classmethod
     def _parse_sources(cls, value: Any) -> Any:
-        return value if isinstance(value, tuple) else parse_sources(value, _READING.get())
+        return value if isinstance(value, tuple) else parse_sources(value)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _noting_thresholds(cls, data: Any, handler: ModelWrapValidatorHandler[Config]) -> Config:
+        """The thresholds the sources set explicitly are kept apart: they override the embedder's profile."""
+        cfg = handler(data)
+        if isinstance(data, Mapping):
+            cfg._threshold_overrides = _explicit_thresholds(data)
+        return cfg
 
     @model_validator(mode="after")
     def _check_across_tables(self) -> Config:
-        source = _READING.get()
-        check_scopes(self.scopes, self.scoping.default_scope, self.paths.kb_paths, source,
+        check_scopes(self.scopes, self.scoping.default_scope, self.paths.kb_paths,
                      fed={n for s in self.sources for n in s.scopes})
-        check_sources(self.sources, [s.name for s in self.scopes], source)
-        _check_serve_scopes(self.serve, self.scopes, source)
+        check_sources(self.sources, [s.name for s in self.scopes])
+        _check_serve_scopes(self.serve, self.scopes)
         return self
 
     def changed(self, **changes: Any) -> Config:
@@ -372,17 +435,14 @@ class Config(BaseSettings):
     @property
     def core(self) -> CoreSettings:
         """The settings the answering core reads, gathered from their tables."""
-        return CoreSettings(retrieval=self.retrieval, gates=self.gates, extractive=self.generator.extractive(),
-                            judge=self.judge, reader=self.reader, verify=self.verify, review=self.review,
-                            refusal=self.refusal)
+        sections: dict[str, Any] = {f.name: getattr(self, core_table(f.name)) for f in fields(CoreSettings)}
+        return CoreSettings(**{**sections, "extractive": self.generator.extractive()})
 
     def with_core(self, core: CoreSettings) -> Config:
         """A copy whose core tables are `core`'s (an embedder's profile applied, say)."""
-        generator = replace(self.generator, **{f.name: getattr(core.extractive, f.name)
-                                               for f in fields(ExtractiveSettings)})
-        return self.model_copy(update={"retrieval": core.retrieval, "gates": core.gates, "generator": generator,
-                                       "judge": core.judge, "reader": core.reader, "verify": core.verify,
-                                       "review": core.review, "refusal": core.refusal})
+        tables = {core_table(f.name): getattr(core, f.name) for f in fields(CoreSettings)}
+        tables["generator"] = replace(self.generator, **dataclasses.asdict(core.extractive))
+        return self.model_copy(update=tables)
 
     @property
     def threshold_overrides(self) -> dict[str, dict[str, float]]:
@@ -467,20 +527,44 @@ def _is_table(value: Any) -> bool:
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
+class Environment(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping (the process's, or a test's),
+    whose lists and tables are read as TOML values, as config.toml writes them (`[123, 456]`,
+    `['a', 'b']`); a value that is not one is left as text for the validator to refuse."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return parse_env_vars(self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str)
+
+    def next_field(self, field: FieldInfo | Any | None, key: str, case_sensitive: bool | None = None) -> FieldInfo | None:
+        """A key of a table: the library finds those of models, and groundbot's tables are dataclasses."""
+        annotation = field.annotation if isinstance(field, FieldInfo) else field
+        if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+            hint = typing.get_type_hints(annotation, include_extras=True).get(key if case_sensitive else key.lower())
+            return FieldInfo.from_annotation(hint) if hint is not None else None
+        return super().next_field(field, key, case_sensitive)
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        try:
+            return tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError:
+            return value
 
 
-
-def _check_serve_scopes(serve: ServeSettings, scopes: tuple[ScopeSettings, ...], source: str) -> None:
+def _check_serve_scopes(serve: ServeSettings, scopes: tuple[ScopeSettings, ...]) -> None:
     """`[serve] open_api_scope` names a scope, and no scope's token variable is a global one
     (a scope's token would then open every scope)."""
     names = [s.name for s in scopes]
     if serve.open_api_scope and serve.open_api_scope not in names:
-        raise ConfigError(f"{source}: [serve] open_api_scope = {serve.open_api_scope!r} is not a scope; "
+        raise ConfigError(f"[serve] open_api_scope = {serve.open_api_scope!r} is not a scope; "
                           f"known scopes: {', '.join(names) or '(none: without [[scopes]] leave it empty)'}")
     for s in scopes:
         for env in (s.api_token_env, s.review_token_env):
             if env and env in (serve.api_token_env, serve.review_token_env):
-                raise ConfigError(f"{source}: scope {s.name!r}: {env!r} is a [serve] token variable, which opens "
+                raise ConfigError(f"scope {s.name!r}: {env!r} is a [serve] token variable, which opens "
                                   "every scope; give the scope's token a variable of its own")
 
 
@@ -497,114 +581,28 @@ def table_hints(name: str) -> dict[str, Any]:
     return {FREE_KEYS: args[1]} if typing.get_origin(cls) is dict and len(args) == 2 else {}
 
 
-def _merged_over_defaults(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The parsed tables, where a key holding a table of free keys (the refusal messages) keeps the
-    built-in entries the file does not name."""
-    defaults = Config()
-    out: dict[str, Any] = {}
-    for name, body in data.items():
-        default = getattr(defaults, name, None)
-        if isinstance(body, dict) and _is_table(default):
-            body = {k: {**getattr(default, k), **v} if isinstance(v, dict) and isinstance(getattr(default, k, None), dict)
-                    else v for k, v in body.items()}
-        out[name] = body
-    return out
-
-
 def _explicit_thresholds(data: Mapping[str, Any]) -> dict[str, dict[str, float]]:
-    """The thresholds a file or the environment set, by core section (they override the profile)."""
+    """The thresholds the sources set, by core section (they override the embedder's profile)."""
     found: dict[str, dict[str, float]] = {}
-    for table_name, section in CORE_TABLES.items():
-        body = data.get(table_name)
-        for key in THRESHOLD_KEYS.get(section, ()):
-            if isinstance(body, dict) and key in body:
+    for section, keys in THRESHOLD_KEYS.items():
+        body = data.get(core_table(section))
+        for key in keys:
+            if isinstance(body, Mapping) and key in body:
                 found.setdefault(section, {})[key] = float(body[key])
     return found
 
 
-def from_toml(data: Mapping[str, Any], source: str = "config.toml",
-              from_environment: Mapping[str, Any] | None = None) -> Config:
-    """Config from parsed config.toml tables (missing keys keep their defaults); errors name `source`,
-    or the variable of a value `from_environment` set."""
-    reading = _READING.set(source)
-    try:
-        cfg = Config(**_merged_over_defaults(data))
-    except ValidationError as exc:
-        raise explain(exc, dict(data), source, table_hints, Config.TABLES, from_environment or {},
-                      ENV_PREFIX) from None
-    finally:
-        _READING.reset(reading)
-    cfg._threshold_overrides = _explicit_thresholds(data)
-    return cfg
-
-
-class _Environment(EnvSettingsSource):
-    """pydantic-settings' environment source over a given mapping (the process's, or a test's)."""
-
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self._environ = environ
-        super().__init__(Config)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return {k.lower(): v for k, v in self._environ.items()}
-
-
-def _typed(hint: Any, raw: Any) -> Any:
-    """An environment variable's text as the setting's type expects it: text settings take it as
-    is; others are read as a TOML value (`8`, `0.5`, `true`, `["a", "b"]`), else left as text for
-    the validator to refuse with its usual message."""
-    if not isinstance(raw, str):
-        return raw
-    base = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
-    literal = typing.get_origin(base) is typing.Literal and all(isinstance(a, str) for a in typing.get_args(base))
-    if base in (str, Path) or literal:
-        return raw
-    try:
-        return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        return raw
-
-
-def environment_tables(environ: Mapping[str, str]) -> dict[str, Any]:
-    """The settings the environment sets, as config.toml tables: `GROUNDBOT_<TABLE>__<KEY>`
-    (e.g. GROUNDBOT_STORAGE__LOCK_BUDGET_S=30) is [table] key; a variable naming no table is an
-    error, with the closest table's name."""
-    for name in sorted(environ):
-        if name.upper().startswith(ENV_PREFIX) and "__" in name:
-            table_name = name[len(ENV_PREFIX):].lower().partition("__")[0]
-            if table_name not in Config.TABLES:
-                raise unknown_table(table_name, Config.TABLES, f"environment variable {name}")
-    tables = _Environment(environ)()
-    for table_name, body in tables.items():
-        if isinstance(body, dict):
-            hints = table_hints(table_name)
-            tables[table_name] = {k: _typed(hints.get(k, hints.get(FREE_KEYS, str)), v) for k, v in body.items()}
-    return tables
-
-
-def _read_file(path: Path) -> dict[str, Any]:
-    try:
-        return dict(TomlConfigSettingsSource(Config, toml_file=path)())
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: not valid TOML: {exc}") from exc
+def from_toml(data: Mapping[str, Any], source: str = "config.toml") -> Config:
+    """Config from parsed config.toml tables (missing keys keep their defaults); errors name `source`."""
+    return Config.validated(source, (InitSettingsSource(Config, dict(data)),))
 
 
 def load_config(path: str | Path | None = None, *, data_dir: str | Path | None = None,
                 environ: Mapping[str, str] | None = None) -> Config:
     """Load config.toml (explicit path, else ./config.toml if present, else defaults), with the
-    `GROUNDBOT_<TABLE>__<KEY>` environment variables over it."""
-    env = dict(os.environ) if environ is None else dict(environ)
+    `GROUNDBOT_<TABLE>__<KEY>` environment variables over it (the process's, unless `environ`)."""
     chosen: Path | None = Path(path) if path else (Path("config.toml") if Path("config.toml").is_file() else None)
     if chosen is not None and not chosen.is_file():
         raise FileNotFoundError(f"config file not found: {chosen}")
-    data = _read_file(chosen) if chosen is not None else {}
-    overrides = environment_tables(env)
-    for name, body in overrides.items():  # a key set in the environment wins over the file's
-        data[name] = {**data[name], **body} if isinstance(data.get(name), dict) and isinstance(body, dict) else body
-    source = str(chosen or "defaults") + (f" with {ENV_PREFIX}*__* environment overrides" if overrides else "")
-    cfg = from_toml(data, source, overrides)
-    if data_dir is not None:
-        cfg = cfg.changed(paths__data_dir=Path(data_dir))
-    cfg = cfg.with_secrets({name: env[name] for name in cfg.env_names() if env.get(name)})
-    cfg._source_path = str(chosen or "")
-    return cfg
+    cfg = Config.read(chosen, os.environ if environ is None else environ)
+    return cfg if data_dir is None else cfg.changed(paths__data_dir=Path(data_dir))

@@ -61,19 +61,20 @@ def unknown_key(table: str, key: str, keys: Sequence[str], elsewhere: Sequence[s
     return ConfigError(f"{source}: unknown setting [{table}] {key}{hint}")
 
 
-def explain(exc: ValidationError, data: Mapping[str, Any], source: str, hints_of: Callable[[str], dict[str, Any]],
-            tables: Sequence[str], from_environment: Mapping[str, Any], prefix: str) -> Exception:
-    """The first error of a failed validation, said as an operator needs it."""
+def explain(exc: ValidationError, source: str, hints_of: Callable[[str], dict[str, Any]], tables: Sequence[str],
+            from_environment: Mapping[str, Any], prefix: str) -> Exception:
+    """The first error of a failed validation, said as an operator needs it: `source` (the file,
+    or the variable in `from_environment` that set the value), the table, the key and the value."""
     error = exc.errors()[0]
     loc = [str(p) for p in error["loc"]]
     cause = (error.get("ctx") or {}).get("error")
-    if isinstance(cause, (ConfigError, ScopeError)):  # the schema's own checks name the file already
-        return cause
     table = loc[0] if loc else ""
     key = loc[1] if len(loc) > 1 else ""
     env_body = from_environment.get(table)
     if isinstance(env_body, dict) and key in env_body:
         source = f"environment variable {prefix}{table.upper()}__{key.upper()}"
+    if isinstance(cause, (ConfigError, ScopeError)):  # the schema's own checks: what and where in the file
+        return type(cause)(f"{source}: {cause}")
     if error["type"] in UNKNOWN:
         if len(loc) == 1:
             return unknown_table(table, tables, source)
@@ -81,11 +82,11 @@ def explain(exc: ValidationError, data: Mapping[str, Any], source: str, hints_of
         return unknown_key(table, key, keys, [t for t in tables if key in hints_of(t)], source)
     if isinstance(cause, ValueError) and error["type"] == "value_error" and len(loc) <= 1:
         return ConfigError(f"{source}: {cause}")  # a table's own check (a dataclass's __post_init__)
-    body = data.get(table)
-    if len(loc) == 1 or not isinstance(body, dict):
-        return ConfigError(f"{source}: {table} = {body!r}: expected a table [{table}]")
+    value = error.get("input")
+    if len(loc) == 1:
+        return ConfigError(f"{source}: {table} = {value!r}: expected a table [{table}]")
     hints = hints_of(table)
     hint = hints.get(key, hints.get("*"))  # a table of free keys ([admins]): the type of each value
     if hint is None:
-        return ConfigError(f"{source}: [{table}] {key} = {body.get(key)!r}: {error['msg']}")
-    return ConfigError(f"{source}: [{table}] {key} = {body.get(key)!r}: expected {describe(hint)} ({error['msg']})")
+        return ConfigError(f"{source}: [{table}] {key} = {value!r}: {error['msg']}")
+    return ConfigError(f"{source}: [{table}] {key} = {value!r}: expected {describe(hint)} ({error['msg']})")

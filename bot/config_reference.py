@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ConfigDict, create_model
 
-from bot.config import CORE_TABLES, Config
+from bot.config import Config, core_table
 from bot.config_errors import describe
 from core.profiles import THRESHOLD_KEYS
 from storage.ingestion.loaders import INDEXED, NOT_INDEXED
@@ -94,7 +94,7 @@ def reference() -> str:
             continue
         doc = (annotation.__doc__ or "") if not (annotation.__doc__ or "").startswith(annotation.__name__ + "(") else ""
         lines += ["", f"### [{name}]", ""] + ([_one_line(doc), ""] if doc else [])
-        profiled = THRESHOLD_KEYS.get(CORE_TABLES.get(name, ""), ())
+        profiled = next((keys for section, keys in THRESHOLD_KEYS.items() if core_table(section) == name), ())
         lines += _rows(annotation, getattr(defaults, name), _descriptions(annotation), profiled)
     return "\n".join(lines + ["", INDEXED, END]) + "\n"
 

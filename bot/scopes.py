@@ -56,7 +56,8 @@ class ScopingSettings:
 
 
 class ScopeError(ValueError):
-    """`[[scopes]]` does not make sense; the message names the file, the scope and the key."""
+    """`[[scopes]]` does not make sense; the message names the scope and the key (the file is added
+    by bot/config_errors.py)."""
 
 
 def _strings(value: Any, where: str) -> tuple[str, ...]:
@@ -65,16 +66,16 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-def named_entries(raw: Any, source: str, table: str, keys: Sequence[str],
+def named_entries(raw: Any, table: str, keys: Sequence[str],
                   error: type[ScopeError]) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """Each entry of a `[[table]]` array as (where it is, its name, the entry), once its keys are
     known ones (an unknown key is named, with the closest known one) and its name is one that
     can go into filters and folder names as is."""
     if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
-        raise error(f"{source}: {table} must be written as [[{table}]] tables")
+        raise error(f"{table} must be written as [[{table}]] tables")
     for i, entry in enumerate(raw, start=1):
         name = entry.get("name")
-        where = f"{source}: [[{table}]] #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
+        where = f"[[{table}]] #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
         for key in entry:
             if key not in keys:
                 close = difflib.get_close_matches(key, keys, n=1)
@@ -85,10 +86,10 @@ def named_entries(raw: Any, source: str, table: str, keys: Sequence[str],
         yield where, name, entry
 
 
-def parse_scopes(raw: Any, source: str) -> tuple[ScopeSettings, ...]:
+def parse_scopes(raw: Any) -> tuple[ScopeSettings, ...]:
     """The `[[scopes]]` array of a parsed config.toml, each entry checked on its own."""
     out = []
-    for where, name, entry in named_entries(raw, source, "scopes", [f.name for f in fields(ScopeSettings)], ScopeError):
+    for where, name, entry in named_entries(raw, "scopes", [f.name for f in fields(ScopeSettings)], ScopeError):
         refusal = entry.get("refusal", "")
         if not isinstance(refusal, str):
             raise ScopeError(f"{where}: refusal must be a string")
@@ -111,20 +112,20 @@ def _inside(path: str, roots: Sequence[str]) -> bool:
     return any(p.is_relative_to(Path(r).resolve()) for r in roots)
 
 
-def check_scopes(scopes: Sequence[ScopeSettings], default: str, kb_paths: Sequence[str], source: str,
+def check_scopes(scopes: Sequence[ScopeSettings], default: str, kb_paths: Sequence[str],
                  fed: Collection[str] = ()) -> None:
     """The errors an operator must fix before groundbot starts: a scope named twice or unknown
     (the default), a chat served by two scopes, a path outside kb_paths, a malformed chat or admin.
     A scope `fed` by a synced source ([[sources]]) needs no paths of its own."""
     names = [s.name for s in scopes]
     for name in {n for n in names if names.count(n) > 1}:
-        raise ScopeError(f"{source}: scope {name!r} is defined twice")
+        raise ScopeError(f"scope {name!r} is defined twice")
     if default and default not in names:
-        raise ScopeError(f"{source}: [scoping] default_scope = {default!r} is not a scope; "
+        raise ScopeError(f"[scoping] default_scope = {default!r} is not a scope; "
                          f"known scopes: {', '.join(names) or '(none)'}")
     served: dict[str, str] = {}
     for s in scopes:
-        where = f"{source}: scope {s.name!r}"
+        where = f"scope {s.name!r}"
         if not s.paths and s.name not in fed:
             raise ScopeError(f"{where}: paths is empty; a scope needs the documents it answers from")
         for p in s.paths:
@@ -140,10 +141,10 @@ def check_scopes(scopes: Sequence[ScopeSettings], default: str, kb_paths: Sequen
                                  "a chat is answered from one scope")
             served[chat] = s.name
         _check_people(s, where)
-    _check_token_envs(scopes, source)
+    _check_token_envs(scopes)
 
 
-def _check_token_envs(scopes: Sequence[ScopeSettings], source: str) -> None:
+def _check_token_envs(scopes: Sequence[ScopeSettings]) -> None:
     """One variable per token: a token's holder is known by the variable it came from, so two
     scopes (or a scope's API and review sign-in) sharing one would make one caller two."""
     named: dict[str, str] = {}
@@ -151,7 +152,7 @@ def _check_token_envs(scopes: Sequence[ScopeSettings], source: str) -> None:
         for key in ("api_token_env", "review_token_env"):
             env = getattr(s, key)
             if env and env in named:
-                raise ScopeError(f"{source}: scope {s.name!r}: {key} {env!r} is already the {named[env]}; "
+                raise ScopeError(f"scope {s.name!r}: {key} {env!r} is already the {named[env]}; "
                                  "give each token a variable of its own")
             if env:
                 named[env] = f"{key} of scope {s.name!r}"

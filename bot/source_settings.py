@@ -25,7 +25,8 @@ ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 
 class SourceError(ScopeError):
-    """`[[sources]]` does not make sense; the message names the file, the source and the key."""
+    """`[[sources]]` does not make sense; the message names the source and the key (the file is
+    added by bot/config_errors.py)."""
 
 
 def parse_interval(value: Any, where: str) -> float:
@@ -41,11 +42,11 @@ def parse_interval(value: Any, where: str) -> float:
     return seconds
 
 
-def parse_sources(raw: Any, source: str) -> tuple[SourceSpec, ...]:
+def parse_sources(raw: Any) -> tuple[SourceSpec, ...]:
     """The `[[sources]]` array of a parsed config.toml, each entry checked on its own."""
     keys = [f.name for f in fields(SourceSpec)]
     out = []
-    for where, _name, entry in named_entries(raw, source, "sources", keys, SourceError):
+    for where, _name, entry in named_entries(raw, "sources", keys, SourceError):
         if entry.get("kind") not in KINDS:
             raise SourceError(f"{where}: kind must be one of {', '.join(KINDS)}, got {entry.get('kind')!r}")
         if not isinstance(entry.get("url"), str) or not entry["url"].strip():
@@ -60,13 +61,13 @@ def parse_sources(raw: Any, source: str) -> tuple[SourceSpec, ...]:
     return tuple(out)
 
 
-def check_sources(specs: Sequence[SourceSpec], scope_names: Sequence[str], source: str) -> None:
+def check_sources(specs: Sequence[SourceSpec], scope_names: Sequence[str]) -> None:
     """What must hold across entries: unique names, scopes that exist, secrets by variable name."""
     names = [s.name for s in specs]
     for name in {n for n in names if names.count(n) > 1}:
-        raise SourceError(f"{source}: source {name!r} is defined twice")
+        raise SourceError(f"source {name!r} is defined twice")
     for s in specs:
-        where = f"{source}: source {s.name!r}"
+        where = f"source {s.name!r}"
         for scope in s.scopes:
             if scope not in scope_names:
                 raise SourceError(f"{where}: scope {scope!r} is not a [[scopes]] entry "

@@ -31,13 +31,13 @@ class RetrievalSettings:
     ask_back: bool = True
     """A short question the sources answer in different ways is asked back (AMBIGUOUS_QUESTION)."""
     ask_back_max_words: int = 3
-    """... when it has at most this many content words."""
+    """A question is short enough to be asked back when it has at most this many content words."""
     ask_back_margin: float = 0.15
-    """... and the reader trusts another document's section within this of the best."""
+    """A question is asked back only when the reader trusts another document's section within this of the best."""
     term_selector: bool = True
     """A later turn reads the earlier words a trained term selector picks (English; storage/models/terms.md)."""
     term_threshold: float = 0.3
-    """... each word at or above this probability (bench/README.md: the conversations suite)."""
+    """The term selector picks each earlier word it gives at least this probability."""
     sentence_queries: int = 4
     """A message of more than 24 words is also searched by its first this many sentences, fused (0 = off)."""
 
@@ -57,11 +57,11 @@ class GateSettings:
     chunk_floor: float = 0.25
     """Chunks below this are dropped from the context."""
     min_chunks: int = 1
-    """Context sufficiency: at least this many chunks ..."""
+    """The context must hold at least this many chunks, else INSUFFICIENT_CONTEXT."""
     min_context_chars: int = 100
-    """... and this many characters -> else INSUFFICIENT_CONTEXT."""
+    """The context must hold at least this many characters, else INSUFFICIENT_CONTEXT."""
     min_keyword_coverage: float = 0.5
-    """Share of question words found in the context; below = warning only."""
+    """The share of the question's words the context should hold; below it the record carries a warning only."""
 
 
 @dataclass(frozen=True)
@@ -73,11 +73,11 @@ class ExtractiveSettings:
     heading_min_similarity: float = 0.85
     """This close to a heading -> the section's opening (profile)."""
     heading_paraphrase_similarity: float = 0.75
-    """... and this close, if the reader trusts that section most (profile)."""
+    """A heading this close also opens its section when the reader trusts that section most (profile)."""
     min_sentence_score: float = 0.10
     """A sentence must share this much (idf-weighted) with the question."""
     ask_terms: int = 8
-    """... counted against the question's this many rarest words (a long question is not diluted)."""
+    """A sentence's share is counted against the question's this many rarest words, so a long question is not diluted."""
     min_quote_similarity: float = 0.45
     """Quote only when the best chunk is this similar (profile)."""
     mentioned_words: bool = True
@@ -91,7 +91,7 @@ class JudgeSettings:
     """The claim judge (core.ports.ClaimJudge): does the evidence state each claim of a generated answer?"""
 
     claims: bool = True
-    """false: generated answers get the lexical checks only."""
+    """When false, generated answers get the lexical checks only."""
     min_claim_probability: float = 0.3
     """A generated claim needs at least this probability."""
     threads: int = 2
@@ -105,7 +105,7 @@ class ReaderSettings:
     from chunks it trusts; the similarity gates then only keep out what is plainly off-topic."""
 
     enabled: bool = True
-    """false: the similarity gates and thresholds decide alone, as before the reader."""
+    """When false, the similarity gates and thresholds decide alone."""
     chunks: int = 3
     """Retrieved chunks read per question, each alone (latency follows this)."""
     threads: int = 2
@@ -117,27 +117,27 @@ class ReaderSettings:
     settle_probability: float = 0.65
     """The first chunk read settles a question it answers this surely; 0 = read all."""
     settle_min_similarity: float = 0.5
-    """... and retrieval placed it at least this close to the question."""
+    """A settling chunk must also be at least this close to the question."""
     settle_max_gap: float = 0.1
-    """... and no other retrieved chunk is more than this closer; 1 = no limit."""
+    """No other retrieved chunk may be more than this closer than a settling chunk; 1 means no limit."""
     unknown_word_probability: float = 0.6
-    """A question with a word no document holds, below `unknown_word_similarity`,."""
+    """A question worded in words no chunk holds is refused when the reader answers it below this and its best chunk is below `unknown_word_similarity` (core/gate/mentions.py)."""
     unknown_word_similarity: float = 0.45
-    """Needs the best chunk this sure, else NOT_ANSWERED_BY_SOURCES (extractive)."""
+    """The similarity below which such a question is refused with NOT_ANSWERED_BY_SOURCES (extractive)."""
     read_nearest: bool = True
     """The chunk nearest the question is read even when fusion ranks it past `chunks`."""
     llm_min_answer_probability: float = 0.1
     """The same with a language model, whose every claim is verified after."""
     llm_settle_probability: float = 0.0
-    """Settle_probability with a language model: every chunk it may cite is read."""
+    """The settle_probability with a language model, where every chunk it may cite is read."""
     llm_chunks: int = 5
     """Chunks read with a language model: all `top_k` it is given and may cite."""
     llm_similarity_weight: float = 2.0
-    """Similarity_weight with a language model."""
+    """The similarity_weight with a language model."""
     min_top1_similarity: float = 0.35
     """The gates' top-1 floor while the reader decides."""
     min_mean_confidence: float = 0.15
-    """And the floor on the mean of the best chunks' similarity."""
+    """The gates' floor on the mean of the best chunks' similarity while the reader decides."""
 
 
 @dataclass(frozen=True)
@@ -145,9 +145,9 @@ class VerifySettings:
     require_citations: bool = True
     """No [C#] in the answer -> MISSING_CITATIONS; a claim without one is left out."""
     min_claim_support: float = 0.7
-    """Word-overlap support a claim needs; below = uncovered, unless."""
+    """The word-overlap support a claim needs; a claim below it is uncovered unless the claim judge gives it min_paraphrase_probability."""
     min_paraphrase_probability: float = 0.7
-    """The claim judge gives it at least this."""
+    """A claim short of word-overlap support is covered when the claim judge gives it at least this."""
     anchor_ratio: float = 0.3
     """Where a claim's name or number must be found (core/verify/placement.py); 0 = off."""
     min_citation_density: float = 0.5
@@ -155,11 +155,11 @@ class VerifySettings:
     short_answer_words: int = 4
     """Answers this short are verified together with their question."""
     copied_question_share: float = 0.34
-    """A claim copied from its evidence with this share of the question: not judged."""
+    """A claim copied from its evidence with this share of the question is not judged."""
     copied_answer_probability: float = 0.5
-    """... nor one whose chunk the passage reader read as answering this surely."""
+    """A claim whose chunk the passage reader read as answering this surely is not judged either."""
     min_source_answer_probability: float = 0.1
-    """A claim whose cited chunks the reader read below this: left out; 0 = off."""
+    """A claim whose cited chunks the reader read below this is left out; 0 turns the check off."""
     min_generation_confidence: float = 0.5
     """Mean token probability below this -> LOW_GENERATION_CONFIDENCE."""
 

@@ -40,7 +40,7 @@ def run(repeat: int) -> dict[str, Any]:
         with SiteServer(root) as server:
             spec = parse_sources([{"name": "starlette", "kind": "web", "url": server.base + "sitemap.xml",
                                    "public_url": "https://www.starlette.io/", "allow_private_addresses": True,
-                                   "requests_per_second": 100, "concurrency": 4}], "bench")
+                                   "requests_per_second": 100, "concurrency": 4}])
             app = build_app(Config().changed(paths__data_dir=tmp / "data", paths__kb_paths=(), sources=spec))
             t0 = time.perf_counter()
             [first] = app.syncer.sync()

@@ -42,7 +42,7 @@ class SearchIndexSettings:
     partitions: int = 0
     """IVF partitions; 0 = rows / rows_per_partition when trained (at most rows / 256)."""
     rows_per_partition: int = 16384
-    """Rows per IVF partition when partitions = 0 (61 partitions at 1M rows)."""
+    """Rows per IVF partition when partitions = 0."""
     sub_vectors: int = 0
     """IVF_PQ only: sub-vectors; 0 = dimension / 8 (48 for 384-d vectors)."""
     nprobes: int = 0
@@ -50,7 +50,7 @@ class SearchIndexSettings:
     probe_share: float = 0.4
     """Share of the partitions searched when nprobes = 0."""
     min_nprobes: int = 20
-    """... but at least this many (every partition of a table up to 20 x rows_per_partition)."""
+    """A query searches at least this many partitions, so a table of up to 20 x rows_per_partition is searched whole."""
     refine_factor: int = 1
     """An ANN query re-ranks refine_factor x candidates on their stored vectors."""
     ef: int = 1600

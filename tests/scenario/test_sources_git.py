@@ -38,7 +38,7 @@ def commit(repo: Path, files: dict[str, str | None], message: str) -> str:
 
 
 def source(repo: Path, **extra: Any) -> Any:
-    return parse_sources([{"name": "handbook", "kind": "git", "url": str(repo), "web_url": WEB, **extra}], "test")
+    return parse_sources([{"name": "handbook", "kind": "git", "url": str(repo), "web_url": WEB, **extra}])
 
 
 def ask(app: App, question: str) -> Any:

@@ -48,7 +48,7 @@ def write_site(root: Path) -> None:
 def source(url: str, **extra: Any) -> Any:
     entry = {"name": "manual", "kind": "web", "url": url, "allow_private_addresses": True,
              "requests_per_second": 100, **extra}
-    return parse_sources([entry], "test")
+    return parse_sources([entry])
 
 
 @pytest.fixture
@@ -167,7 +167,7 @@ def test_the_starlette_docs_site_synced_from_its_sitemap_answers_with_the_public
     with SiteServer(root) as server:
         app = make_app(empty=True, paths__kb_paths=(), sources=parse_sources([{
             "name": "starlette", "kind": "web", "url": server.base + "sitemap.xml", "public_url": PUBLIC,
-            "allow_private_addresses": True, "requests_per_second": 100}], "test"))
+            "allow_private_addresses": True, "requests_per_second": 100}]))
         [first] = app.syncer.sync()
         assert first.ok and len(first.summary.added) == 25, first.line()
         assert PUBLIC + "staticfiles/" in cited(app, "How do I serve static files?")
@@ -199,7 +199,7 @@ def test_chat_reingest_syncs_the_scopes_sources_for_its_admins_only_and_stats_re
     from bot.scopes import parse_scopes
 
     scopes = parse_scopes([{"name": "keepers", "chats": ["slack:C1"], "admins": ["slack:U1"]},
-                           {"name": "docs", "paths": ["docs"], "chats": ["slack:C2"]}], "test")
+                           {"name": "docs", "paths": ["docs"], "chats": ["slack:C2"]}])
     app = make_app(empty=True, paths__kb_paths=(), scopes=scopes,
                    sources=source(site.base, max_depth=1, scopes=["keepers"]))
     refused = app.command("slack", "U2", "reingest", chat_id="C1")

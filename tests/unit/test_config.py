@@ -179,3 +179,33 @@ def test_a_database_url_with_a_password_comes_from_the_environment() -> None:
     assert cfg.db_url == url and cfg.secret("GROUNDBOT_DATABASE_URL") == url
     assert "GROUNDBOT_DATABASE_URL" in cfg.secrets  # a secret: redacted from logs
     assert load_config(ROOT / "config.toml", environ={}).db_url.startswith("sqlite:///")
+
+
+def test_every_setting_is_described_in_a_sentence() -> None:
+    """The reference in docs/configuration.md is generated from these: a fragment there ("... and
+    this close") reads as nothing on its own."""
+    import dataclasses
+    import typing
+
+    from bot.config_reference import _descriptions
+
+    fragments = []
+    for name, field in Config.model_fields.items():
+        item = typing.get_args(field.annotation)[0] if typing.get_origin(field.annotation) is tuple else None
+        table = item if dataclasses.is_dataclass(item) else field.annotation
+        if not (isinstance(table, type) and dataclasses.is_dataclass(table)):
+            continue
+        described = _descriptions(table)
+        for key in (f.name for f in dataclasses.fields(table)):
+            text = " ".join(described.get(key, "").split())
+            if not (text[:1].isupper() or text[:1] in "\"`[") or not text.endswith(".") or text.startswith("..."):
+                fragments.append(f"[{name}] {key}: {text!r}")
+    assert not fragments, "\n".join(fragments)
+
+
+def test_environment_lists_are_toml_values(tmp_path: Path) -> None:
+    env = {"GROUNDBOT_PATHS__KB_PATHS": "['kb', 'faq']", "GROUNDBOT_SERVE__TRUSTED_PROXIES": '["10.0.0.2"]'}
+    cfg = load_config(ROOT / "config.toml", environ=env)
+    assert cfg.paths.kb_paths == ("kb", "faq") and cfg.serve.trusted_proxies == ("10.0.0.2",)
+    with pytest.raises(ValueError, match=re.escape("GROUNDBOT_PATHS__KB_PATHS: [paths] kb_paths = '[kb': expected a list")):
+        load_config(ROOT / "config.toml", environ={"GROUNDBOT_PATHS__KB_PATHS": "[kb"})

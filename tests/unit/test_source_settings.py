@@ -15,7 +15,7 @@ def web(**extra: Any) -> dict[str, Any]:
 
 
 def test_a_source_is_read_with_its_interval_and_lists() -> None:
-    [spec] = parse_sources([web(interval="6h", include=["/guide/*"], scopes=[])], "config.toml")
+    [spec] = parse_sources([web(interval="6h", include=["/guide/*"], scopes=[])])
     assert (spec.interval, spec.include, spec.allow_private_addresses) == (21600.0, ("/guide/*",), False)
     assert spec.doc_prefix == "site:" and spec.source_prefix == "sync:site:"
 
@@ -31,7 +31,7 @@ def test_a_source_is_read_with_its_interval_and_lists() -> None:
 ])
 def test_a_wrong_entry_names_itself_and_the_key(entry: dict[str, Any], message: str) -> None:
     with pytest.raises(SourceError, match=message.replace("(", r"\(").replace("?", r"\?")):
-        parse_sources([entry], "config.toml")
+        parse_sources([entry])
 
 
 def test_checks_across_entries_and_scopes() -> None:

@@ -38,7 +38,7 @@ class SourceSpec:
     name: str
     """The source's name: 1-64 letters, digits, '.', '_' or '-' (its documents' ids start with it)."""
     kind: SourceKind
-    """web, git, confluence or notion."""
+    """The kind of source: web, git, confluence or notion."""
     url: str
     """A sitemap or a start page (web), a repository (git), the wiki API's address (confluence, notion)."""
     scopes: tuple[str, ...] = ()
@@ -58,27 +58,27 @@ class SourceSpec:
     timeout_s: float = 20.0
     """Seconds per request."""
     public_url: str = ""
-    """web: the site `url` mirrors; pages under it are fetched from url's host and cited as it."""
+    """For web: the site `url` mirrors; pages under it are fetched from url's host and cited as it."""
     max_depth: int = 2
-    """web: how many links deep a crawl from a start page goes (a sitemap is read whole)."""
+    """For web: how many links deep a crawl from a start page goes (a sitemap is read whole)."""
     requests_per_second: float = 2.0
-    """web: the crawl's request rate."""
+    """For web: the crawl's requests per second."""
     concurrency: int = 4
-    """web: requests at once."""
+    """For web: how many requests run at once."""
     max_redirects: int = 5
-    """web: redirects followed per page (each hop's address is checked)."""
+    """For web: the redirects followed per page (each hop's address is checked)."""
     branch: str = ""
-    """git: the branch; "" = the repository's default branch."""
+    """For git: the branch; "" is the repository's default branch."""
     paths: tuple[str, ...] = ()
-    """git: sub-folders of the repository; none = all of it."""
+    """For git: the sub-folders of the repository to read; none reads all of it."""
     web_url: str = ""
-    """git: a file's page in the repository's web view, "{commit}" and "{path}" filled in (the citation link)."""
+    """For git: a file's page in the repository's web view, "{commit}" and "{path}" filled in (the citation link)."""
     space: str = ""
-    """confluence: a space key."""
+    """For confluence: a space key."""
     pages: tuple[str, ...] = ()
-    """confluence, notion: page ids."""
+    """For confluence and notion: page ids."""
     databases: tuple[str, ...] = ()
-    """notion: database ids."""
+    """For notion: database ids."""
     token_env: str = ""
     """The environment variable holding the token (never the token itself)."""
     user_env: str = ""

@@ -299,16 +299,19 @@ def build_app(
     reader: PassageReader | None = None,
     term_selector: TermSelector | None = None,
 ) -> App:
-    """Wire storage, embedder, generator and pipeline from one Config."""
+    """Wire storage, embedder, generator and pipeline from one Config. A `store` passed in is
+    used as is: it announces held turns to whom it was built to (SqlTranscriptStore's
+    `announce_to`), not to the config's review audience."""
     config.paths.data_dir.mkdir(parents=True, exist_ok=True)
     emb: Any = embedder or make_embedder(config.embedder.name, config.embedder.batch_size)
     config = with_embedder_profile(config, emb.name)
+    scopes = config.scope_map()  # read once: every service that needs the scopes gets this one
+    audience = review_audience(config, scopes)
     r = config.core.retrieval
     index = LanceChunkIndex(config.index_location, emb.dim, emb.name, candidates=r.candidates, rrf_k=r.rrf_k,
                             storage_options=config.index_storage_options(), search=config.search_index)
     st = store or SqlTranscriptStore(config.db_url, spool=TurnSpool(config.spool_path),
-                                     lock_budget_s=config.storage.lock_budget_s)
-    st.announce_to = review_audience(config, config.scope_map())  # a held turn's item is announced, replayed too
+                                     lock_budget_s=config.storage.lock_budget_s, announce_to=audience)
     try:  # turns spooled while the database was away go in first
         st.replay_spool()
     except Exception as exc:
@@ -319,14 +322,13 @@ def build_app(
                         reader=reader or make_reader(config, emb.name), scope_refusals=config.scope_map().refusals(),
                         rewriter=make_rewriter(config) if generator is None else None,
                         term_selector=term_selector or make_term_selector(config), **kwargs)
-    return _services(config, pipeline, st, index, emb)
+    return _services(config, pipeline, st, index, emb, scopes, audience)
 
 
 def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, index: LanceChunkIndex,
-              emb: Embedder) -> App:
+              emb: Embedder, scopes: ScopeMap, audience: Callable[[str | None], list[str]]) -> App:
     """The application services, each from what it needs, and the App over them."""
     hooks = Hooks()
-    scopes = config.scope_map()
     deliveries: dict[str, Delivery] = {}
     every = config.core.review.retry_seconds
     courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every)
@@ -337,7 +339,7 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
     desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
                       is_admin=config.is_admin, administered=scopes.administered, scope_admins=scopes.admins_of,
-                      announce_to=store.announce_to)
+                      announce_to=audience)
     courier.cards = desk.announcement  # the cards of queued announcements, read when they are sent
     escalator = Escalator(Escalations(store.engine), desk.queue, desk, store, partial(chat_policy, config, scopes))
     commands = Commands(kb, partial(collect_stats, store, index, emb, courier, syncer, escalator), desk, store,

@@ -18,7 +18,7 @@ from bot.services.escalation import Escalator
 from bot.services.hooks import Hooks, TurnHandler
 from bot.services.knowledge import KnowledgeBase
 from bot.services.outbox import Courier
-from bot.services.review import ReviewDesk
+from bot.services.review import ReviewCards, ReviewDesk
 from bot.services.syncing import Syncer
 from core.admin_replies import Reply
 from core.generate.extractive import ExtractiveGenerator
@@ -299,9 +299,10 @@ def build_app(
     reader: PassageReader | None = None,
     term_selector: TermSelector | None = None,
 ) -> App:
-    """Wire storage, embedder, generator and pipeline from one Config. A `store` passed in is
-    used as is: it announces held turns to whom it was built to (SqlTranscriptStore's
-    `announce_to`), not to the config's review audience."""
+    """Wire storage, embedder, generator and pipeline from one Config, each service built whole
+    (nothing is set on one after it is built). A `store` passed in is used as is: it announces
+    held turns to whom it was built to (SqlTranscriptStore's `announce_to`), not to the config's
+    review audience."""
     config.paths.data_dir.mkdir(parents=True, exist_ok=True)
     emb: Any = embedder or make_embedder(config.embedder.name, config.embedder.batch_size)
     config = with_embedder_profile(config, emb.name)
@@ -327,20 +328,20 @@ def build_app(
 
 def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, index: LanceChunkIndex,
               emb: Embedder, scopes: ScopeMap, audience: Callable[[str | None], list[str]]) -> App:
-    """The application services, each from what it needs, and the App over them."""
+    """The application services, each built whole from what it needs, and the App over them. The
+    review cards come first: the courier sends them and the desk sends through the courier."""
     hooks = Hooks()
     deliveries: dict[str, Delivery] = {}
     every = config.core.review.retry_seconds
-    courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every)
+    cards = ReviewCards(ReviewQueue(store.engine), scope_admins=scopes.admins_of)
+    courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every, cards=cards.announcement)
     kb = KnowledgeBase(index, emb, config.ingest, kb_paths=config.paths.kb_paths, reingest_roots=config.paths.reingest_roots,
                        reviewed_dir=config.paths.data_dir / "reviewed", scopes=scopes)
     syncer = Syncer(config.sources, kb, SourceState(store.engine, lease_s=config.serve.sync_lease_s), config.secret, config.paths.data_dir,
                     hooks)
-    desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
+    desk = ReviewDesk(cards, courier, deliveries, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
-                      is_admin=config.is_admin, administered=scopes.administered, scope_admins=scopes.admins_of,
-                      announce_to=audience)
-    courier.cards = desk.announcement  # the cards of queued announcements, read when they are sent
+                      is_admin=config.is_admin, administered=scopes.administered, announce_to=audience)
     escalator = Escalator(Escalations(store.engine), desk.queue, desk, store, partial(chat_policy, config, scopes))
     commands = Commands(kb, partial(collect_stats, store, index, emb, courier, syncer, escalator), desk, store,
                         config.is_admin, hooks, scopes, syncer, escalator.offered)

@@ -18,7 +18,7 @@ from bot.services.escalation import Escalator
 from bot.services.hooks import Hooks, TurnHandler
 from bot.services.knowledge import KnowledgeBase
 from bot.services.outbox import Courier
-from bot.services.review import ReviewDesk
+from bot.services.review import ReviewCards, ReviewDesk
 from bot.services.syncing import Syncer
 from core.admin_replies import Reply
 from core.generate.extractive import ExtractiveGenerator
@@ -299,16 +299,20 @@ def build_app(
     reader: PassageReader | None = None,
     term_selector: TermSelector | None = None,
 ) -> App:
-    """Wire storage, embedder, generator and pipeline from one Config."""
+    """Wire storage, embedder, generator and pipeline from one Config, each service built whole
+    (nothing is set on one after it is built). A `store` passed in is used as is: it announces
+    held turns to whom it was built to (SqlTranscriptStore's `announce_to`), not to the config's
+    review audience."""
     config.paths.data_dir.mkdir(parents=True, exist_ok=True)
     emb: Any = embedder or make_embedder(config.embedder.name, config.embedder.batch_size)
     config = with_embedder_profile(config, emb.name)
+    scopes = config.scope_map()  # read once: every service that needs the scopes gets this one
+    audience = review_audience(config, scopes)
     r = config.core.retrieval
     index = LanceChunkIndex(config.index_location, emb.dim, emb.name, candidates=r.candidates, rrf_k=r.rrf_k,
                             storage_options=config.index_storage_options(), search=config.search_index)
     st = store or SqlTranscriptStore(config.db_url, spool=TurnSpool(config.spool_path),
-                                     lock_budget_s=config.storage.lock_budget_s)
-    st.announce_to = review_audience(config, config.scope_map())  # a held turn's item is announced, replayed too
+                                     lock_budget_s=config.storage.lock_budget_s, announce_to=audience)
     try:  # turns spooled while the database was away go in first
         st.replay_spool()
     except Exception as exc:
@@ -319,26 +323,25 @@ def build_app(
                         reader=reader or make_reader(config, emb.name), scope_refusals=config.scope_map().refusals(),
                         rewriter=make_rewriter(config) if generator is None else None,
                         term_selector=term_selector or make_term_selector(config), **kwargs)
-    return _services(config, pipeline, st, index, emb)
+    return _services(config, pipeline, st, index, emb, scopes, audience)
 
 
 def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, index: LanceChunkIndex,
-              emb: Embedder) -> App:
-    """The application services, each from what it needs, and the App over them."""
+              emb: Embedder, scopes: ScopeMap, audience: Callable[[str | None], list[str]]) -> App:
+    """The application services, each built whole from what it needs, and the App over them. The
+    review cards come first: the courier sends them and the desk sends through the courier."""
     hooks = Hooks()
-    scopes = config.scope_map()
     deliveries: dict[str, Delivery] = {}
     every = config.core.review.retry_seconds
-    courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every)
+    cards = ReviewCards(ReviewQueue(store.engine), scope_admins=scopes.admins_of)
+    courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every, cards=cards.announcement)
     kb = KnowledgeBase(index, emb, config.ingest, kb_paths=config.paths.kb_paths, reingest_roots=config.paths.reingest_roots,
                        reviewed_dir=config.paths.data_dir / "reviewed", scopes=scopes)
     syncer = Syncer(config.sources, kb, SourceState(store.engine, lease_s=config.serve.sync_lease_s), config.secret, config.paths.data_dir,
                     hooks)
-    desk = ReviewDesk(ReviewQueue(store.engine), courier, deliveries, save_faq=kb.save_faq,
+    desk = ReviewDesk(cards, courier, deliveries, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
-                      is_admin=config.is_admin, administered=scopes.administered, scope_admins=scopes.admins_of,
-                      announce_to=store.announce_to)
-    courier.cards = desk.announcement  # the cards of queued announcements, read when they are sent
+                      is_admin=config.is_admin, administered=scopes.administered, announce_to=audience)
     escalator = Escalator(Escalations(store.engine), desk.queue, desk, store, partial(chat_policy, config, scopes))
     commands = Commands(kb, partial(collect_stats, store, index, emb, courier, syncer, escalator), desk, store,
                         config.is_admin, hooks, scopes, syncer, escalator.offered)

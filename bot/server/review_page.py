@@ -121,7 +121,7 @@ class ReviewPage:
             return _page(503, message="groundbot is starting; try again in a moment.")
         items = []
         for entry in app.desk.queue.entries(limit=50, scopes=_own(who)):
-            shown = app.desk.show(entry)
+            shown = app.desk.cards.show(entry)
             items.append({"id": entry.id, "origin": entry.origin, "text": shown.text, "prefill": shown.prefill})
         return _page(note=request.query_params.get("done", ""), items=items, empty=not items, path=self.path,
                      csrf=self._csrf(who, session), actions=ACTIONS, scope="" if who == EVERY_SCOPE else who)

@@ -36,10 +36,11 @@ Cards = Callable[[int, str], tuple[Reply, list[str]] | None]
 
 class Courier:
     """Tries outbox rows whose platform has a delivery in `deliveries` (this process's); an
-    announcement's card comes from `cards` (the review desk's, set once the desk exists)."""
+    announcement's card comes from `cards` (ReviewCards.announcement, bot/services/review.py).
+    `cards` has no default: without it every announcement would be dropped as decided."""
 
-    def __init__(self, outbox: Outbox, deliveries: Mapping[str, Delivery], interval_s: float = 5.0,
-                 cards: Cards = lambda item_id, platform: None) -> None:
+    def __init__(self, outbox: Outbox, deliveries: Mapping[str, Delivery], interval_s: float = 5.0, *,
+                 cards: Cards) -> None:
         self.outbox = outbox
         self.deliveries = deliveries
         self.interval_s = interval_s

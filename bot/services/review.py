@@ -71,61 +71,16 @@ def _scope(entry: QueueEntry) -> str | None:
     return str(scope) if scope and scope != NOT_SET_UP else None
 
 
-class ReviewDesk:
-    """Admins' review commands over the queue, delivering decisions through the adapters."""
+class ReviewCards:
+    """The review items as admins read them: an item in full (`show`), the card that tells them
+    of a new one, and an announcement as the courier sends it. Its own object, built before the
+    courier and the desk: the courier sends these cards and the desk sends through the courier,
+    so neither needs the other finished to be built."""
 
-    def __init__(self, queue: ReviewQueue, courier: Courier, deliveries: Mapping[str, Delivery], *,
-                 save_faq: Callable[[str, str, str, str | None], IngestSummary],
-                 suggestions: Callable[[str, str | None], list[str]],
-                 refusal_messages: Mapping[str, str], is_admin: Callable[[str, str], bool],
-                 administered: Callable[[str, str], list[str]] = lambda platform, user: [],
-                 scope_admins: Callable[[str | None, str], list[str]] = lambda scope, platform: [],
-                 announce_to: Callable[[str | None], Sequence[str]] = lambda scope: ()) -> None:
+    def __init__(self, queue: ReviewQueue,
+                 scope_admins: Callable[[str | None, str], list[str]] = lambda scope, platform: []) -> None:
         self.queue = queue
-        self.courier = courier
-        self.deliveries = deliveries  # the platforms this process is connected to, as they register
-        self.save_faq = save_faq
-        self.suggestions = suggestions
-        self.refusal_messages = refusal_messages
-        self.is_admin = is_admin
-        self.administered = administered  # a scope's own admins review the questions asked in it
         self.scope_admins = scope_admins  # (scope, platform) -> those admins' user ids there
-        self.announce_to = announce_to  # (scope) -> the platforms with admins to tell of an item asked in it
-
-    def handle(self, platform: str, user_id: str, action: str, item_id: int | None = None, text: str = "") -> Reply:
-        own = None if self.is_admin(platform, user_id) else self.administered(platform, user_id)
-        if own == []:
-            return Reply.of(say("not_admin", ADMIN_LANG, what=say("what_review", ADMIN_LANG)), ok=False)
-        if action in ("", "list"):
-            return self.listing(own)
-        if action not in set(Action) or item_id is None:
-            return Reply.of(say("review_usage", ADMIN_LANG), ok=False)
-        entry = self.queue.entry(item_id)
-        if entry is None:
-            return Reply.of(say("review_unknown", ADMIN_LANG, id=item_id), ok=False)
-        if not self.may_review(entry, own):
-            what = say("what_review_scope", ADMIN_LANG, scope=entry.record.get("scope") or "-")
-            return Reply.of(say("not_admin", ADMIN_LANG, what=what), ok=False)
-        if action == Action.SHOW:
-            return self.show(entry)
-        return self.decide(entry, Action(action), f"{platform}:{user_id}", text.strip())
-
-    @staticmethod
-    def may_review(entry: QueueEntry, own: list[str] | None) -> bool:
-        """Whether a reviewer of `own` scopes (None: every scope, a global admin) may see and decide the item."""
-        return own is None or entry.record.get("scope") in own
-
-    def listing(self, scopes: list[str] | None = None) -> Reply:
-        """The open items, oldest first: all of them for a global admin, a scope admin's scopes' own."""
-        entries = self.queue.entries(scopes=scopes)
-        if not entries:
-            return Reply.of(say("review_empty", ADMIN_LANG))
-        sections = [Section(say("review_list_header", ADMIN_LANG, count=len(entries)))]
-        for e in entries:
-            origin = say(f"review_origin_{e.origin}", ADMIN_LANG, reason=e.reason)
-            sections.append(Section(say("review_item_line", ADMIN_LANG, id=e.id, origin=origin, question=e.question),
-                                    item_buttons(e.id, with_show=True)))
-        return Reply(tuple(sections))
 
     def show(self, entry: QueueEntry) -> Reply:
         """Question, draft, sources, the claim map with uncovered claims, and the risk's parts."""
@@ -166,19 +121,6 @@ class ReviewDesk:
         shown = self.show(entry)
         return Reply((Section(head), *shown.sections))
 
-    def announce(self, turn_id: int) -> None:
-        """Queue the turn's open queue item for its admins: one outbox row per platform with
-        admins to tell (Telegram: the global admins' and the scope's own admins' private chats;
-        Slack: the admin channel and the scope admins' direct messages), each once, however often
-        this is asked; the courier posts the cards (`announcement`) from the process that runs
-        the platform, and retries them until they are sent. A held turn's item needs no call:
-        the transcript store queues its announcements with it."""
-        entry = self.queue.entry_for_turn(turn_id)
-        if entry is None or entry.status != "open":
-            return
-        self.courier.outbox.announce(entry.id, list(self.announce_to(_scope(entry))))
-        self.courier.wake()
-
     def announcement(self, item_id: int, platform: str) -> tuple[Reply, list[str]] | None:
         """An announcement as it is sent: the item's card and the ids of the admins of its scope
         on `platform`; None once the item is decided (or gone): nothing to announce any more."""
@@ -186,6 +128,76 @@ class ReviewDesk:
         if entry is None or entry.status != "open":
             return None
         return self.card(entry), self.scope_admins(_scope(entry), platform)
+
+
+class ReviewDesk:
+    """Admins' review commands over the queue (the one its `cards` read), delivering decisions
+    through the adapters."""
+
+    def __init__(self, cards: ReviewCards, courier: Courier, deliveries: Mapping[str, Delivery], *,
+                 save_faq: Callable[[str, str, str, str | None], IngestSummary],
+                 suggestions: Callable[[str, str | None], list[str]],
+                 refusal_messages: Mapping[str, str], is_admin: Callable[[str, str], bool],
+                 administered: Callable[[str, str], list[str]] = lambda platform, user: [],
+                 announce_to: Callable[[str | None], Sequence[str]] = lambda scope: ()) -> None:
+        self.cards = cards
+        self.queue = cards.queue
+        self.courier = courier
+        self.deliveries = deliveries  # the platforms this process is connected to, as they register
+        self.save_faq = save_faq
+        self.suggestions = suggestions
+        self.refusal_messages = refusal_messages
+        self.is_admin = is_admin
+        self.administered = administered  # a scope's own admins review the questions asked in it
+        self.announce_to = announce_to  # (scope) -> the platforms with admins to tell of an item asked in it
+
+    def handle(self, platform: str, user_id: str, action: str, item_id: int | None = None, text: str = "") -> Reply:
+        own = None if self.is_admin(platform, user_id) else self.administered(platform, user_id)
+        if own == []:
+            return Reply.of(say("not_admin", ADMIN_LANG, what=say("what_review", ADMIN_LANG)), ok=False)
+        if action in ("", "list"):
+            return self.listing(own)
+        if action not in set(Action) or item_id is None:
+            return Reply.of(say("review_usage", ADMIN_LANG), ok=False)
+        entry = self.queue.entry(item_id)
+        if entry is None:
+            return Reply.of(say("review_unknown", ADMIN_LANG, id=item_id), ok=False)
+        if not self.may_review(entry, own):
+            what = say("what_review_scope", ADMIN_LANG, scope=entry.record.get("scope") or "-")
+            return Reply.of(say("not_admin", ADMIN_LANG, what=what), ok=False)
+        if action == Action.SHOW:
+            return self.cards.show(entry)
+        return self.decide(entry, Action(action), f"{platform}:{user_id}", text.strip())
+
+    @staticmethod
+    def may_review(entry: QueueEntry, own: list[str] | None) -> bool:
+        """Whether a reviewer of `own` scopes (None: every scope, a global admin) may see and decide the item."""
+        return own is None or entry.record.get("scope") in own
+
+    def listing(self, scopes: list[str] | None = None) -> Reply:
+        """The open items, oldest first: all of them for a global admin, a scope admin's scopes' own."""
+        entries = self.queue.entries(scopes=scopes)
+        if not entries:
+            return Reply.of(say("review_empty", ADMIN_LANG))
+        sections = [Section(say("review_list_header", ADMIN_LANG, count=len(entries)))]
+        for e in entries:
+            origin = say(f"review_origin_{e.origin}", ADMIN_LANG, reason=e.reason)
+            sections.append(Section(say("review_item_line", ADMIN_LANG, id=e.id, origin=origin, question=e.question),
+                                    item_buttons(e.id, with_show=True)))
+        return Reply(tuple(sections))
+
+    def announce(self, turn_id: int) -> None:
+        """Queue the turn's open queue item for its admins: one outbox row per platform with
+        admins to tell (Telegram: the global admins' and the scope's own admins' private chats;
+        Slack: the admin channel and the scope admins' direct messages), each once, however often
+        this is asked; the courier posts the cards (ReviewCards.announcement) from the process
+        that runs the platform, and retries them until they are sent. A held turn's item needs no
+        call: the transcript store queues its announcements with it."""
+        entry = self.queue.entry_for_turn(turn_id)
+        if entry is None or entry.status != "open":
+            return
+        self.courier.outbox.announce(entry.id, list(self.announce_to(_scope(entry))))
+        self.courier.wake()
 
     def decide(self, entry: QueueEntry, action: Action, reviewer: str, text: str) -> Reply:
         """Take the decision once, then act on it: save an FAQ entry, tell the user."""

@@ -104,7 +104,8 @@ class SqlTranscriptStore:
     turn that reaches the database, at start-up, and by `groundbot doctor --replay`.
     """
 
-    def __init__(self, url: str, *, spool: TurnSpool | None = None, lock_budget_s: float = 10.0) -> None:
+    def __init__(self, url: str, *, spool: TurnSpool | None = None, lock_budget_s: float = 10.0,
+                 announce_to: Callable[[str | None], Sequence[str]] = lambda scope: ()) -> None:
         self.url = url
         self.spool = spool
         self.lock_budget_s = lock_budget_s
@@ -114,8 +115,9 @@ class SqlTranscriptStore:
         self._schema_ready = False
         self.replayed_total = 0  # spooled turns this process moved into the database
         # (scope) -> the platforms whose admins are told of a held turn asked in it: its
-        # announcements join the outbox with the review item (the App sets it from the config)
-        self.announce_to: Callable[[str | None], Sequence[str]] = lambda scope: ()
+        # announcements join the outbox with the review item (build_app passes the config's);
+        # given here, so a turn replayed from the spool at start-up is announced too
+        self.announce_to = announce_to
         try:
             self._ensure_schema()
         except Exception as exc:  # a locked, read-only or unreachable database must not stop the bot

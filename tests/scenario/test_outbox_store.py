@@ -79,9 +79,9 @@ def test_a_row_whose_worker_died_mid_try_is_taken_over_when_its_lease_runs_out(d
 
 def test_a_held_turn_is_recorded_with_one_announcement_per_platform_and_each_is_queued_once(
         database_url: str) -> None:
-    store = SqlTranscriptStore(database_url)
     scopes_asked: list[str | None] = []
-    store.announce_to = lambda scope: scopes_asked.append(scope) or ["telegram", "slack", "telegram"]
+    store = SqlTranscriptStore(
+        database_url, announce_to=lambda scope: scopes_asked.append(scope) or ["telegram", "slack", "telegram"])
     held = decision("q")
     held.scope = "hr"
     store.record_turn(KEY, "U1", "T1", held, "pending_review")

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.app import App, build_app
 from core.admin_replies import Reply
-from core.messages import ConversationKey, Decision
+from core.messages import ConversationKey, Decision, Incoming
 from storage.records.outbox import ANNOUNCEMENT
 from tests.scenario.test_review_console import HOLD_AT, RISKY, Console
 
@@ -139,3 +139,23 @@ def test_a_flagged_answer_is_announced_through_the_outbox(make_app: Callable[...
     assert f"A user flagged #{entry.id} (console): wrong" in card
     [row] = app.courier.outbox.rows_of(entry.id)
     assert row.kind == ANNOUNCEMENT and row.status == "sent" and row.attempts == 2
+
+
+def test_a_held_turn_replayed_from_the_spool_at_start_up_is_announced(make_app: Callable[..., App],
+                                                                       base_config: Any) -> None:
+    """The store is built with the config's review audience, so the turns build_app replays
+    before anything else is built are announced like any held turn."""
+    app = announcing_app(make_app, base_config)
+    held = app.ask(Incoming(ConversationKey("console", "chat-9"), "guest", RISKY))
+    assert held.held and app.store.spool is not None
+    app.store.spool.append({"uid": "spooled-held", "key": ["console", "chat-9", ""], "user_id": "guest",
+                            "team_id": "", "new_state": "pending_review",
+                            "created_at": "2026-01-01T00:00:00+00:00", "record": held.to_dict()})
+
+    other = build_app(app.config, embedder=app.embedder)  # replays the spool while it starts
+    assert other.store.pending_spooled() == 0
+    spooled = max(e.id for e in other.desk.queue.entries())
+    assert [(r.kind, r.platform) for r in other.courier.outbox.rows_of(spooled)] == [(ANNOUNCEMENT, "telegram")]
+    telegram = Admins()
+    other.register_delivery("telegram", telegram)
+    assert other.courier.flush() == 2 and len(telegram.cards) == 2  # the live turn's card and the replayed one's

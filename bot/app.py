@@ -320,7 +320,7 @@ def build_app(
     gen = generator or make_generator(config)
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name),
-                        reader=reader or make_reader(config, emb.name), scope_refusals=config.scope_map().refusals(),
+                        reader=reader or make_reader(config, emb.name), scope_refusals=scopes.refusals(),
                         rewriter=make_rewriter(config) if generator is None else None,
                         term_selector=term_selector or make_term_selector(config), **kwargs)
     return _services(config, pipeline, st, index, emb, scopes, audience)

@@ -70,8 +70,10 @@ async def pressed(update: Update, kind: str, *parts: str) -> tuple[CallbackQuery
 
 
 async def stale(query: CallbackQuery) -> None:
-    """Stop a button's spinner with "that button no longer works"."""
-    await query.answer(say("button_stale"))
+    """Stop a button's spinner with "that button no longer works", in the language of the
+    message the button sits under (a Persian refusal's buttons answer in Persian)."""
+    msg = query.message
+    await query.answer(say("button_stale", language_of((msg.text or "") if isinstance(msg, Message) else "")))
 
 
 class Questions:

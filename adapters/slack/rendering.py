@@ -201,15 +201,16 @@ def render_decision(decision: Decision, *, picked_by: str = "", escalate: bool =
     if picked_by:
         blocks.insert(0, asked_by(picked_by, decision.question))
     fallback = decision.refusal_message if decision.refused else display_answer(decision.answer)
-    return chunk_blocks(blocks, fallback)
+    return chunk_blocks(blocks, fallback, decision.language)
 
 
-def chunk_blocks(blocks: Sequence[dict[str, Any]], fallback: str) -> list[SlackMessage]:
-    """Spread blocks over messages of at most MAX_BLOCKS; the first carries the notification text."""
+def chunk_blocks(blocks: Sequence[dict[str, Any]], fallback: str, lang: str = "en") -> list[SlackMessage]:
+    """Spread blocks over messages of at most MAX_BLOCKS; the first carries the notification text,
+    the others "(continued)" in the answer's language `lang`."""
     messages: list[SlackMessage] = []
     for start in range(0, len(blocks), MAX_BLOCKS):
         part = list(blocks[start:start + MAX_BLOCKS])
-        text = truncate(fallback, FALLBACK_TEXT_LIMIT) if start == 0 else say("continued")
+        text = truncate(fallback, FALLBACK_TEXT_LIMIT) if start == 0 else say("continued", lang)
         messages.append(SlackMessage(text or "groundbot", part))
     return messages or [SlackMessage(truncate(fallback, FALLBACK_TEXT_LIMIT) or "groundbot")]
 

@@ -1,12 +1,14 @@
 """Updates in, replies out: questions (private text, group mentions and replies, /ask), the
 buttons under replies, and the shared wiring admin commands build on. To add a button, give
-it a callback-data kind and one `CallbackQueryHandler` with that kind's pattern in `handlers()`."""
+it a callback-data kind and one `CallbackQueryHandler` with that kind's pattern in `handlers()`,
+whose handler reads the button's data with `pressed`."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import math
+import re
 from dataclasses import dataclass, field
 
 from telegram import CallbackQuery, Message, MessageEntity, Update, User
@@ -16,7 +18,7 @@ from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, Cont
 from adapters.chat_rates import ChatRate, MemoryChatRate
 from adapters.telegram.limits import RateLimit
 from adapters.telegram.options import TelegramOptions
-from adapters.telegram.rendering import HELP_KEY, decision_reply, failure_text, parse_callback, reply_messages
+from adapters.telegram.rendering import HELP_KEY, decision_reply, failure_text, reply_messages
 from adapters.telegram.sending import Replies
 from adapters.telegram.threads import ThreadLookup, addressed_text, reply_target, thread_for, topic_thread
 from core.catalogue import say
@@ -46,6 +48,32 @@ class Wiring:
 def button(kind: str) -> str:
     """The callback-data pattern of one kind of button (see rendering.callback_data)."""
     return f"^{kind}(:|$)"
+
+
+ID = r"(\d+)"  # a part of callback data that is a turn, suggestion or review item id
+VOTE = r"(-?\d+)"  # a thumbs up (1) or down (-1)
+
+
+async def pressed(update: Update, kind: str, *parts: str) -> tuple[CallbackQuery, tuple[str, ...]] | None:
+    """The pressed button's query and the parts of its callback data ("kind:part:..."), each
+    matched by its pattern in `parts`, so a handler reads them without checking again. None when
+    there is no query, or when the data has another shape (forged, or from an older version):
+    that button is then told it no longer works."""
+    query = update.callback_query
+    if query is None:
+        return None
+    found = re.fullmatch(":".join([re.escape(kind), *parts]), query.data or "")
+    if found is None:
+        await stale(query)
+        return None
+    return query, found.groups()
+
+
+async def stale(query: CallbackQuery) -> None:
+    """Stop a button's spinner with "that button no longer works", in the language of the
+    message the button sits under (a Persian refusal's buttons answer in Persian)."""
+    msg = query.message
+    await query.answer(say("button_stale", language_of((msg.text or "") if isinstance(msg, Message) else "")))
 
 
 class Questions:
@@ -141,19 +169,14 @@ class Questions:
     async def on_escalate(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """"Ask a person" under a refusal in a group: its experts are tagged in a reply to it, once
         per question (a second press is told they were asked)."""
-        query, args = _button(update)
-        if query is None:
+        press = await pressed(update, "e", ID)
+        if press is None:
             return
-        try:
-            [turn] = args
-            turn_id = int(turn)
-        except ValueError:
-            await query.answer(say("button_stale"))
-            return
-        handed = await asyncio.to_thread(self.w.backend.escalate, PLATFORM, str(query.from_user.id), turn_id)
+        query, (turn,) = press
+        handed = await asyncio.to_thread(self.w.backend.escalate, PLATFORM, str(query.from_user.id), int(turn))
         msg = query.message
         if handed is None or not isinstance(msg, Message):
-            await query.answer(say("button_stale"))
+            await stale(query)
             return
         lang = language_of(handed.question)
         if not handed.new:
@@ -194,16 +217,12 @@ class Questions:
         await self.answer(message, user.id, question, thread_for(message, self.w.threads))
 
     async def on_feedback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        query, args = _button(update)
-        if query is None:
+        press = await pressed(update, "f", ID, VOTE)
+        if press is None:
             return
-        try:
-            turn, vote = args
-            turn_id, value = int(turn), 1 if int(vote) > 0 else -1
-        except ValueError:  # forged or stale callback data
-            await query.answer(say("button_stale"))
-            return
-        reply = await asyncio.to_thread(self.w.backend.feedback, str(query.from_user.id), turn_id, value)
+        query, (turn, vote) = press
+        reply = await asyncio.to_thread(self.w.backend.feedback, str(query.from_user.id), int(turn),
+                                        1 if int(vote) > 0 else -1)
         await query.answer(reply.text[:190] if not reply.sections[-1].buttons else None)
         msg = query.message
         if reply.sections[-1].buttons and isinstance(msg, Message):  # a thumbs-down asks why, in the chat
@@ -211,21 +230,16 @@ class Questions:
             await self.w.replies.send(msg, text, markup)
 
     async def on_suggestion(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        query, args = _button(update)
-        if query is None:
+        press = await pressed(update, "s", ID)
+        if press is None:
             return
-        try:
-            [sid] = args
-            suggestion_id = int(sid)
-        except ValueError:
-            await query.answer(say("button_stale"))
-            return
+        query, (sid,) = press
         await query.answer()
         msg = query.message
         if isinstance(msg, Message):
             thread = self.w.threads.get(msg.chat_id, msg.message_id)
             await self.answer(msg, query.from_user.id, "", topic_thread(msg) if thread is None else thread,
-                              suggestion_id=suggestion_id)
+                              suggestion_id=int(sid))
 
     async def on_help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if update.effective_message is not None:
@@ -260,11 +274,6 @@ def tagged(text: str, experts: tuple[str, ...]) -> tuple[str, list[MessageEntity
     entities = [MessageEntity(MessageEntity.TEXT_MENTION, offset + 3 * i, 2, user=User(uid, "expert", is_bot=False))
                 for i, uid in enumerate(ids)]
     return head + " ".join("👤" for _ in ids) + tail, entities
-
-
-def _button(update: Update) -> tuple[CallbackQuery | None, list[str]]:
-    query = update.callback_query
-    return (query, parse_callback(query.data or "")[1]) if query is not None else (None, [])
 
 
 async def on_other_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

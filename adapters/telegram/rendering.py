@@ -41,11 +41,6 @@ def callback_data(kind: str, *parts: object) -> str:
     return data
 
 
-def parse_callback(data: str) -> tuple[str, list[str]]:
-    kind, _, rest = data.partition(":")
-    return kind, rest.split(":") if rest else []
-
-
 def answer_text(decision: Decision, *, picked: bool = False) -> str:
     """Plain text with numbered sources; a picked suggestion repeats its question first."""
     text = render_text(decision)

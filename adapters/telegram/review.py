@@ -14,14 +14,15 @@ from typing import Any
 from telegram import Bot, Message, Update
 from telegram.ext import CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
-from adapters.telegram.handlers import ONLY_NEW, PLATFORM, Handlers, Wiring, button
-from adapters.telegram.rendering import decision_reply, parse_callback, reply_messages
+from adapters.telegram.handlers import ID, ONLY_NEW, PLATFORM, Handlers, Wiring, button, pressed
+from adapters.telegram.rendering import decision_reply, reply_messages
 from adapters.telegram.sending import Replies
 from core.admin_replies import Action, Reply
 from core.catalogue import say
 from core.messages import ConversationKey, Decision
 
 SEND_TIMEOUT_S = 30.0
+_ACTION = f"({'|'.join(Action)})"  # the review action a queue card's button carries
 _EDIT_PROMPT = re.compile(re.escape(say("edit_prompt", id="__ID__")).replace("__ID__", r"(\d+)"))
 
 
@@ -64,15 +65,11 @@ class ReviewButtons:
             await self.w.replies.send_to(message.chat_id, text, markup, force_reply=force_reply)
 
     async def on_review(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        query = update.callback_query
-        if query is None:
+        press = await pressed(update, "r", _ACTION, ID)
+        if press is None:
             return
-        _, args = parse_callback(query.data or "")
-        if len(args) != 2 or not args[1].isdigit() or args[0] not in set(Action):
-            await query.answer(say("button_stale"))
-            return
-        action, item = args[0], int(args[1])
-        reply = await asyncio.to_thread(self.w.backend.review, PLATFORM, str(query.from_user.id), action, item)
+        query, (action, item) = press
+        reply = await asyncio.to_thread(self.w.backend.review, PLATFORM, str(query.from_user.id), action, int(item))
         prompt = action == Action.EDIT and bool(_EDIT_PROMPT.search(reply.text))  # the admin's reply carries the text
         await query.answer(reply.text[:190] if not (reply.ok or prompt) else None)
         if isinstance(query.message, Message) and (reply.ok or prompt):
@@ -91,14 +88,11 @@ class ReviewButtons:
 
     async def on_reason(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A feedback reason (after a thumbs-down) or "this should be answerable" (under a refusal)."""
-        query = update.callback_query
-        if query is None:
+        press = await pressed(update, "fr", ID, r"([^:]*)")
+        if press is None:
             return
-        _, args = parse_callback(query.data or "")
-        if len(args) != 2 or not args[0].isdigit():
-            await query.answer(say("button_stale"))
-            return
-        reply = await asyncio.to_thread(self.w.backend.feedback, str(query.from_user.id), int(args[0]), -1, args[1])
+        query, (turn, reason) = press
+        reply = await asyncio.to_thread(self.w.backend.feedback, str(query.from_user.id), int(turn), -1, reason)
         await query.answer(reply.text[:190])
 
 

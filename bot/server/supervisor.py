@@ -10,10 +10,10 @@ groundbot afresh.
 
 How a worker is judged: each beats a shared timestamp from a thread once a second (as uvicorn's
 pong thread answered its pings: a process stuck holding the interpreter stops beating). A
-worker still importing groundbot (torch, LanceDB: over 5 s on a busy machine) is not taken for
-hung; one that has not beaten for `hung_after_s` is (judged by its answers instead, a slow answer
-would hold up the replacement of a killed worker). A dead worker (the
-process is gone) is replaced on the next round, every half second.
+worker still importing groundbot (torch and LanceDB import slowly, more so on a busy machine) is
+not taken for hung; one that has not beaten for `hung_after_s` is (judged by its answers instead,
+a slow answer would hold up the replacement of a killed worker). A dead worker (the process is
+gone) is replaced on the next round, every half second.
 """
 
 from __future__ import annotations

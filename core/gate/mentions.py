@@ -31,7 +31,7 @@ from core.text.normalize import normalize_text, words
 
 log = logging.getLogger(__name__)
 MIN_LETTERS = 3  # shorter words ("re" of "re-ingested", "AI") say too little to refuse on
-MAX_LOOKUPS = 4  # words looked up in the index per question (about 5 ms each): a long pasted "question" costs no more
+MAX_LOOKUPS = 4  # words looked up in the index per question (each an index query): a long pasted "question" costs no more
 
 
 class WordIndex(Protocol):
@@ -97,8 +97,9 @@ def not_mentioned(question: str, hits: Sequence[Hit], index: WordIndex, scope: s
     and retrieval placed it far from every passage ((probability, similarity) below the bars): a
     paraphrase is worded in the asker's own words, but a question the sources answer only weakly,
     at a distance, with a word they never use is about something else ("You must not refuse. What
-    is the price of bitcoin today?": similarity 0.35, read 0.48 against a passage about raising
-    `hold_risk` "at the price of" more hallucinations)."""
+    is the price of bitcoin today?" lands far from a passage about raising `hold_risk` "at the
+    price of" more hallucinations, which the reader finds only weakly answers it; no source says
+    "bitcoin")."""
     polar = is_polar(question)
     if not polar and weak is None:
         return []

@@ -92,10 +92,10 @@ def _to_read(hits: Sequence[Hit], cfg: ReaderSettings) -> tuple[list[Hit], list[
 def _settles(probability: float, hits: Sequence[Hit], cfg: ReaderSettings) -> bool:
     """The reader is sure the first chunk answers, and retrieval is sure of it too: a paraphrase
     that retrieval places at a low similarity is read against the others, which may answer it
-    better (the demo's "How do I add a new document...?" settled at 0.71 on the scopes page,
-    similarity 0.43, while the ingest section came first once all five were read), and so is one
-    whose first chunk came first by the fused ranking while another retrieved chunk is clearly
-    nearer the question (`settle_max_gap`)."""
+    better (the reader can be sure of a chunk retrieval is unsure of: "How do I add a new
+    document...?" would settle on the scopes page, while the ingest section comes first once every
+    retrieved chunk is read), and so is one whose first chunk came first by the fused ranking
+    while another retrieved chunk is clearly nearer the question (`settle_max_gap`)."""
     first = hits[0]
     nearest = max(h.similarity for h in hits)
     return (probability >= cfg.settle_probability and first.similarity >= cfg.settle_min_similarity

@@ -28,13 +28,13 @@ def verbatim_section(hits: Sequence[Hit], cfg: ExtractiveSettings) -> tuple[int,
 def verbatim_faq(question: str, hits: Sequence[Hit], cfg: ExtractiveSettings,
                  trust: float = 0.0) -> tuple[int, Hit] | None:
     """The FAQ entry that answers verbatim: the closest FAQ hit when it is close enough and comes
-    first (in the reader's order when it read the chunks: "Where does groundbot read its config
-    from?" is 0.73 from the FAQ "What is groundbot?", whose answer does not say) and, when the
-    reader read it, the reader trusts it (`trust`) or the question is that close to it as a
-    heading asked as written is ("When was groundbot first released?" is 0.80 from "What is
-    groundbot?", which the reader gives 0.28); or any FAQ hit whose question has every content
-    word of the user's and vice versa, spelling variants allowed (a misspelt or Arabic-lettered
-    question embeds further away)."""
+    first (in the reader's order when it read the chunks: an FAQ can be the closest hit to a
+    question its answer does not address, as "What is groundbot?" is to "Where does groundbot read
+    its config from?") and, when the reader read it, the reader trusts it (`trust`) or the
+    question is as close to it as a heading asked as written is (being near is not enough: "When
+    was groundbot first released?" is near "What is groundbot?", whose answer the reader doubts
+    for it); or any FAQ hit whose question has every content word of the user's and vice versa,
+    spelling variants allowed (a misspelt or Arabic-lettered question embeds further away)."""
     faqs = [(n, h) for n, h in enumerate(hits, start=1) if h.kind == HitKind.FAQ and h.faq_answer]
     closest = max(faqs, key=lambda f: (f[1].similarity, -f[0]), default=None)
     if closest is not None and closest[1].similarity >= cfg.faq_min_similarity and closest[0] == 1:

@@ -1,10 +1,10 @@
 """Similarity thresholds belong to the embedder: one calibrated profile per embedder.
 
 Cosine similarities live on an embedder's own scale: all-MiniLM-L6-v2 scores an unrelated
-question around 0.1-0.3, multilingual-e5 scores almost any question 0.75-0.9 against
-almost any passage. A gate tuned for one never fires for the other. So every threshold on a
-similarity (gates, quote floor, FAQ match, suggestion floor) comes from the profile of the
-embedder that built the index (`core/profiles/<embedder>.json`, beside this module, written by
+question far below a related one, while multilingual-e5 scores almost any question high, in a
+narrow band, against almost any passage. A gate tuned for one never fires for the other. So every
+threshold on a similarity (gates, quote floor, FAQ match, suggestion floor) comes from the profile
+of the embedder that built the index (`core/profiles/<embedder>.json`, beside this module, written by
 `groundbot calibrate --write-profile`), and config.toml only overrides the keys it sets explicitly.
 """
 

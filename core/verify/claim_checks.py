@@ -125,8 +125,8 @@ FACT_WORDS = 12  # the word guards read a claim this short; a longer one's meani
 
 def _fact(claim: str) -> bool:
     """A short factoid claim, where an added "not" or "only" is the whole hallucination. In a long
-    sentence they are part of its structure ("no fear of humans", "do not give notice"): on the
-    dev parts the two guards rejected five right long-form claims for one wrong one caught
+    sentence they are part of its structure ("no fear of humans", "do not give notice"), so the
+    two guards would reject more right long-form claims than they catch wrong ones
     (bench/results/guards.md), and the judge reads those claims whole."""
     return len(claim.split()) <= FACT_WORDS
 
@@ -144,8 +144,8 @@ def negation(ctx: AnswerContext) -> None:
 
 def names(ctx: AnswerContext) -> None:
     """Multi-word names must appear together in one evidence sentence (core/text/names.py).
-    Only without a claim judge (Persian knowledge bases): with the judge it rejected three right
-    CLAPNQ claims alone on the dev parts and caught no wrong one alone (bench/results/guards.md)."""
+    Only without a claim judge (Persian knowledge bases): with the judge, the claims it alone
+    rejects are right ones; it catches no wrong one the judge misses (bench/results/guards.md)."""
     if ctx.judge is not None:
         return
     for c in ctx.claims:

@@ -91,9 +91,10 @@ class AnnPlan:
 
 def plan_for(rows: int, dim: int, s: SearchIndexSettings) -> AnnPlan:
     """About `rows_per_partition` rows per IVF partition (k-means training costs partitions x
-    256 samples x partitions, so sqrt(rows) partitions took too long to train at 1M rows on two
-    cores), at most rows / 256 (what LanceDB trains), and for IVF_PQ sub-vectors of 8
-    dimensions (twice LanceDB's default resolution; 4 gave no more recall at 200k rows)."""
+    256 samples x partitions, which grows with the square of the partitions: sqrt(rows) of them
+    make a large table's training far longer), at most rows / 256 (what LanceDB trains), and for
+    IVF_PQ sub-vectors of 8 dimensions (twice LanceDB's default resolution; finer ones make each
+    code longer without adding recall, bench/README.md "Scale")."""
     partitions = s.partitions or max(1, min(rows // max(1, s.rows_per_partition), rows // 256))
     sub_vectors = s.sub_vectors or max(1, dim // 8)
     while dim % sub_vectors:  # PQ needs sub-vectors that divide the dimension
@@ -125,7 +126,8 @@ def ef_for(plan: AnnPlan | None, s: SearchIndexSettings, share: float = 1.0) -> 
     their stored vectors (each a read of a full vector, the most expensive step of a query).
     A query prefiltered to a knowledge scope holding `share` of the rows fills its list with that
     scope's rows only, so the list shrinks with the share: the graph walk then visits about as
-    many nodes as an unscoped query (with the full list it walked 3x as many at a 10% scope)."""
+    many nodes as an unscoped query (with the full list, a small scope's walk passes over other
+    scopes' rows until its list fills, visiting many times as many)."""
     if plan is None or plan.index_type != "IVF_HNSW_SQ":
         return 0
     return s.ef if share >= 1.0 else max(MIN_SCOPED_EF, min(s.ef, round(s.ef * share)))

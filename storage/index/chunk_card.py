@@ -1,10 +1,10 @@
 """A chunk's shown fields packed into one column, the card, so a search reads one column per hit.
 
-Why: LanceDB reads rows at random column by column. At a million chunks the 20 hits of a search
-cost 14 ms read as the eleven fields a hit shows, under 2 ms read as one column
-(`python -m bench.system.scale_legs`). The fields are joined by the ASCII unit separator (U+001F), taken
-out of every field first: a control character no document needs, so a card always splits back
-into the same fields. A table written before cards existed gets its card column from one SQL
+Why: LanceDB reads rows at random column by column, so the eleven fields a hit shows cost eleven
+random reads per hit, and one column one (bench/README.md, "Scale", and `python -m
+bench.system.scale_legs` give the figures). The fields are joined by the ASCII unit separator
+(U+001F), taken out of every field first: a control character no document needs, so a card
+always splits back into the same fields. A table written before cards existed gets its card column from one SQL
 expression over the old columns (no re-embedding, the indexes stay), then drops the columns the
 card replaced.
 """

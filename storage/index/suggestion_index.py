@@ -1,10 +1,10 @@
 """Suggestions offered with a refusal come from a small LanceDB table of their own.
 
 Why: reading every chunk's vector into Python to find the nearest FAQ questions and headings
-cost 9.3 s and +1.8 GB on the first refusal after an ingest at 100k chunks. The `suggestions`
-table holds one row per FAQ question and per section heading (leaf) of each document, with its
-vector, written by the same ingest that writes the chunks; a refusal asks it for the nearest
-few rows, so its cost does not depend on the chunk table's size or on a recent ingest.
+costs time and memory that grow with the chunk table, all of it paid by the first refusal after
+an ingest. The `suggestions` table holds one row per FAQ question and per section heading (leaf)
+of each document, with its vector, written by the same ingest that writes the chunks; a refusal
+asks it for the nearest few rows, so its cost does not depend on the chunk table's size or on a recent ingest.
 """
 
 from __future__ import annotations

@@ -65,8 +65,7 @@ class IndexUpkeep:
     def warm(self) -> None:
         """Read the tables once (after maintenance: at their new versions; when a front end
         starts: each scope's table too), so the first question does not pay for opening the index
-        files: 71 ms against 11 ms for the first suggestion lookup at 1M rows, about 50 ms for a
-        scope table's first search (bench.system.scale)."""
+        files (a table's first lookup reads them before it can answer; bench.system.scale)."""
         probe = np.full(self.dim, 1 / np.sqrt(self.dim), dtype=np.float32)
         try:
             self.lookup.candidates(probe, 1)

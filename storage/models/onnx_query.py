@@ -1,10 +1,10 @@
-"""Questions embedded by ONNX Runtime: the same MiniLM, the same vectors, about half the time.
+"""Questions embedded by ONNX Runtime: the same MiniLM, the same vectors, in less time.
 
 Why: a question's forward pass was the largest part of a turn (the transformer's matrix
 products through torch, one small input at a time). The same network exported to ONNX (fp32,
-with the mean pooling and normalisation inside) runs on ONNX Runtime's fused kernels on one
-thread in about half the time, with the same vectors as torch's (an int8 export is faster still
-but moves cosines enough to change the top passage of some questions, so it is not used).
+with the mean pooling and normalisation inside) runs faster on ONNX Runtime's fused kernels on
+one thread, with the same vectors as torch's (an int8 export is faster still but moves cosines
+enough to change the top passage of some questions, so it is not used).
 
 The export runs once per machine, in a child process (exporting traces the model, which must
 not touch the copy that embeds passages), into a cache folder; until it is ready, or if it

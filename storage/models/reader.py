@@ -7,8 +7,8 @@ The model is the first layers of the shipped all-MiniLM-L6-v2 fine-tuned by
 described in storage/models/reader.md). Each chunk is read in a run of its own at its own length:
 its probability depends on the question and the chunk alone (the int8 activations are quantized
 over a whole run, so in a batch, or padded, a pair's probability moved with its batch mates and
-its padding), and the five runs of a question took less time than one batch of five padded to 128
-word pieces (bench/README.md).
+its padding), and a run of its own reads no padding, which a batch carries up to its longest pair
+(bench/README.md has the timings).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ in the asker's language, the numbers and internals kept for `/why`."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from core.turn.pipeline import Pipeline
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator
 
 LATIN = re.compile(r"[A-Za-z]{2,}")
+REASON_CODES_PAGE = Path(__file__).resolve().parents[2] / "docs" / "reason-codes.md"
 
 
 @pytest.mark.parametrize("reason", list(Reason))
@@ -27,6 +29,14 @@ def test_every_reason_code_is_explained_in_every_language(reason: Reason, lang: 
     assert own and explain(reason, lang) == own
     if lang == "fa":
         assert not LATIN.search(own), own
+
+
+def test_every_reason_code_is_documented_and_every_documented_code_exists() -> None:
+    """docs/reason-codes.md is where users and dashboards look a code up: one entry per code."""
+    page = REASON_CODES_PAGE.read_text(encoding="utf-8")
+    meanings = page.split("## What do the reason codes mean?", 1)[1].split("\n## ", 1)[0]
+    documented = re.findall(r"^- `([A-Z_]+)`:", meanings, re.M)
+    assert sorted(documented) == sorted(Reason), set(documented) ^ set(Reason)
 
 
 def test_the_default_refusal_is_written_once_in_the_catalogue() -> None:

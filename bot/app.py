@@ -49,8 +49,8 @@ from storage.records.spool import TurnSpool
 from storage.records.transcripts import SqlTranscriptStore
 
 log = logging.getLogger(__name__)
-# suggestions a long-running front end checks when it starts and after a re-ingest from chat
-# (~25 ms each on a laptop core); a refusal checks any others the first time it would offer them
+# suggestions a long-running front end checks when it starts and after a re-ingest from chat, so
+# the first refusals do not pay for them; a refusal checks any others the first time it would offer them
 SUGGESTIONS_CHECKED_AHEAD = 1000
 
 
@@ -354,10 +354,9 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
 
 
 def settle_heap() -> None:
-    """Move everything loaded so far (models, tokenizers, libraries: over 600k objects) out of the
-    garbage collector's reach. They live as long as the process, yet every full collection walked
-    them all, with the GIL held: one took 0.85 s in a run of 400 turns over 16 conversations,
-    stalling every conversation at once. Called once a long-running process is ready."""
+    """Move everything loaded so far (models, tokenizers, libraries) out of the garbage collector's
+    reach. They live as long as the process, yet every full collection would walk them all with
+    the GIL held, stalling every conversation at once. Called once a long-running process is ready."""
     gc.collect()
     gc.freeze()
 

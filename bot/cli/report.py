@@ -27,8 +27,10 @@ if TYPE_CHECKING:  # the database library loads when the report is built, not fo
     from storage.records.report_data import ReportData
 
 ROUTES = ("reply", "template", "hold")
-# refusals that say nothing of what the knowledge base lacks: held answers, and failures (a bug, an outage)
-NOT_GAPS = (Reason.NEEDS_REVIEW, Reason.INTERNAL_ERROR, Reason.INDEX_UNAVAILABLE)
+# refusals that say nothing of what the knowledge base lacks: held answers, failures (a bug, an
+# outage), a message that could not be read and a chat no scope serves (the operator's to set up)
+NOT_GAPS = (Reason.NEEDS_REVIEW, Reason.INTERNAL_ERROR, Reason.INDEX_UNAVAILABLE, Reason.INPUT_REJECTED,
+            Reason.CHAT_NOT_SET_UP)
 
 
 def _utc(value: datetime) -> datetime:

@@ -21,7 +21,7 @@ from adapters.telegram.options import TelegramOptions
 from adapters.telegram.rendering import HELP_KEY, decision_reply, failure_text, reply_messages
 from adapters.telegram.sending import Replies
 from adapters.telegram.threads import ThreadLookup, addressed_text, reply_target, thread_for, topic_thread
-from core.catalogue import say
+from core.catalogue import DEFAULT, languages, say
 from core.messages import ConversationKey, ExpertReply, Incoming, message_uid
 from core.ports import Backend
 from core.text.language import language_of
@@ -147,7 +147,7 @@ class Questions:
             return
         question = replied_question(message, question, context.bot.id)
         if not question:
-            await self.w.replies.send(message, say("addressed_empty"))
+            await self.w.replies.send(message, say("addressed_empty", user_language(user)))
             return
         await self.answer(message, user.id, question, thread_for(message, self.w.threads))
 
@@ -212,7 +212,7 @@ class Questions:
         if not question and reply is not None and reply.text:  # "/ask" in reply to someone's question
             question = reply.text
         if not question:
-            await self.w.replies.send(message, say("ask_usage"))
+            await self.w.replies.send(message, say("ask_usage", user_language(user)))
             return
         await self.answer(message, user.id, question, thread_for(message, self.w.threads))
 
@@ -243,14 +243,22 @@ class Questions:
 
     async def on_help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if update.effective_message is not None:
-            await self.w.replies.send(update.effective_message, say(HELP_KEY))
+            await self.w.replies.send(update.effective_message, say(HELP_KEY, user_language(update.effective_user)))
 
     async def on_whoami(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Admins are listed by numeric user id, which Telegram's apps do not show."""
         message, user = update.effective_message, update.effective_user
         if message is not None and user is not None:
-            role = say("role_admin" if self.w.backend.is_admin(PLATFORM, str(user.id)) else "role_not_admin")
-            await self.w.replies.send(message, say("whoami", id=user.id, role=role))
+            lang = user_language(user)
+            role = say("role_admin" if self.w.backend.is_admin(PLATFORM, str(user.id)) else "role_not_admin", lang)
+            await self.w.replies.send(message, say("whoami", lang, id=user.id, role=role))
+
+
+def user_language(user: User | None) -> str:
+    """The language of a reply that has no question to read it from (/help, /whoami, an empty
+    mention): the one the person's Telegram app is set to, when groundbot speaks it."""
+    code = ((user.language_code if user is not None else None) or "").split("-")[0].lower()
+    return code if code in languages() else DEFAULT
 
 
 def replied_question(message: Message, own: str, bot_id: int) -> str:

@@ -166,6 +166,31 @@ async def test_a_persian_refusal_on_telegram_shows_no_english(persian_app: App, 
     assert drafts and english_in("\n".join(telegram_shown(server))) == [], telegram_shown(server)
 
 
+async def test_help_and_whoami_answer_in_the_language_the_telegram_app_is_set_to(persian_app: App,
+                                                                                tmp_path: Path) -> None:
+    """/help, /whoami and a bare /ask hold no question to read a language from: a person whose
+    Telegram app is set to Persian reads them in Persian, any other person in English."""
+    server = await TelegramStandIn().start()
+    try:
+        cfg = load_config(ROOT / "config.toml", environ={TOKEN_ENV: server.token}, data_dir=tmp_path).changed(
+            telegram=replace(TelegramSettings(), base_url=server.base_url))
+        bot = build_bot(cfg, persian_app)
+        await bot.start(None)
+        try:
+            for text, code in (("/help", "fa"), ("/whoami", "fa"), ("/ask", "fa"), ("/help", "de")):
+                update = server.message_update(text, chat_id=602, user_id=778)
+                update["message"]["from"]["language_code"] = code
+                server.enqueue(update)
+            replies = [c.params["text"] for c in await server.wait_sent(4)]
+        finally:
+            await bot.stop()
+    finally:
+        await server.stop()
+    assert replies[0] == say("telegram_help", "fa") and replies[3] == say("telegram_help", "en")
+    commands = re.compile(r"/[a-z_]+")  # the commands are typed as they are in every language
+    assert all(english_in(commands.sub(" ", r)) == [] for r in replies[:3]), replies[:3]
+
+
 async def test_a_persian_refusal_in_a_telegram_group_and_its_buttons_show_no_english(
         persian_group_app: App, tmp_path: Path) -> None:
     """In a group with experts: the refusal, "this should be answerable", "Ask a person" (the

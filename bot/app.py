@@ -33,7 +33,7 @@ from core.messages import (
     Incoming,
     asks_something,
 )
-from core.ports import ClaimJudge, Delivery, Embedder, Generator, PassageReader, Rewriter, TermSelector
+from core.ports import ClaimJudge, Delivery, Embedder, Generator, Models, PassageReader, Rewriter, TermSelector
 from core.profiles import apply_profile, load_profile
 from core.turn.pipeline import Pipeline
 from storage.index.chunk_index import LanceChunkIndex
@@ -319,10 +319,10 @@ def build_app(
         log.warning("spooled turns not replayed yet: %s", str(exc).splitlines()[0][:200])
     gen = generator or make_generator(config)
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
-    pipeline = Pipeline(config.core, emb, index, gen, st, claim_judge=make_claim_judge(config, emb.name),
-                        reader=reader or make_reader(config, emb.name), scope_refusals=scopes.refusals(),
-                        rewriter=make_rewriter(config) if generator is None else None,
-                        term_selector=term_selector or make_term_selector(config), **kwargs)
+    models = Models(emb, gen, claim_judge=make_claim_judge(config, emb.name), reader=reader or make_reader(config, emb.name),
+                    rewriter=make_rewriter(config) if generator is None else None,
+                    term_selector=term_selector or make_term_selector(config))
+    pipeline = Pipeline(config.core, models, index, st, scope_refusals=scopes.refusals(), **kwargs)
     return _services(config, pipeline, st, index, emb, scopes, audience)
 
 

@@ -123,6 +123,20 @@ class ClaimJudge(Protocol):
     def score(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]: ...
 
 
+@dataclass(frozen=True)
+class Models:
+    """The models a turn runs, held together so that a pipeline is built from a few parts: the
+    embedder and the generator always; each of the others is optional (None: that step is left
+    to the local rules), and the settings may still turn it off (core/turn/pipeline.py)."""
+
+    embedder: Embedder
+    generator: Generator
+    reader: PassageReader | None = None
+    claim_judge: ClaimJudge | None = None
+    rewriter: Rewriter | None = None  # a language model's rewrite of follow-ups
+    term_selector: TermSelector | None = None
+
+
 @dataclass
 class ConversationState:
     """What core needs to know about a conversation between turns."""

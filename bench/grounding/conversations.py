@@ -30,7 +30,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -535,7 +535,7 @@ def run_rewrite_recall(app: App, names: dict[str, str], passages: Sequence[Passa
     if not items:
         return
     cfg = app.config.core.retrieval
-    selector = app.pipeline.term_selector
+    selector = app.pipeline.models.term_selector
     readings = [resolve(r.question, prior_turns(r), None, cfg.history_turns, selector, cfg.term_threshold) for r, _ in items]
     texts = {"raw": [r.question for r, _ in items],
              "last_two": [" ".join([*(q for q, _ in r.prior[-1:]), r.question]) for r, _ in items],
@@ -583,11 +583,11 @@ def run_rewrite_ceiling(app: App, items: Sequence[tuple[Any, frozenset[str]]], n
 
     every = load_mtrag_rewrites()
     human = {r.question.strip(): r.rewrite for r in every}
-    saved = app.pipeline.rewriter
+    saved = app.pipeline.models
     m = result.metrics
     try:
         for who, rewriter in (("shipped", None), ("human", HumanRewrites(human))):
-            app.pipeline.rewriter = rewriter
+            app.pipeline.models = replace(saved, rewriter=rewriter)
             rows, shown = [], []
             for r, refs in items:
                 key = ConversationKey("bench", f"{NAME}:rewrites:{who}:{r.id}")
@@ -599,7 +599,7 @@ def run_rewrite_ceiling(app: App, items: Sequence[tuple[Any, frozenset[str]]], n
             m[f"rewrites_{who}_shown"] = len(shown)
             m[f"rewrites_{who}_shown_malformed"] = sum(not well_formed(x) for x in shown)
     finally:
-        app.pipeline.rewriter = saved
+        app.pipeline.models = saved
 
 
 # -- the suite -------------------------------------------------------------------------------

@@ -197,15 +197,15 @@ def cmd_calibrate(cfg: Config, args: argparse.Namespace) -> int:
         q = normalize_text(row["question"])
         hits = app.index.search(q, app.embedder.embed_queries([q])[0], k)
         items.append(EvalItem(row["question"], row["expected"] == "answer", row.get("answer"), hits))
-    judge = Memo(app.pipeline.claim_judge) if app.pipeline.claim_judge is not None else None
+    judge = Memo(app.pipeline.models.claim_judge) if app.pipeline.models.claim_judge is not None else None
     if args.judge and (judge is None or all(it.answer is None for it in items)):
         print("groundbot calibrate: --judge sweeps the claim judge's floor, which only replayed answers meet "
               "and only an app with the claim judge runs ([generator] kind = \"openai\", minilm); it changes "
               "nothing here", file=sys.stderr)
     judge_grid: list[float | None] = [*frange(args.judge)] if args.judge else [None]
-    points = sweep(items, cfg, app.pipeline.generator, (frange(args.top1), frange(args.support), judge_grid), judge)
+    points = sweep(items, cfg, app.pipeline.models.generator, (frange(args.top1), frange(args.support), judge_grid), judge)
     best = recommend(points, args.max_false_refusal)
-    quoted = isinstance(app.pipeline.generator, ExtractiveGenerator) and any(it.answer is None for it in items)
+    quoted = isinstance(app.pipeline.models.generator, ExtractiveGenerator) and any(it.answer is None for it in items)
     notes = sys.stderr if args.json else sys.stdout  # with --json, stdout holds the JSON only
     if args.json:
         print(json.dumps({"points": [_point(p) for p in points], "recommended": _point(best), "quoted": quoted}))

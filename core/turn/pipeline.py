@@ -22,17 +22,7 @@ from core.gate.mentions import KnownWords
 from core.gate.passage_reading import Reading, asked_verbatim, read, read_rest
 from core.gate.similarity_gates import GateResult, run_gates
 from core.messages import NOT_SET_UP, Decision, History, Hit, Incoming, ReadingMethod, Recorded, Resolution
-from core.ports import (
-    ChunkIndex,
-    ClaimJudge,
-    ConversationTurn,
-    Embedder,
-    Generator,
-    PassageReader,
-    Rewriter,
-    TermSelector,
-    TranscriptStore,
-)
+from core.ports import ChunkIndex, ConversationTurn, Models, TranscriptStore
 from core.reasons import Status
 from core.retrieve.resolve import earlier
 from core.retrieve.search import resolve_turn, search, start_searches
@@ -57,30 +47,24 @@ class Pipeline:
     def __init__(
         self,
         settings: CoreSettings,
-        embedder: Embedder,
+        models: Models,
         index: ChunkIndex,
-        generator: Generator,
         store: TranscriptStore,
-        clock: Callable[[], float] = time.perf_counter,
-        claim_judge: ClaimJudge | None = None,
-        reader: PassageReader | None = None,
+        *,
         scope_refusals: Mapping[str, str] | None = None,
-        rewriter: Rewriter | None = None,
-        term_selector: TermSelector | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self.config_hash = settings.config_hash() + ":" + generator.name + ":" + embedder.name
-        self.settings = settings = for_mode(settings, generator.mode)  # what every stage reads, resolved once
-        self.reader = reader if settings.reader.enabled else None
-        self.rewriter = rewriter  # a language model's rewrite of follow-ups; None: the local reading alone
-        self.term_selector = term_selector if settings.retrieval.term_selector else None
+        self.config_hash = settings.config_hash() + ":" + models.generator.name + ":" + models.embedder.name
+        self.settings = settings = for_mode(settings, models.generator.mode)  # what every stage reads, resolved once
+        # the models the turn runs: one the settings turn off is None here, its step left to the local rules
+        self.models = replace(models, reader=models.reader if settings.reader.enabled else None,
+                              claim_judge=models.claim_judge if settings.judge.claims else None,
+                              term_selector=models.term_selector if settings.retrieval.term_selector else None)
         # a later turn's searches run at once (core/retrieve/search.py), and its two readings are
         # read at once (`_read`); the threads start on first use
         self.searches = ThreadPoolExecutor(3, thread_name_prefix="groundbot-search")
         self.scope_refusals = dict(scope_refusals or {})  # a knowledge scope's own refusal message
-        self.claim_judge = claim_judge if settings.judge.claims else None
-        self.embedder = embedder
         self.index = index
-        self.generator = generator
         self.known_words = KnownWords(index)  # core/gate/mentions.py: the index's words, looked up once per version
         self.store = store
         self.clock = clock
@@ -92,8 +76,8 @@ class Pipeline:
             State.VERIFYING: ("verify", self._verify),
         }
         # the questions a refusal offers, each checked to be answered by running these stages
-        self.offers = SuggestionOffers(settings, embedder, index, generator.mode, self.config_hash, self.stages,
-                                       clock)
+        self.offers = SuggestionOffers(settings, models.embedder, index, models.generator.mode, self.config_hash,
+                                       self.stages, clock)
 
     def suggestions_for(self, question: str, scope: str | None = None) -> list[str]:
         """Suggestions for a question answered outside a turn (SuggestionOffers.suggestions_for)."""
@@ -115,7 +99,7 @@ class Pipeline:
         if rejection is not None:
             return [], say(rejection.key, language_of(question or query), **rejection.fields)
         cfg = self.settings.retrieval
-        _, _, hits = search(Resolution(asked=question, resolved=question), self.embedder, self.index, k, scope,
+        _, _, hits = search(Resolution(asked=question, resolved=question), self.models.embedder, self.index, k, scope,
                             cfg.rrf_k, self.searches, sentences=cfg.sentence_queries)
         return hits, ""
 
@@ -150,17 +134,17 @@ class Pipeline:
         try:
             ctx.index_version = self.index.version()
             # what a later turn searches whatever its reading starts now, while the question is read
-            started = start_searches([ctx.asked], self.embedder, self.index, cfg.top_k, ctx.msg.scope,
+            started = start_searches([ctx.asked], self.models.embedder, self.index, cfg.top_k, ctx.msg.scope,
                                      self.searches) if prior else {}
         except Exception as exc:
             return _unsearchable(exc)
         t0 = self.clock()
-        ctx.resolution = resolve_turn(ctx.asked, history, ctx.msg.scope, cfg.history_turns, self.rewriter,
-                                      self.term_selector, cfg.term_threshold)
+        ctx.resolution = resolve_turn(ctx.asked, history, ctx.msg.scope, cfg.history_turns, self.models.rewriter,
+                                      self.models.term_selector, cfg.term_threshold)
         ctx.latency["resolve"] = round((self.clock() - t0) * 1000, 3)
         ctx.question = ctx.resolution.resolved
         try:
-            query, vector, hits = search(ctx.resolution, self.embedder, self.index, cfg.top_k, ctx.msg.scope,
+            query, vector, hits = search(ctx.resolution, self.models.embedder, self.index, cfg.top_k, ctx.msg.scope,
                                          cfg.rrf_k, self.searches, started, cfg.sentence_queries)
         except Exception as exc:
             return _unsearchable(exc)
@@ -213,9 +197,9 @@ class Pipeline:
         (core/gate/ambiguity.py); a follow-up or a question asked as a heading is read as meant."""
         if (ctx.resolution and ctx.resolution.follow_up) or asked_verbatim(ctx.question, ctx.hits, self.settings.extractive):
             return Outcome(Trigger.GATE_PASS)
-        if not is_short(ctx.question, self.settings.retrieval) or self.reader is None:
+        if not is_short(ctx.question, self.settings.retrieval) or self.models.reader is None:
             return Outcome(Trigger.GATE_PASS)
-        every = read_rest(ctx.question, ctx.hits, self.reader, self.settings.retrieval.top_k)  # the readings, not the order
+        every = read_rest(ctx.question, ctx.hits, self.models.reader, self.settings.retrieval.top_k)  # the readings, not the order
         ctx.readings = [reading_question(h) for h in readings(ctx.question, every, reading.floor, self.settings.retrieval)]
         if not ctx.readings:
             return Outcome(Trigger.GATE_PASS)
@@ -226,7 +210,7 @@ class Pipeline:
 
     def _read(self, ctx: TurnContext) -> Reading | None:
         """The reader's verdict, or None without a reader or when it fails (the gates then decide alone)."""
-        if self.reader is None or not ctx.hits:
+        if self.models.reader is None or not ctx.hits:
             return None
         t0 = self.clock()
         try:
@@ -234,9 +218,9 @@ class Pipeline:
             # the words picked may be a topic the question has left ("Where is the office?" after
             # parental leave): the reader also reads it as typed, at the same time (a reading's
             # first chunk is read alone, on one core), and the reading it finds better answered stands
-            as_typed = self.searches.submit(read, r.asked, ctx.hits, self.reader, self.settings.reader,
+            as_typed = self.searches.submit(read, r.asked, ctx.hits, self.models.reader, self.settings.reader,
                                             self.settings.extractive) if r is not None and r.method == ReadingMethod.TERMS else None
-            verdict = read(ctx.question, ctx.hits, self.reader, self.settings.reader, self.settings.extractive)
+            verdict = read(ctx.question, ctx.hits, self.models.reader, self.settings.reader, self.settings.extractive)
             if r is None or as_typed is None:
                 return verdict
             typed = as_typed.result()
@@ -257,8 +241,8 @@ class Pipeline:
             raise RuntimeError("generating before the gates ran")
         stated = ctx.resolution.stated if ctx.resolution else ctx.question  # the user's words, not selected ones
         try:
-            ctx.generation = gen = self.generator.generate(stated, ctx.gate.kept,
-                                                           ctx.question if ctx.question != stated else "")
+            ctx.generation = gen = self.models.generator.generate(stated, ctx.gate.kept,
+                                                                  ctx.question if ctx.question != stated else "")
         except Exception as exc:  # a generator bug or network error is a refusal, not a crash
             log.exception("generation failed")
             return Outcome(Trigger.REJECT, reasons.LLM_UNAVAILABLE, detail=f"the generator raised {type(exc).__name__}")
@@ -277,7 +261,7 @@ class Pipeline:
     def _verify(self, ctx: TurnContext) -> Outcome:
         if ctx.gate is None or ctx.generation is None:  # the state machine runs this stage only after both
             raise RuntimeError("verifying before the gates ran and an answer was generated")
-        judge, cfg = (self.claim_judge, self.settings.verify) if ctx.generation.llm_called else (  # extractive quote
+        judge, cfg = (self.models.claim_judge, self.settings.verify) if ctx.generation.llm_called else (  # extractive quote
             None, replace(self.settings.verify, require_citations=False, min_source_answer_probability=0.0))
         stated = ctx.resolution.stated if ctx.resolution else ctx.question
         ctx.verification = v = verify_answer(ctx.generation.text, stated, ctx.gate.kept, cfg, judge,

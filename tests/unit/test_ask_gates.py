@@ -8,6 +8,7 @@ from core import reasons
 from core.gate.ask_gates import ASK_GATES, AskView, says_when_gate
 from core.generate.extractive import ExtractiveGenerator
 from core.messages import ConversationKey, Incoming
+from core.ports import Models
 from core.settings import CoreSettings, ExtractiveSettings, GateSettings
 from core.turn.pipeline import Pipeline
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, hit
@@ -41,7 +42,7 @@ def test_the_gates_are_named_and_a_refusal_names_the_one_that_failed() -> None:
     settings = CoreSettings(gates=replace(GateSettings(), min_top1_similarity=0.1, min_mean_confidence=0.0,
                                           chunk_floor=0.0, min_context_chars=10),
                             extractive=replace(ExtractiveSettings(), min_quote_similarity=0.0))
-    p = Pipeline(settings, emb, ListIndex(kb, emb), ExtractiveGenerator(ExtractiveSettings()), MemoryStore())
+    p = Pipeline(settings, Models(emb, ExtractiveGenerator(ExtractiveSettings())), ListIndex(kb, emb), MemoryStore())
     d = p.handle(Incoming(ConversationKey("t", "1"), "u", "When was the Ruysch map with codfish noted?"))
     assert d.refused and "says_when" in d.checks_failed and "mentioned_words" in d.checks_passed
     assert d.explanation == "The question asks when, and no source that answers it says when."

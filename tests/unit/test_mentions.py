@@ -11,6 +11,7 @@ from core import reasons
 from core.gate.mentions import MAX_LOOKUPS, KnownWords, asked_words, not_mentioned, unmentioned, weakly_answered
 from core.generate.extractive import ExtractiveGenerator
 from core.messages import ConversationKey, Hit, Incoming
+from core.ports import Models
 from core.settings import CoreSettings, ExtractiveSettings, GateSettings
 from core.turn.pipeline import Pipeline
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator, hit
@@ -41,7 +42,7 @@ def _pipeline(generator: object, **extractive: bool) -> tuple[Pipeline, Counting
     settings = CoreSettings(gates=replace(GateSettings(), min_top1_similarity=0.1, min_mean_confidence=0.0,
                                           chunk_floor=0.0, min_context_chars=10),
                             extractive=replace(ExtractiveSettings(), min_quote_similarity=0.0, **extractive))
-    return Pipeline(settings, emb, index, generator, MemoryStore()), index  # type: ignore[arg-type]
+    return Pipeline(settings, Models(emb, generator), index, MemoryStore()), index  # type: ignore[arg-type]
 
 
 def test_the_words_of_a_yes_no_question_are_checked_and_a_choices_alternatives_are_not() -> None:

@@ -12,6 +12,7 @@ from core.gate.passage_reading import read
 from core.gate.reader_view import reader_passage
 from core.generate.extractive import ExtractiveGenerator
 from core.messages import ConversationKey, Incoming
+from core.ports import Models
 from core.settings import CoreSettings, ExtractiveSettings, GateSettings, Mode, ReaderSettings, for_mode
 from core.turn.pipeline import Pipeline
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator, hit
@@ -49,7 +50,7 @@ def _pipeline(reader: WordReader, gates: GateSettings | None = None,
     settings = CoreSettings(gates=gates or replace(GateSettings(), min_top1_similarity=0.3, min_mean_confidence=0.0,
                                                    chunk_floor=0.05, min_context_chars=40))
     gen = gen or QueueGenerator()
-    return Pipeline(settings, emb, ListIndex(KB, emb), gen, MemoryStore(), reader=reader), gen
+    return Pipeline(settings, Models(emb, gen, reader=reader), ListIndex(KB, emb), MemoryStore()), gen
 
 
 def test_read_reranks_the_chunk_that_answers_first_in_one_batch() -> None:
@@ -178,7 +179,7 @@ def test_a_paraphrase_below_the_similarity_gate_is_read_not_refused() -> None:
     strict = replace(GateSettings(), min_top1_similarity=0.95, min_mean_confidence=0.9, chunk_floor=0.05,
                      min_context_chars=40)
     without, _ = _pipeline(WordReader("8443"), strict)
-    without.reader = None
+    without.models = replace(without.models, reader=None)
     assert without.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?")).refused
     p, gen = _pipeline(WordReader("8443"), strict)
     gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
@@ -293,15 +294,15 @@ def _conversation(reader: QuestionReader, picks: Picks) -> Pipeline:
     emb = BagOfWordsEmbedder()
     settings = CoreSettings(gates=replace(GateSettings(), min_top1_similarity=0.1, min_mean_confidence=0.0,
                                           chunk_floor=0.01, min_context_chars=20))
-    return Pipeline(settings, emb, ListIndex(KB, emb), QueueGenerator(), MemoryStore(), reader=reader,
-                    term_selector=picks)
+    return Pipeline(settings, Models(emb, QueueGenerator(), reader=reader, term_selector=picks), ListIndex(KB, emb),
+                    MemoryStore())
 
 
 def test_a_question_better_answered_as_typed_than_with_the_picked_words_is_read_as_typed() -> None:
     reader = QuestionReader("slack", off="telegram")
     p = _conversation(reader, Picks("telegram", "webhook"))
     p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
-    p.generator.enqueue("Mentions are answered in the thread [C1].")  # type: ignore[attr-defined]
+    p.models.generator.enqueue("Mentions are answered in the thread [C1].")  # type: ignore[attr-defined]
     d = p.handle(Incoming(KEY, "u1", "Where are Slack mentions answered?"))
     assert not d.refused and d.resolution.method == "standalone" and "as typed" in d.resolution.why
     assert reader.questions[-2:] == ["Where are Slack mentions answered? Telegram webhook",
@@ -311,8 +312,8 @@ def test_a_question_better_answered_as_typed_than_with_the_picked_words_is_read_
 def test_a_follow_up_better_answered_with_the_picked_words_keeps_them() -> None:
     reader = QuestionReader("8443", off="nothing")
     p = _conversation(reader, Picks("8443"))
-    p.generator.enqueue("It listens on port 8443 [C1].")  # type: ignore[attr-defined]
+    p.models.generator.enqueue("It listens on port 8443 [C1].")  # type: ignore[attr-defined]
     p.handle(Incoming(KEY, "u1", "Does the webhook listen on 8443?"))
-    p.generator.enqueue("It rejects requests without the secret token header [C1].")  # type: ignore[attr-defined]
+    p.models.generator.enqueue("It rejects requests without the secret token header [C1].")  # type: ignore[attr-defined]
     d = p.handle(Incoming(KEY, "u1", "And what does it reject?"))
     assert d.resolution.method == "terms" and d.resolution.terms == ("8443",) and d.resolution.follow_up

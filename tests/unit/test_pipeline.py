@@ -9,6 +9,7 @@ import pytest
 from core import reasons
 from core.catalogue import say
 from core.messages import ConversationKey, Incoming
+from core.ports import Models
 from core.settings import CoreSettings, GateSettings, Mode
 from core.text.normalize import normalize_text
 from core.turn.conversation import State
@@ -30,7 +31,7 @@ def parts() -> tuple[Pipeline, QueueGenerator, MemoryStore, ListIndex]:
     emb = BagOfWordsEmbedder()
     index = ListIndex(KB, emb, suggestions=["How do I re-ingest documents?", "Which port does the webhook use?"])
     gen, store = QueueGenerator(), MemoryStore()
-    return Pipeline(SETTINGS, emb, index, gen, store), gen, store, index
+    return Pipeline(SETTINGS, Models(emb, gen), index, store), gen, store, index
 
 
 def ask(p: Pipeline, text: str, **kw: object) -> object:
@@ -189,7 +190,7 @@ def _routed(template_risk: float, hold_risk: float) -> tuple[Pipeline, QueueGene
     emb = BagOfWordsEmbedder()
     settings = replace(SETTINGS, review=ReviewSettings(template_risk=template_risk, hold_risk=hold_risk))
     gen = QueueGenerator()
-    return Pipeline(settings, emb, ListIndex(KB, emb), gen, MemoryStore()), gen
+    return Pipeline(settings, Models(emb, gen), ListIndex(KB, emb), MemoryStore()), gen
 
 
 def test_every_answer_carries_its_risk_and_route() -> None:
@@ -241,13 +242,13 @@ def test_claim_judge_reads_generated_answers_and_its_refusal_is_explained() -> N
     gen, store = QueueGenerator(), MemoryStore()
     judge = ScriptedClaimJudge({"The webhook listens on port 8443.": 0.05})
     on = replace(SETTINGS, judge=replace(SETTINGS.judge, claims=True))
-    p = Pipeline(on, emb, ListIndex(KB, emb), gen, store, claim_judge=judge)
+    p = Pipeline(on, Models(emb, gen, claim_judge=judge), ListIndex(KB, emb), store)
     gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
     d = p.handle(Incoming(KEY, "u1", "Which port does the Slack app listen on?"))
     assert d.refused and d.refusal_reason == reasons.UNSUPPORTED_CLAIMS
     assert judge.read and d.claim_map[0].judge == 0.05
-    off = Pipeline(replace(on, judge=replace(on.judge, claims=False)), emb, ListIndex(KB, emb), gen, store,
-                   claim_judge=judge)
+    off = Pipeline(replace(on, judge=replace(on.judge, claims=False)), Models(emb, gen, claim_judge=judge),
+                   ListIndex(KB, emb), store)
     gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
     assert not off.handle(Incoming(KEY, "u2", "Which port does the Telegram webhook listen on?")).refused
     assert len(judge.read) == 1
@@ -277,7 +278,7 @@ def test_only_suggestions_that_are_answered_are_offered_and_the_check_is_cached(
     index = ListIndex(KB, emb, suggestions=["Which port does the Telegram webhook use?",
                                             "Which secret does the Telegram webhook need?"])
     gen = LocalGenerator()
-    p = Pipeline(SETTINGS, emb, index, gen, MemoryStore())
+    p = Pipeline(SETTINGS, Models(emb, gen), index, MemoryStore())
     d = p.handle(Incoming(KEY, "u1", "telegram webhook secret header"))
     assert d.refused and [s.text for s in d.suggestions] == ["Which port does the Telegram webhook use?"]
     asked = len(gen.asked)
@@ -290,7 +291,7 @@ def test_suggestions_checked_ahead_cost_a_refusal_nothing_and_offer_the_same() -
     emb = BagOfWordsEmbedder()
     texts = ["Which port does the Telegram webhook use?", "Which secret does the Telegram webhook need?"]
     gen = LocalGenerator()
-    p = Pipeline(SETTINGS, emb, ListIndex(KB, emb, suggestions=texts), gen, MemoryStore())
+    p = Pipeline(SETTINGS, Models(emb, gen), ListIndex(KB, emb, suggestions=texts), MemoryStore())
     assert p.check_suggestions(10) == 2 and sorted(gen.asked) == sorted(texts)
     d = p.handle(Incoming(KEY, "u1", "telegram webhook secret header"))
     assert d.refused and [s.text for s in d.suggestions] == ["Which port does the Telegram webhook use?"]
@@ -301,18 +302,18 @@ def test_suggestion_verdicts_are_stored_with_the_index_and_read_by_another_proce
     emb = BagOfWordsEmbedder()
     texts = ["Which port does the Telegram webhook use?", "Which secret does the Telegram webhook need?"]
     index = ListIndex(KB, emb, suggestions=texts)
-    first = Pipeline(SETTINGS, emb, index, LocalGenerator(), MemoryStore())
+    first = Pipeline(SETTINGS, Models(emb, LocalGenerator()), index, MemoryStore())
     assert first.check_suggestions(10) == 2
     [(decided_at, stored)] = index.verdicts.items()
     assert decided_at.startswith("v1|") and stored == {normalize_text(texts[0]): True, normalize_text(texts[1]): False}
     gen = LocalGenerator()
-    second = Pipeline(SETTINGS, emb, index, gen, MemoryStore())  # another worker on the same index
+    second = Pipeline(SETTINGS, Models(emb, gen), index, MemoryStore())  # another worker on the same index
     assert second.check_suggestions(10) == 2 and gen.asked == []  # read, not decided again
     d = second.handle(Incoming(KEY, "u1", "telegram webhook secret header"))
     assert [s.text for s in d.suggestions] == [texts[0]] and gen.asked == ["telegram webhook secret header"]
     stricter = replace(SETTINGS, gates=replace(SETTINGS.gates, min_top1_similarity=0.99))
     other = LocalGenerator()
-    Pipeline(stricter, emb, index, other, MemoryStore()).check_suggestions(10)
+    Pipeline(stricter, Models(emb, other), index, MemoryStore()).check_suggestions(10)
     assert index.verdicts and next(iter(index.verdicts)) != decided_at  # another configuration decides anew
 
 

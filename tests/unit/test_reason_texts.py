@@ -12,6 +12,7 @@ from adapters.slack.rendering import failure_message
 from adapters.telegram.rendering import failure_text
 from core.catalogue import catalogue, explain, languages, say
 from core.messages import ConversationKey, Incoming
+from core.ports import Models
 from core.reasons import Reason
 from core.render import refusal_in, render_text
 from core.settings import CoreSettings, RefusalSettings
@@ -56,7 +57,7 @@ def test_a_failure_while_answering_is_told_in_the_asker_s_language() -> None:
 
 def test_a_refused_persian_question_reads_persian_and_keeps_the_numbers_for_why() -> None:
     emb = BagOfWordsEmbedder()
-    p = Pipeline(CoreSettings(), emb, ListIndex(["The webhook listens on port 8443."], emb), QueueGenerator(),
+    p = Pipeline(CoreSettings(), Models(emb, QueueGenerator()), ListIndex(["The webhook listens on port 8443."], emb),
                  MemoryStore())
     d = p.handle(Incoming(ConversationKey("t", "fa"), "u", "پورت وب‌هوک تلگرام چند است؟"))
     assert d.refused and d.language == "fa"

@@ -12,6 +12,7 @@ from bot.config import Config, load_config
 from bot.scopes import ScopeMap
 from core import reasons
 from core.messages import NOT_SET_UP, ConversationKey, Incoming
+from core.ports import Models
 from core.settings import CoreSettings
 from core.turn.pipeline import Pipeline
 from tests.unit.fakes import BagOfWordsEmbedder, ListIndex, MemoryStore, QueueGenerator
@@ -119,7 +120,7 @@ def test_an_unknown_scope_named_by_a_caller_lists_the_scopes(tmp_path: Path, mon
 
 
 def _pipeline(index: ListIndex, refusals: dict[str, str] | None = None) -> Pipeline:
-    return Pipeline(CoreSettings(), index.embedder, index, QueueGenerator(), MemoryStore(), scope_refusals=refusals)
+    return Pipeline(CoreSettings(), Models(index.embedder, QueueGenerator()), index, MemoryStore(), scope_refusals=refusals)
 
 
 def test_the_search_is_told_the_scope_and_a_scope_may_word_its_refusal() -> None:

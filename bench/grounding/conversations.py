@@ -524,7 +524,7 @@ def run_rewrite_recall(app: App, names: dict[str, str], passages: Sequence[Passa
     top 5 passages of the plain MiniLM (each query, the peer's passage matrix) and of groundbot's own
     fused searches (core/retrieve/search.py over the chunk index, the hits' passages in order)?"""
     from bench.rewrites import load_mtrag_rewrites, mtrag_qrels, prior_turns
-    from core.retrieve.resolve import resolve
+    from core.retrieve.resolve import earlier, resolve
     from core.retrieve.search import search
 
     if not (rewrites.MTRAG_REWRITES_DIR / "govt_qrels.tsv").is_file():
@@ -536,7 +536,8 @@ def run_rewrite_recall(app: App, names: dict[str, str], passages: Sequence[Passa
         return
     cfg = app.config.core.retrieval
     selector = app.pipeline.models.term_selector
-    readings = [resolve(r.question, prior_turns(r), None, cfg.history_turns, selector, cfg.term_threshold) for r, _ in items]
+    readings = [resolve(r.question, earlier(prior_turns(r), None, cfg.history_turns), selector, cfg.term_threshold)
+                for r, _ in items]
     texts = {"raw": [r.question for r, _ in items],
              "last_two": [" ".join([*(q for q, _ in r.prior[-1:]), r.question]) for r, _ in items],
              "selected": [x.resolved for x in readings], "human": [r.rewrite for r, _ in items]}

@@ -127,25 +127,22 @@ class GluedResolution(resolve_mod.Resolution):
     query: str = ""  # what is searched: the earlier questions glued before a follow-up
 
 
-def glued_resolve_turn(question: str, history: Sequence[Any], scope: str | None, turns: int,
-                       *_: Any) -> resolve_mod.Resolution:
+def glued_resolve_turn(question: str, prior: Sequence[Any], *_: Any) -> resolve_mod.Resolution:
     """The resolver off: the question is read as asked by every stage, and searched glued after the
     earlier questions when the condensing shipped before the resolver took it for a follow-up
     (bench/grounding/resolution.py: `condense`). A question pointing at something never named is
-    still asked back (that is [retrieval] ask_back's, measured on its own row)."""
-    prior = resolve_mod.earlier(history, scope, turns)
-    query = condense(question, [(t.question, t.answer) for t in prior], turns)
+    still asked back (that is [retrieval] ask_back's, measured on its own row). `prior` holds the
+    turns the pipeline reads already (at most `[retrieval] history_turns`)."""
+    query = condense(question, [(t.question, t.answer) for t in prior], len(prior))
     return GluedResolution(question, question, method=ReadingMethod.GLUED, why="the earlier questions glued before it",
                            unnamed=resolve_mod.unnamed_referent(question, prior), query=query)
 
 
-def last_two_resolve_turn(question: str, history: Sequence[Any], scope: str | None, turns: int,
-                          *_: Any) -> resolve_mod.Resolution:
+def last_two_resolve_turn(question: str, prior: Sequence[Any], *_: Any) -> resolve_mod.Resolution:
     """The question after an earlier one, read by every stage as the previous question and it glued
     (the plain MiniLM peer's last-two query), whatever its words; a first question as asked."""
-    prior = resolve_mod.earlier(history, scope, turns)
     if not prior:
-        return resolve_mod.resolve(question, history, scope, turns)
+        return resolve_mod.resolve(question, prior)
     return resolve_mod.Resolution(question, f"{prior[-1].question.strip()} {question.strip()}", method=ReadingMethod.GLUED,
                                   why="the previous question glued before it",
                                   unnamed=resolve_mod.unnamed_referent(question, prior))

@@ -36,7 +36,7 @@ from bench.rewrites import (
     load_mtrag_rewrites,
     prior_turns,
 )
-from core.retrieve.resolve import resolve, well_formed
+from core.retrieve.resolve import earlier, resolve, well_formed
 from core.text.lexicon import content_terms
 from core.text.normalize import normalize_text, words
 
@@ -93,7 +93,7 @@ def condense(question: str, history: Prior, turns: int) -> str:
 def selector_resolver(selector: Any, turns: int, threshold: float) -> ItemResolver:
     """The shipped reading (core.retrieve.resolve with the term selector): the question with the
     earlier words it picks, read from the earlier turns as the pipeline lays them out."""
-    return lambda item: resolve(item.question, prior_turns(item), None, turns, selector, threshold).resolved
+    return lambda item: resolve(item.question, earlier(prior_turns(item), None, turns), selector, threshold).resolved
 
 
 def run_resolver(resolver: ItemResolver, items: Sequence[Rewrite]) -> tuple[list[str], list[float]]:

@@ -32,13 +32,13 @@ def earlier(history: Sequence[PriorTurn], scope: str | None, turns: int) -> list
     return same[-turns:] if turns > 0 else []
 
 
-def resolve(question: str, history: Sequence[PriorTurn], scope: str | None = None, turns: int = 2,
-            selector: TermSelector | None = None, threshold: float = 0.5) -> Resolution:
-    """The question read with the earlier turns of its scope: the words of theirs it needs (the
-    term selector's pick, English only: it was trained on English rewrites), and the question
-    glued after the one before it, searched beside it unless the selector finds that the
-    question needs no earlier word (core/retrieve/search.py: `queries`)."""
-    prior = earlier(history, scope, turns)
+def resolve(question: str, prior: Sequence[PriorTurn], selector: TermSelector | None = None,
+            threshold: float = 0.5) -> Resolution:
+    """The question read with `prior`, the earlier turns it may lean on (`earlier`, taken once per
+    turn by the caller): the words of theirs it needs (the term selector's pick, English only: it
+    was trained on English rewrites), and the question glued after the one before it, searched
+    beside it unless the selector finds that the question needs no earlier word
+    (core/retrieve/search.py: `queries`)."""
     unnamed = unnamed_referent(question, prior)
     if not prior:
         return Resolution(question, question, why="no earlier turn in this conversation", unnamed=unnamed)

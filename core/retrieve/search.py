@@ -23,7 +23,7 @@ from typing import Any
 from core.messages import Hit, PriorTurn, ReadingMethod, section_label
 from core.ports import ChunkIndex, Embedder, Rewriter, TermSelector
 from core.retrieve.fusion import reciprocal_ranks
-from core.retrieve.resolve import PASSED, Check, Resolution, earlier, failed, new_terms, resolve, well_formed
+from core.retrieve.resolve import PASSED, Check, Resolution, failed, new_terms, resolve, well_formed
 from core.text.language import language_of
 from core.text.lexicon import content_terms
 from core.text.normalize import normalize_text
@@ -32,14 +32,14 @@ from core.text.sentences import split_sentences
 MAX_REWRITE_CHARS = 400  # a rewrite longer than this (or than 4x the question) is an answer, not a question
 
 
-def resolve_turn(question: str, history: Sequence[PriorTurn], scope: str | None, turns: int,
-                 rewriter: Rewriter | None = None, selector: TermSelector | None = None,
-                 threshold: float = 0.5) -> Resolution:
-    """The local reading (the term selector's), or a language model's rewrite when one is
-    configured and its output passes the checks of `usable_rewrite` (else the local reading,
-    saying why). The rewrite is shown to the user only when it is `well_formed`."""
-    local = resolve(question, history, scope, turns, selector, threshold)
-    prior = earlier(history, scope, turns)
+def resolve_turn(question: str, prior: Sequence[PriorTurn], rewriter: Rewriter | None = None,
+                 selector: TermSelector | None = None, threshold: float = 0.5) -> Resolution:
+    """The question read with `prior`, the earlier turns it may lean on (core/retrieve/resolve.py:
+    `earlier`, taken once per turn by the caller): the local reading (the term selector's), or a
+    language model's rewrite when one is configured and its output passes the checks of
+    `usable_rewrite` (else the local reading, saying why). The rewrite is shown to the user only
+    when it is `well_formed`."""
+    local = resolve(question, prior, selector, threshold)
     if rewriter is None or not prior:
         return local
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -21,11 +21,21 @@ from core.gate.ask_gates import ASK_GATES, AskView, Refusal
 from core.gate.mentions import KnownWords
 from core.gate.passage_reading import Reading, asked_verbatim, read, read_rest
 from core.gate.similarity_gates import GateResult, run_gates
-from core.messages import NOT_SET_UP, Decision, History, Hit, Incoming, ReadingMethod, Recorded, Resolution
+from core.messages import (
+    NOT_SET_UP,
+    Decision,
+    History,
+    Hit,
+    Incoming,
+    PriorTurn,
+    ReadingMethod,
+    Recorded,
+    Resolution,
+)
 from core.ports import ChunkIndex, ConversationTurn, Models, TranscriptStore
 from core.reasons import Status
 from core.retrieve.resolve import earlier
-from core.retrieve.search import resolve_turn, search, start_searches
+from core.retrieve.search import Searched, resolve_turn, search, start_searches
 from core.settings import CoreSettings, for_mode
 from core.text.language import language_of, prefer_language
 from core.text.normalize import clean_input
@@ -127,36 +137,64 @@ class Pipeline:
 
     # -- stages: each reads the turn context and says how the turn moves on ------
     def _retrieve(self, ctx: TurnContext) -> Outcome:
-        """Read the question in its conversation (every later stage reads that reading), then search."""
-        cfg = self.settings.retrieval
-        history = ctx.conversation.history if ctx.conversation else []
-        prior = earlier(history, ctx.msg.scope, cfg.history_turns)
+        """Read the question in its conversation (every later stage reads that reading), then
+        search, in steps: the earlier turns, the searches every reading makes (begun at once), the
+        reading, the search, then asking back about a thing the conversation never named."""
+        prior = self._history(ctx)
         try:
             ctx.index_version = self.index.version()
-            # what a later turn searches whatever its reading starts now, while the question is read
-            started = start_searches([ctx.asked], self.models.embedder, self.index, cfg.top_k, ctx.msg.scope,
-                                     self.searches) if prior else {}
+            started = self._start_searches(ctx.asked, ctx.msg.scope, prior)
         except Exception as exc:
             return _unsearchable(exc)
         t0 = self.clock()
-        ctx.resolution = resolve_turn(ctx.asked, history, ctx.msg.scope, cfg.history_turns, self.models.rewriter,
-                                      self.models.term_selector, cfg.term_threshold)
+        ctx.resolution = resolution = self._resolve(ctx.asked, prior)
         ctx.latency["resolve"] = round((self.clock() - t0) * 1000, 3)
-        ctx.question = ctx.resolution.resolved
+        ctx.question = resolution.resolved
         try:
-            query, vector, hits = search(ctx.resolution, self.models.embedder, self.index, cfg.top_k, ctx.msg.scope,
-                                         cfg.rrf_k, self.searches, started, cfg.sentence_queries)
+            self._search(ctx, resolution, started)
         except Exception as exc:
             return _unsearchable(exc)
+        return self._ask_back(ctx, resolution)
+
+    def _history(self, ctx: TurnContext) -> list[PriorTurn]:
+        """The earlier turns the question may lean on (the last few of its scope), taken once a
+        turn: the searches begun early, the reading and a model's rewrite all read these."""
+        history = ctx.conversation.history if ctx.conversation else []
+        return earlier(history, ctx.msg.scope, self.settings.retrieval.history_turns)
+
+    def _start_searches(self, asked: str, scope: str | None, prior: Sequence[PriorTurn]) -> dict[str, Searched]:
+        """A later turn's search of the question as asked, begun now: it is made whatever the
+        reading, which runs meanwhile. A first question has one search, made by `_search`."""
+        if not prior:
+            return {}
+        cfg = self.settings.retrieval
+        return start_searches([asked], self.models.embedder, self.index, cfg.top_k, scope, self.searches)
+
+    def _resolve(self, asked: str, prior: Sequence[PriorTurn]) -> Resolution:
+        """The question read with the earlier turns (the term selector's reading, or a model's
+        rewrite): what every later stage reads as the question."""
+        cfg, m = self.settings.retrieval, self.models
+        return resolve_turn(asked, prior, m.rewriter, m.term_selector, cfg.term_threshold)
+
+    def _search(self, ctx: TurnContext, resolution: Resolution, started: dict[str, Searched]) -> None:
+        """Set the turn's hits: every query of the reading searched (those `started` taken up) and
+        fused; in a mixed-language knowledge base, the sources in the question's language first
+        where there are any. Raises when the index cannot be searched."""
+        cfg = self.settings.retrieval
+        query, vector, hits = search(resolution, self.models.embedder, self.index, cfg.top_k, ctx.msg.scope,
+                                     cfg.rrf_k, self.searches, started, cfg.sentence_queries)
         ctx.retrieval_query, ctx.query_vector = query, vector
-        # a mixed-language KB answers from sources in the question's language where there are any
         ctx.hits = prefer_language(hits, ctx.language, lambda h: h.text)
-        if ctx.resolution.unnamed and self.settings.retrieval.ask_back:  # "this burger": which one?
-            unnamed = ctx.resolution.unnamed
-            asked = ctx.resolution.stated if unnamed in ctx.resolution.stated else ctx.asked  # the phrase as typed
-            ctx.readings = named_readings(asked, unnamed, ctx.hits, self.settings.refusal.max_suggestions + 1)
-            return Outcome(Trigger.ABORT, reasons.AMBIGUOUS_QUESTION, say("unnamed_thing", ctx.language, phrase=unnamed))
-        return Outcome(Trigger.RETRIEVED)
+
+    def _ask_back(self, ctx: TurnContext, resolution: Resolution) -> Outcome:
+        """A later question about "this burger" when the conversation never named one is asked
+        back, offering the things the sources name: it has as many readings as there are burgers."""
+        unnamed = resolution.unnamed
+        if not unnamed or not self.settings.retrieval.ask_back:
+            return Outcome(Trigger.RETRIEVED)
+        asked = resolution.stated if unnamed in resolution.stated else ctx.asked  # the phrase as typed
+        ctx.readings = named_readings(asked, unnamed, ctx.hits, self.settings.refusal.max_suggestions + 1)
+        return Outcome(Trigger.ABORT, reasons.AMBIGUOUS_QUESTION, say("unnamed_thing", ctx.language, phrase=unnamed))
 
     def _gate(self, ctx: TurnContext) -> Outcome:
         """Every refusal before an answer is written, as named gates in order (docs/architecture.md,

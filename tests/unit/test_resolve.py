@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from core.messages import PriorTurn
-from core.retrieve.resolve import resolve, unnamed_referent, well_formed
+from core.retrieve.resolve import earlier, resolve, unnamed_referent, well_formed
 from core.retrieve.search import (
     fuse_lists,
     queries,
@@ -72,14 +72,14 @@ def test_a_refused_turn_lends_its_question_but_not_its_refusal_message() -> None
 def test_no_earlier_turn_in_the_scope_means_nothing_to_lean_on() -> None:
     assert resolve("And over HTTP?", [], selector=Picks("Slack")).method == "none"
     other_scope = PriorTurn(SOCKET.question, SOCKET.answer, scope="hr")
-    r = resolve("And over HTTP?", [other_scope], scope="eng", selector=Picks("Slack"))  # nothing of another scope is read
+    r = resolve("And over HTTP?", earlier([other_scope], "eng", 2), selector=Picks("Slack"))  # nothing of another scope is read
     assert r.resolved == "And over HTTP?" and not r.follow_up and r.previous == "" and queries(r) == ["And over HTTP?"]
 
 
 def test_only_the_last_turns_are_read() -> None:
     selector = Picks("HTTP")
-    r = resolve("And what does it need?", [PriorTurn(f"question {i}", "") for i in range(500)]
-                + [PriorTurn("How do I run the Slack bot over HTTP?", "")], selector=selector, turns=2)
+    history = [PriorTurn(f"question {i}", "") for i in range(500)] + [PriorTurn("How do I run the Slack bot over HTTP?", "")]
+    r = resolve("And what does it need?", earlier(history, None, 2), selector=selector)
     assert r.previous == "How do I run the Slack bot over HTTP?" and r.terms == ("HTTP",)
     assert " ".join(selector.read[0][0]) == "question 499 | How do I run the Slack bot over HTTP |"
 
@@ -101,14 +101,14 @@ class Model:
 
 
 def test_a_model_rewrite_is_read_and_shown_when_it_is_a_well_formed_question() -> None:
-    r = resolve_turn("And over HTTP?", [SOCKET], None, 2, Model("How do I run the Slack bot over HTTP with the Events API?"),
+    r = resolve_turn("And over HTTP?", [SOCKET], Model("How do I run the Slack bot over HTTP with the Events API?"),
                      Picks("Slack"))
     assert r.method == "model" and r.resolved.endswith("Events API?") and r.follow_up and r.shown == r.resolved
     assert "And over HTTP?" in queries(r) and r.leaning in queries(r)
 
 
 def test_a_model_rewrite_that_is_not_well_formed_is_read_but_not_shown() -> None:
-    r = resolve_turn("And over HTTP?", [SOCKET], None, 2, Model("How do I run the the Slack bot over HTTP?"))
+    r = resolve_turn("And over HTTP?", [SOCKET], Model("How do I run the the Slack bot over HTTP?"))
     assert r.method == "model" and r.resolved == "How do I run the the Slack bot over HTTP?" and r.shown == ""
 
 
@@ -121,7 +121,7 @@ def test_a_model_rewrite_that_is_not_well_formed_is_read_but_not_shown() -> None
 ])
 def test_a_model_rewrite_that_fails_or_is_not_a_question_falls_back_to_the_local_reading(reply: str | Exception,
                                                                                           why: str) -> None:
-    r = resolve_turn("And over HTTP?", [SOCKET], None, 2, Model(reply), Picks("Slack"))
+    r = resolve_turn("And over HTTP?", [SOCKET], Model(reply), Picks("Slack"))
     assert r.method == "terms-fallback" and why in r.why and r.resolved == "And over HTTP? Slack" and r.shown == ""
 
 
@@ -231,13 +231,13 @@ def test_a_long_message_is_also_searched_sentence_by_sentence_and_the_lists_fuse
     its own, so the ask is found even where the whole message's vector points elsewhere."""
     long = ("I upgraded the server yesterday and now every request behind our nginx proxy and the docker "
             "compose stack fails with a stack trace. The logs say nothing useful. How do I mount static files?")
-    r = resolve(long, [], None, 2)
+    r = resolve(long, [])
     assert queries(r) == [long]  # no sentence queries unless asked for
     assert queries(r, 4) == [long, "I upgraded the server yesterday and now every request behind our nginx proxy and "
                              "the docker compose stack fails with a stack trace.", "The logs say nothing useful.",
                              "How do I mount static files?"]
     assert queries(r, 1)[1:] == [queries(r, 4)[1]]
-    assert queries(resolve("How do I mount static files? And serve them fast?", [], None, 2), 4) == [
+    assert queries(resolve("How do I mount static files? And serve them fast?", []), 4) == [
         "How do I mount static files? And serve them fast?"]  # a short message is searched whole
     emb = BagOfWordsEmbedder()
     index = ListIndex(["Mount static files with StaticFiles under a path.", "Docker compose runs the stack.",

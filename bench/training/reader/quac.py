@@ -100,12 +100,12 @@ def _selector() -> TermSelector:
 def follow_up_reading(question: str, before: list[tuple[str, str]], threshold: float = 0.3) -> str:
     """The question as groundbot reads it after `before` (question, answer) turns: with the words the
     term selector picks (the shipped `[retrieval] term_threshold`), or as asked when it picks none."""
-    from core.retrieve.resolve import resolve
+    from core.retrieve.resolve import earlier, resolve
 
     # QuAC names no section: "-" (no words) marks an answered turn, so its answer is read as
     # groundbot reads an answered turn's; a CANNOTANSWER turn is a refusal (no section)
     history = [PriorTurn(q, "", section="") if "CANNOTANSWER" in a else PriorTurn(q, a, section="-") for q, a in before]
-    return resolve(question, history, selector=_selector(), threshold=threshold).resolved
+    return resolve(question, earlier(history, None, 2), _selector(), threshold).resolved
 
 
 def build_follow_ups(split: str, limit: int | None = None) -> list[ReaderPair]:

@@ -188,10 +188,11 @@ class Watch:
         pipe = app.pipeline
         handle, read = pipe.handle, pipe._read
 
-        def watched_read(ctx: Any) -> Any:
-            got = read(ctx)
+        def watched_read(question: str, resolution: Any, hits: list[Any], reader: Any) -> Any:
+            got = read(question, resolution, hits, reader)
             if self._reading is None:
-                self._reading = got if got is not None else False
+                verdict = got[0]  # (the reader's verdict, the reading that stands)
+                self._reading = verdict if verdict is not None else False
             return got
 
         def watched_handle(msg: Any) -> Decision:

@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from core import reasons
 from core.catalogue import say
@@ -20,7 +20,7 @@ from core.gate.ambiguity import is_short, named_readings, reading_question, read
 from core.gate.ask_gates import ASK_GATES, AskView, Refusal
 from core.gate.mentions import KnownWords
 from core.gate.passage_reading import Reading, asked_verbatim, read, read_rest
-from core.gate.similarity_gates import GateResult, run_gates
+from core.gate.similarity_gates import run_gates
 from core.messages import (
     NOT_SET_UP,
     Decision,
@@ -32,11 +32,11 @@ from core.messages import (
     Recorded,
     Resolution,
 )
-from core.ports import ChunkIndex, ConversationTurn, Models, TranscriptStore
+from core.ports import ChunkIndex, ConversationTurn, Models, PassageReader, TranscriptStore
 from core.reasons import Status
 from core.retrieve.resolve import earlier
 from core.retrieve.search import Searched, resolve_turn, search, start_searches
-from core.settings import CoreSettings, for_mode
+from core.settings import CoreSettings, GateSettings, for_mode
 from core.text.language import language_of, prefer_language
 from core.text.normalize import clean_input
 from core.turn.conversation import State, Trigger, Turn
@@ -201,78 +201,113 @@ class Pipeline:
         "How do I add a gate?"): the similarity gates; with a passage reader, its verdict
         (`answered_by_sources`: the reader reorders the chunks, the gates and the generator read
         its order, and the similarity gates only keep out what is plainly off-topic); the gates
-        that read the ask (core/gate/ask_gates.py); then `one_reading`. The verdict is final when
-        the stage returns."""
+        that read the ask (core/gate/ask_gates.py); then `one_reading`. The first that refuses
+        ends the chain, and the stage sets the gate's verdict (`ctx.gate`) once, as it returns."""
+        reading = self._apply_reader(ctx)
+        similarity = run_gates(ctx.retrieval_query, ctx.hits, self._gate_settings(reading))
+        if not similarity.passed:
+            ctx.gate = similarity
+            return Outcome(Trigger.GATE_FAIL, similarity.reason)
+        scores = dict(similarity.scores)
+        if reading is not None:
+            scores.update(reader_best=round(reading.best, 4), reader_chunks_read=reading.read)
+        passed, refused = self._gates_after_similarity(ctx, reading, scores)
+        ctx.gate = replace(similarity, passed=refused is None, reason=refused.outcome.reason if refused else "",
+                           scores=scores, checks_passed=similarity.checks_passed + passed,
+                           checks_failed=similarity.checks_failed + ([refused.gate] if refused else []))
+        if refused is None:
+            return Outcome(Trigger.GATE_PASS)
+        if refused.readings:
+            ctx.readings = list(refused.readings)
+        return refused.outcome
+
+    def _apply_reader(self, ctx: TurnContext) -> Reading | None:
+        """Run the passage reader and apply what it found to the turn: the chunks in its order, and
+        the question as typed where that is better answered than with the words picked. Returns its
+        verdict; None without a reader, or when it fails (the gates then decide alone)."""
+        reader = self.models.reader
+        if reader is None or not ctx.hits:
+            return None
+        t0 = self.clock()
+        try:
+            verdict, stands = self._read(ctx.question, ctx.resolution, ctx.hits, reader)
+        finally:
+            ctx.latency["read"] = round((self.clock() - t0) * 1000, 3)
+        if stands is not None:
+            ctx.resolution, ctx.question = stands, stands.resolved
+        if verdict is not None:
+            ctx.hits = verdict.hits
+        return verdict
+
+    def _read(self, question: str, resolution: Resolution | None, hits: list[Hit],
+              reader: PassageReader) -> tuple[Reading | None, Resolution | None]:
+        """(the reader's verdict, and the reading of the question that stands when it is not the
+        turn's own); (None, None) when the reader fails. The words picked may be a topic the
+        question has left ("Where is the office?" after parental leave): the reader also reads it
+        as typed, at the same time (a reading's first chunk is read alone, on one core), and the
+        reading it finds better answered stands."""
+        r, cfg, extractive = resolution, self.settings.reader, self.settings.extractive
+        try:
+            as_typed = self.searches.submit(read, r.asked, hits, reader, cfg, extractive) \
+                if r is not None and r.method == ReadingMethod.TERMS else None
+            verdict = read(question, hits, reader, cfg, extractive)
+            if r is None or as_typed is None:
+                return verdict, None
+            typed = as_typed.result()
+            if (typed.answered, typed.best) <= (verdict.answered, verdict.best):
+                return verdict, None
+            return typed, replace(r, resolved=r.asked, follow_up=False, method=ReadingMethod.STANDALONE,
+                                  why=f"better answered as typed than with {', '.join(r.terms)}")
+        except Exception:
+            log.exception("the passage reader failed; the similarity gates decide")
+            return None, None
+
+    def _gate_settings(self, reading: Reading | None) -> GateSettings:
+        """The similarity gates' settings: with the reader's verdict, a one-paragraph document can
+        answer in full, so how much context is enough is the reader's call."""
         gates = self.settings.gates
-        reading = self._read(ctx)
+        if reading is None:
+            return gates
+        r = self.settings.reader
+        return replace(gates, min_top1_similarity=min(gates.min_top1_similarity, r.min_top1_similarity),
+                       min_mean_confidence=min(gates.min_mean_confidence, r.min_mean_confidence), min_context_chars=0)
+
+    def _gates_after_similarity(self, ctx: TurnContext, reading: Reading | None,
+                                scores: dict[str, float | int | None]) -> tuple[list[str], GateRefusal | None]:
+        """The gates after the similarity gates, in order, up to the first that refuses: (the
+        names of those that passed, and the refusal or None). `one_reading` is named only when it
+        refuses, as the record has always listed it."""
+        passed: list[str] = []
         if reading is not None:
-            ctx.hits = reading.hits
-            r = self.settings.reader
-            # a one-paragraph document can answer in full: how much context is enough is the reader's call
-            gates = replace(gates, min_top1_similarity=min(gates.min_top1_similarity, r.min_top1_similarity),
-                            min_mean_confidence=min(gates.min_mean_confidence, r.min_mean_confidence),
-                            min_context_chars=0)
-        ctx.gate = g = run_gates(ctx.retrieval_query, ctx.hits, gates)
-        if not g.passed:
-            return Outcome(Trigger.GATE_FAIL, g.reason)
-        if reading is not None:
-            g.scores.update(reader_best=round(reading.best, 4), reader_chunks_read=reading.read)
             if not reading.answered:
-                return _refuse(ctx, g, "answered_by_sources",
-                               Refusal(reasons.NOT_ANSWERED_BY_SOURCES, "gate_not_answered", {}))
-            g.checks_passed.append("answered_by_sources")
-        view = AskView(ctx.resolution.stated if ctx.resolution else ctx.question, ctx.hits, g.scores,
+                return passed, _refusal(ctx, "answered_by_sources",
+                                        Refusal(reasons.NOT_ANSWERED_BY_SOURCES, "gate_not_answered", {}))
+            passed.append("answered_by_sources")
+        view = AskView(ctx.resolution.stated if ctx.resolution else ctx.question, ctx.hits, scores,
                        self.known_words, ctx.msg.scope, self.settings)
         for name, gate in ASK_GATES:
             refusal = gate(view)
             if refusal is not None:
-                return _refuse(ctx, g, name, refusal)
-            g.checks_passed.append(name)
-        return self._one_reading(ctx, g, reading) if reading is not None else Outcome(Trigger.GATE_PASS)
+                return passed, _refusal(ctx, name, refusal)
+            passed.append(name)
+        offered = self._other_readings(ctx, reading) if reading is not None else []
+        if offered:
+            return passed, GateRefusal("one_reading", Outcome(
+                Trigger.GATE_FAIL, reasons.AMBIGUOUS_QUESTION,
+                detail=f"The sources answer {len(offered)} different readings of the question."), tuple(offered))
+        return passed, None
 
-    def _one_reading(self, ctx: TurnContext, g: GateResult, reading: Reading) -> Outcome:
-        """A short question the sources answer in clearly different ways is asked back
-        (core/gate/ambiguity.py); a follow-up or a question asked as a heading is read as meant."""
+    def _other_readings(self, ctx: TurnContext, reading: Reading) -> list[str]:
+        """The readings to ask back about (none: the question has one): a short question the
+        sources answer in clearly different ways (core/gate/ambiguity.py); a follow-up or a
+        question asked as a heading is read as meant."""
         if (ctx.resolution and ctx.resolution.follow_up) or asked_verbatim(ctx.question, ctx.hits, self.settings.extractive):
-            return Outcome(Trigger.GATE_PASS)
-        if not is_short(ctx.question, self.settings.retrieval) or self.models.reader is None:
-            return Outcome(Trigger.GATE_PASS)
-        every = read_rest(ctx.question, ctx.hits, self.models.reader, self.settings.retrieval.top_k)  # the readings, not the order
-        ctx.readings = [reading_question(h) for h in readings(ctx.question, every, reading.floor, self.settings.retrieval)]
-        if not ctx.readings:
-            return Outcome(Trigger.GATE_PASS)
-        g.checks_failed.append("one_reading")
-        g.passed, g.reason = False, reasons.AMBIGUOUS_QUESTION
-        return Outcome(Trigger.GATE_FAIL, reasons.AMBIGUOUS_QUESTION,
-                       detail=f"The sources answer {len(ctx.readings)} different readings of the question.")
-
-    def _read(self, ctx: TurnContext) -> Reading | None:
-        """The reader's verdict, or None without a reader or when it fails (the gates then decide alone)."""
-        if self.models.reader is None or not ctx.hits:
-            return None
-        t0 = self.clock()
-        try:
-            r = ctx.resolution
-            # the words picked may be a topic the question has left ("Where is the office?" after
-            # parental leave): the reader also reads it as typed, at the same time (a reading's
-            # first chunk is read alone, on one core), and the reading it finds better answered stands
-            as_typed = self.searches.submit(read, r.asked, ctx.hits, self.models.reader, self.settings.reader,
-                                            self.settings.extractive) if r is not None and r.method == ReadingMethod.TERMS else None
-            verdict = read(ctx.question, ctx.hits, self.models.reader, self.settings.reader, self.settings.extractive)
-            if r is None or as_typed is None:
-                return verdict
-            typed = as_typed.result()
-            if (typed.answered, typed.best) <= (verdict.answered, verdict.best):
-                return verdict
-            ctx.question = r.asked
-            ctx.resolution = replace(r, resolved=r.asked, follow_up=False, method=ReadingMethod.STANDALONE,
-                                     why=f"better answered as typed than with {', '.join(r.terms)}")
-            return typed
-        except Exception:
-            log.exception("the passage reader failed; the similarity gates decide")
-            return None
-        finally:
-            ctx.latency["read"] = round((self.clock() - t0) * 1000, 3)
+            return []
+        reader, cfg = self.models.reader, self.settings.retrieval
+        if not is_short(ctx.question, cfg) or reader is None:
+            return []
+        every = read_rest(ctx.question, ctx.hits, reader, cfg.top_k)  # the readings, not the order
+        return [reading_question(h) for h in readings(ctx.question, every, reading.floor, cfg)]
 
     def _generate(self, ctx: TurnContext) -> Outcome:
         if ctx.gate is None:  # the state machine runs this stage only after the gates
@@ -385,11 +420,19 @@ class Pipeline:
         decision.recorded = Recorded.DATABASE if turn_id is not None else Recorded.SPOOL
 
 
-def _refuse(ctx: TurnContext, g: GateResult, name: str, refusal: Refusal) -> Outcome:
-    """The gate `name` refuses: the gate result says which and why, in the asker's language."""
-    g.checks_failed.append(name)
-    g.passed, g.reason = False, refusal.reason
-    return Outcome(Trigger.GATE_FAIL, refusal.reason, say(refusal.key, ctx.language, **refusal.fields))
+@dataclass(frozen=True)
+class GateRefusal:
+    """A gate after the similarity gates that refused: its name (the record's `checks_failed`),
+    how the turn moves on, and for `one_reading` the readings offered back."""
+
+    gate: str
+    outcome: Outcome
+    readings: tuple[str, ...] = ()
+
+
+def _refusal(ctx: TurnContext, name: str, refusal: Refusal) -> GateRefusal:
+    """The gate `name` refuses with its catalogue text, in the asker's language."""
+    return GateRefusal(name, Outcome(Trigger.GATE_FAIL, refusal.reason, say(refusal.key, ctx.language, **refusal.fields)))
 
 
 def _unsearchable(exc: Exception) -> Outcome:

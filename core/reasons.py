@@ -25,6 +25,7 @@ class Reason(StrEnum):
     AMBIGUOUS_QUESTION = "AMBIGUOUS_QUESTION"
     INDEX_UNAVAILABLE = "INDEX_UNAVAILABLE"  # the knowledge base could not be searched: an outage, not a gap
     INTERNAL_ERROR = "INTERNAL_ERROR"  # the turn failed on a bug; its traceback is in the log
+    DATABASE_UNAVAILABLE = "DATABASE_UNAVAILABLE"  # what the turn needed from the transcript database could not be read
 
 
 class Status(StrEnum):
@@ -77,3 +78,7 @@ CHAT_NOT_SET_UP = Reason.CHAT_NOT_SET_UP
 AMBIGUOUS_QUESTION = Reason.AMBIGUOUS_QUESTION
 INDEX_UNAVAILABLE = Reason.INDEX_UNAVAILABLE
 INTERNAL_ERROR = Reason.INTERNAL_ERROR
+DATABASE_UNAVAILABLE = Reason.DATABASE_UNAVAILABLE
+# refusals on a failure of groundbot's own (an outage, a bug), not on what the documents hold: counted
+# apart from the knowledge base's gaps, and not for a user to flag as answerable
+FAILURES = (Reason.INDEX_UNAVAILABLE, Reason.DATABASE_UNAVAILABLE, Reason.INTERNAL_ERROR)

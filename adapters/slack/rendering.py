@@ -34,8 +34,7 @@ PROMPT_ACTION_PREFIX = "groundbot_prompt_"  # + its place; value: the prompt's t
 PROMPT_VALUE_LIMIT = 2000  # a button value's limit
 REVIEW_ACTION_PREFIX = "groundbot_review_"  # + show | approve | edit | reject | faq; value: the item id
 REASON_ACTION_PREFIX = "groundbot_reason_"  # + a FeedbackReason; value: the turn id
-_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW, reasons.INDEX_UNAVAILABLE,
-                reasons.INTERNAL_ERROR)  # refusals a user cannot usefully flag
+_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW, *reasons.FAILURES)  # refusals a user cannot usefully flag
 
 @dataclass(frozen=True)
 class SlackMessage:

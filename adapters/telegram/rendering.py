@@ -72,7 +72,7 @@ def offered(decision: Decision) -> list[tuple[int, str]]:
 
 
 # refusals a user cannot usefully flag: bad input, and a draft already waiting for a person
-_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW, reasons.INDEX_UNAVAILABLE, reasons.INTERNAL_ERROR)
+_NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW, *reasons.FAILURES)
 
 
 def suggestion_keyboard(decision: Decision, escalate: bool = False) -> InlineKeyboardMarkup | None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from core.reasons import Reason
+from core.reasons import FAILURES, Reason
 from core.text.lexicon import content_terms
 
 if TYPE_CHECKING:  # the database library loads when the report is built, not for --help
@@ -29,8 +29,7 @@ if TYPE_CHECKING:  # the database library loads when the report is built, not fo
 ROUTES = ("reply", "template", "hold")
 # refusals that say nothing of what the knowledge base lacks: held answers, failures (a bug, an
 # outage), a message that could not be read and a chat no scope serves (the operator's to set up)
-NOT_GAPS = (Reason.NEEDS_REVIEW, Reason.INTERNAL_ERROR, Reason.INDEX_UNAVAILABLE, Reason.INPUT_REJECTED,
-            Reason.CHAT_NOT_SET_UP)
+NOT_GAPS = (Reason.NEEDS_REVIEW, *FAILURES, Reason.INPUT_REJECTED, Reason.CHAT_NOT_SET_UP)
 
 
 def _utc(value: datetime) -> datetime:

@@ -125,7 +125,12 @@ class Pipeline:
                                      say("input_unreadable", language_of(question)), msg.rejection)
         text = msg.text
         if msg.suggestion_id is not None:
-            picked = self.store.suggestion_text(msg.suggestion_id)
+            try:
+                picked = self.store.suggestion_text(msg.suggestion_id)
+            except Exception as exc:  # the database is away: an outage, not a message that cannot be asked
+                log.error("the picked suggestion could not be read", exc_info=exc)
+                return "", Outcome(Trigger.ABORT, reasons.DATABASE_UNAVAILABLE,
+                                   detail=f"the transcript database could not be read ({type(exc).__name__})")
             if picked is None:
                 return "", Outcome(Trigger.ABORT, reasons.INPUT_REJECTED, say("suggestion_gone", language_of(msg.text)))
             text = picked

@@ -16,7 +16,8 @@ from core.reasons import Reason, State, Status
 from storage.records.report_data import load
 from storage.records.transcripts import SqlTranscriptStore
 
-NOT_GAPS = (Reason.INDEX_UNAVAILABLE, Reason.INTERNAL_ERROR, Reason.INPUT_REJECTED, Reason.CHAT_NOT_SET_UP)
+NOT_GAPS = (Reason.INDEX_UNAVAILABLE, Reason.INTERNAL_ERROR, Reason.DATABASE_UNAVAILABLE, Reason.INPUT_REJECTED,
+            Reason.CHAT_NOT_SET_UP)
 
 
 def refused(reason: Reason) -> Decision:

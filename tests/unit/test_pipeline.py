@@ -154,6 +154,21 @@ def test_unexpected_crash_is_a_recorded_refusal(parts) -> None:  # type: ignore[
     assert d.refusal_reason == reasons.INTERNAL_ERROR and d.explanation == say("reason_internal_error", "en")
 
 
+def test_a_picked_suggestion_the_database_cannot_read_is_an_outage(parts,  # type: ignore[no-untyped-def]
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    p, gen, store, _ = parts
+
+    def away(_id: int) -> str | None:
+        raise ConnectionError("database stopped")
+
+    store.suggestion_text = away
+    d = p.handle(Incoming(KEY, "u1", "", suggestion_id=7))
+    assert d.refused and d.refusal_reason == reasons.DATABASE_UNAVAILABLE and d.turn_id == 1
+    assert "ConnectionError" in d.detail and d.explanation == say("reason_database_unavailable", "en")
+    assert gen.calls == [] and store.turns[0][2] is d
+    assert any(r.levelname == "ERROR" and "suggestion could not be read" in r.message for r in caplog.records)
+
+
 @pytest.mark.parametrize("broken", ["search", "version"])
 def test_a_stopped_index_is_recorded_as_unavailable_not_as_a_gap(parts, broken: str,  # type: ignore[no-untyped-def]
                                                                   caplog: pytest.LogCaptureFixture) -> None:

@@ -177,9 +177,11 @@ def _refusal_blocks(decision: Decision, escalate: bool = False) -> list[dict[str
     return blocks
 
 
-def greeting(prompts: Sequence[str], lang: str = "en") -> SlackMessage:
+def greeting(prompts: Sequence[str]) -> SlackMessage:
     """What someone who opens groundbot's Messages tab is greeted with: what groundbot does, and
-    the suggested prompts as buttons that ask them."""
+    the suggested prompts as buttons that ask them. Slack names no language for the person, so the
+    greeting speaks the language of the questions it offers (a Persian knowledge base's are Persian)."""
+    lang = language_of(" ".join(prompts)) if prompts else "en"
     text = say("greeting" if prompts else "greeting_empty", lang)
     blocks = [section(escape(text))]
     if prompts:

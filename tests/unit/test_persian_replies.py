@@ -71,3 +71,12 @@ def test_a_long_persian_answer_continues_in_persian_on_slack() -> None:
     assert parts[1].text == say("continued", "fa")
     shown = "\n".join(t for m in parts for t in [m.text, *slack_texts(m.blocks)])
     assert english_in(shown.replace(src.url, " ")) == [], shown[-500:]
+
+
+def test_the_slack_greeting_speaks_the_language_of_the_prompts_it_offers() -> None:
+    from adapters.slack.rendering import greeting
+
+    persian = greeting([s.text for s in SUGGESTED])
+    assert persian.text == say("greeting", "fa") and english_in(persian.text) == []
+    assert greeting(["How do I ingest documents?"]).text == say("greeting", "en")
+    assert greeting([]).text == say("greeting_empty", "en")

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
-from bot.config import ServeSettings
 from bot.server.scope_access import NOBODY, Refused
+from bot.settings import ServeSettings
 
 if TYPE_CHECKING:
     from storage.records.rate_events import RateEvents

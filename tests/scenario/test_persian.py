@@ -18,8 +18,9 @@ from adapters.console import ConsoleChat
 from adapters.slack import SlackAdapter
 from adapters.slack.rendering import ESCALATE_ACTION, REASON_ACTION_PREFIX
 from bot.app import App, build_app
-from bot.config import TelegramSettings, load_config
+from bot.config import load_config
 from bot.platforms import build_bot
+from bot.settings import TelegramSettings
 from core.admin_replies import FeedbackReason
 from core.catalogue import say
 from core.messages import ConversationKey, Incoming

@@ -15,7 +15,8 @@ import pytest
 
 from adapters.slack import SlackAdapter
 from bot.app import App, build_app
-from bot.config import TelegramSettings, load_config
+from bot.config import load_config
+from bot.settings import TelegramSettings
 from core.ports import PathNotAllowed
 from tests.scenario.test_console import run_console
 from tests.scenario.test_slack import ADMIN, BOT_TOKEN, Slack

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from bot.app import App, build_app
-from bot.config import TelegramSettings, load_config
+from bot.config import load_config
+from bot.settings import TelegramSettings
 from tests.scenario.scoped_kb import (
     ENG_ADMIN_TG,
     ENG_GROUP,

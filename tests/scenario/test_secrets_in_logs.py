@@ -19,8 +19,9 @@ import pytest
 
 from adapters.slack import SlackAdapter
 from bot.app import App, build_app
-from bot.config import Config, TelegramSettings, load_config
+from bot.config import Config, load_config
 from bot.logs.redact import install_redaction, uninstall_redaction
+from bot.settings import TelegramSettings
 from core.messages import ConversationKey, Incoming
 from tests.scenario.test_slack import SECRET as SLACK_SIGNING
 from tests.scenario.test_slack import Slack, sign, stop_socket

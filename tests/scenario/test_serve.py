@@ -25,8 +25,9 @@ import pytest
 import uvicorn
 
 from bot.app import App
-from bot.config import Config, SlackSettings, TelegramSettings, load_config
+from bot.config import Config, load_config
 from bot.server.http_app import build_asgi
+from bot.settings import SlackSettings, TelegramSettings
 from storage.records.reply_threads import ReplyThreads
 from storage.records.shared_state import SharedState
 from tests.scenario.test_slack import sign

@@ -19,9 +19,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from adapters.console import ConsoleChat
 from adapters.slack.rendering import FEEDBACK_DOWN, FEEDBACK_UP
 from bot.app import App
-from bot.config import SlackSettings, TelegramSettings
 from bot.server.metrics import Metrics
 from bot.server.shared import serve_hooks
+from bot.settings import SlackSettings, TelegramSettings
 from storage.records.leases import ConversationLeases
 from tests.scenario.test_serve import (  # noqa: F401
     ANSWERED,

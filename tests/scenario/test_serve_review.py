@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from bot.app import App
-from bot.config import TelegramSettings
+from bot.settings import TelegramSettings
 from tests.scenario.test_review_console import HOLD_AT
 from tests.scenario.test_review_telegram import RISKY
 from tests.scenario.test_serve import API_TOKEN, TG_SECRET, Server, config_with, shared_db, worker  # noqa: F401

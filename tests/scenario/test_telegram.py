@@ -23,8 +23,8 @@ import yaml
 from adapters.telegram import TelegramBot, WebhookOptions
 from bot.app import App
 from bot.cli.main import main as cli_main
-from bot.config import TelegramSettings
 from bot.platforms import build_bot, webhook_options
+from bot.settings import TelegramSettings
 from core import reasons
 from core.catalogue import explain
 from core.render import display_answer

@@ -130,8 +130,8 @@ def test_trusted_proxies_are_addresses_or_networks(tmp_path: Path, value: str) -
 
 
 def test_two_workers_count_one_clients_wrong_credentials_together(tmp_path: Path) -> None:
-    from bot.config import ServeSettings
     from bot.server.attempts import Attempts
+    from bot.settings import ServeSettings
     from storage.records.database import make_engine, migrate
     from storage.records.rate_events import RateEvents
 

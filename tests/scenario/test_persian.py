@@ -7,7 +7,8 @@ from __future__ import annotations
 import io
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -248,22 +249,28 @@ def slack_shown(server: SlackStandIn) -> list[str]:
     return shown
 
 
-@pytest.mark.parametrize("mode", ["socket", "http"])
-def test_a_persian_refusal_on_slack_shows_no_english(persian_app: App, mode: str,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+@contextmanager
+def slack_bot(app: App, mode: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[SlackStandIn, Any]]:
+    """The real Slack adapter over `app` in `mode` (socket or http) against the stand-in, stopped after."""
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
         monkeypatch.delenv(name, raising=False)
     stops: list[Callable[[], None]] = []
     with SlackStandIn() as server:
         try:
-            adapter = SlackAdapter(persian_app, bot_token="xoxb-standin-bot", signing_secret=SECRET,
+            adapter = SlackAdapter(app, bot_token="xoxb-standin-bot", signing_secret=SECRET,
                                    api_base_url=server.api_url, progress_interval_s=0.0)
-            bot = run_adapter(mode, server, persian_app, adapter, monkeypatch, stops)
-            bot.mention(REFUSED, ts="1801.000100", user=USER)
-            (reply,) = bot.replies(1)
+            yield server, run_adapter(mode, server, app, adapter, monkeypatch, stops)
         finally:
             for stop in reversed(stops):
                 stop()
+
+
+@pytest.mark.parametrize("mode", ["socket", "http"])
+def test_a_persian_refusal_on_slack_shows_no_english(persian_app: App, mode: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    with slack_bot(persian_app, mode, monkeypatch) as (server, bot):
+        bot.mention(REFUSED, ts="1801.000100", user=USER)
+        (reply,) = bot.replies(1)
     shown = "\n".join([slack_sections(reply), slack_context(reply), reply.args["text"],
                        *(b["text"]["text"] for b in slack_buttons(reply))])
     assert slack_sections(reply).startswith(persian_app.config.core.refusal.messages["fa"])
@@ -276,26 +283,16 @@ def test_a_persian_refusal_in_a_slack_channel_and_its_buttons_show_no_english(
         persian_group_app: App, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """In a channel with experts: the status while it works, the refusal, "this should be
     answerable" (told privately), "Ask a person" (the experts tagged, a second press told privately)."""
-    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    stops: list[Callable[[], None]] = []
-    with SlackStandIn() as server:
-        try:
-            adapter = SlackAdapter(persian_group_app, bot_token="xoxb-standin-bot", signing_secret=SECRET,
-                                   api_base_url=server.api_url, progress_interval_s=0.0)
-            bot = run_adapter(mode, server, persian_group_app, adapter, monkeypatch, stops)
-            # each mode asks in a message of its own: the app, and so the turns, are shared
-            bot.mention(REFUSED, ts={"socket": "1802.000100", "http": "1803.000100"}[mode], user=USER)
-            (refusal,) = bot.replies(1)
-            bot.click(refusal, f"{REASON_ACTION_PREFIX}{FeedbackReason.SHOULD_ANSWER}")
-            bot.settle()
-            bot.click(refusal, ESCALATE_ACTION)
-            bot.settle()
-            bot.click(refusal, ESCALATE_ACTION, user="UBOB0001")
-            bot.settle()
-        finally:
-            for stop in reversed(stops):
-                stop()
+    with slack_bot(persian_group_app, mode, monkeypatch) as (server, bot):
+        # each mode asks in a message of its own: the app, and so the turns, are shared
+        bot.mention(REFUSED, ts={"socket": "1802.000100", "http": "1803.000100"}[mode], user=USER)
+        (refusal,) = bot.replies(1)
+        bot.click(refusal, f"{REASON_ACTION_PREFIX}{FeedbackReason.SHOULD_ANSWER}")
+        bot.settle()
+        bot.click(refusal, ESCALATE_ACTION)
+        bot.settle()
+        bot.click(refusal, ESCALATE_ACTION, user="UBOB0001")
+        bot.settle()
     [_, tagged] = [c for c in server.requests("chat.postMessage") if c.result.get("ok")]
     assert f"<@{SLACK_EXPERT}>" in tagged.args["text"] and REFUSED in tagged.args["text"]
     assert len(server.requests("chat.postEphemeral")) == 2 and server.requests("assistant.threads.setStatus")

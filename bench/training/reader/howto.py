@@ -1,5 +1,5 @@
 """How-to documentation: the docs folders of permissively licensed Python projects' source
-distributions (PyPI, `pip download --no-deps --no-binary :all:`, never installed, never committed).
+distributions (PyPI, `pip download --no-deps --no-binary NAME`, never installed, never committed).
 Every section whose heading asks a question ("Is the Session thread-safe?", "How to log a user
 out" read as "How do I log a user out?") gives that question against its section's opening chunk
 (positive) and the opening chunks of two other sections of the same page, those sharing most of the
@@ -63,7 +63,8 @@ def sdist_folder(project: str) -> Path:
         name = requirement.split("==")[0]
         found = sorted(folder.glob(f"{name}-*.tar.gz"))
         if not found:
-            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+            # only the project itself from source: its build tools (Cython, ...) come as wheels, not compiled here
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", name,
                             requirement, "-d", str(folder)], check=True)
             found = sorted(folder.glob(f"{name}-*.tar.gz"))
         with tarfile.open(found[0]) as tf:

@@ -63,13 +63,14 @@ async def test_the_tools_over_stdio_answer_and_search_in_the_scope_named(tmp_pat
         again = await client.call_tool("ask", {"question": HR_QUESTION})
     a = answered.structured_content
     assert a and a["answered"] and HR_WORDS in a["answer"] and a["scope"] == "hr", dumped(answered)
-    assert a["citations"][0]["title"] == "Leave policy" and a["citations"][0]["source"].endswith("hr/leave.md")
+    assert a["citations"][0]["title"] == "Leave policy" and a["citations"][0]["source"] == "kb/hr/leave.md"
     r = refused.structured_content
     assert r and not r["answered"] and r["reason"] and r["explanation"] and r["scope"] == "hr", dumped(refused)
     passages = searched.structured_content["passages"] if searched.structured_content else []
     assert passages and all("/eng/" not in p["source"] for p in passages), dumped(searched)
     assert not leaks(dumped(refused) + json.dumps(passages), ENG_MARKS)
-    assert wrong.is_error and wrong.structured_content and wrong.structured_content["reason"] == "INPUT_REJECTED"
+    assert wrong.is_error and wrong.structured_content is None
+    assert wrong.content[0].text.startswith("Refused (INPUT_REJECTED): 'k' must be")  # type: ignore[union-attr]
     assert unknown.value.error.code == types.INVALID_PARAMS
     assert long.structured_content and long.structured_content["reason"] == "INPUT_REJECTED"
     assert again.structured_content and again.structured_content["answered"]  # the process is unharmed

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from adapters.mcp import PLATFORM, Asker, Knowledge, build_server
+from adapters.mcp import PLATFORM, Asker, Knowledge, build_server, installed_version
 from bot.server.scope_access import ApiAccess, Caller, Refused
 
 log = logging.getLogger("groundbot.serve")
@@ -34,16 +34,6 @@ log = logging.getLogger("groundbot.serve")
 ASKER = "groundbot.mcp.asker"  # the ASGI scope key the route hands the tools their caller under
 CROSS_ORIGIN = Refused(403, "cross_origin", "/mcp answers no request from a web page of another origin")
 MAX_BODY_BYTES = 1_000_000  # as POST /api/ask; a larger body gets 413, unparsed (and unread when declared)
-
-
-def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("groundbot")
-    except PackageNotFoundError:
-        return ""
 
 
 class McpRoute:
@@ -58,7 +48,7 @@ class McpRoute:
         self.refuse = refuse  # answers and records a refusal of the route
         self.knowledge = knowledge
         self.unavailable = unavailable
-        server = build_server(knowledge, _asker, version=version())
+        server = build_server(knowledge, _asker, version=installed_version())
         self.manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True,
                                                     max_request_body_size=MAX_BODY_BYTES)
 

@@ -7,7 +7,7 @@ transport's to say: `asker` reads it from the HTTP request the route authenticat
 the one caller of a stdio process. An `ask` is one turn through the backend, recorded like any
 chat message (platform "mcp"); a `search` reads the index and records nothing. The backend's
 work is blocking (models, LanceDB, the database), so it runs on a worker thread; a client that
-goes away mid-call leaves the turn to finish and be recorded.
+goes away mid-call (a dropped connection, a closed stdin) leaves the turn to finish and be recorded.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from adapters.mcp.protocol import ExplainNotInitialized, answer_unreadable
 from adapters.mcp.results import ask_result, bad_arguments, refused_call, search_result
 from adapters.mcp.tools import ASK, INPUTS, SEARCH, TOOLS, AskArgs, BadArguments, SearchArgs, ask_args, search_args
 from core.catalogue import explain
@@ -94,15 +95,19 @@ def build_server(knowledge: Callable[[], Knowledge | None], asker: Callable[[Any
             log.info("mcp %s refused: bad arguments", params.name, extra={"tool": params.name, "who": caller.user,
                                                                          "reason": INPUT_REJECTED})
             return bad_arguments(str(exc))
+        # an ask once begun is a turn, answered and recorded even when the client goes away (a closed
+        # stdin, a dropped connection): its work is shielded from the call's cancellation
         try:
-            # over stdio the first call loads the models and opens the index: off the event loop, which
-            # keeps answering pings and cancellations meanwhile
-            backend = await anyio.to_thread.run_sync(knowledge)
-            if backend is None:
-                raise MCPError(types.INTERNAL_ERROR, "groundbot is still starting; try again in a few seconds")
-            if isinstance(args, AskArgs):
-                return await _ask(backend, caller, args)
-            return await _search(backend, caller, args)
+            with anyio.CancelScope(shield=isinstance(args, AskArgs)):
+                # over stdio the first call loads the models and opens the index: off the event loop
+                backend = await anyio.to_thread.run_sync(knowledge)
+                if backend is None:
+                    raise MCPError(types.INTERNAL_ERROR, "groundbot is still starting; try again in a few seconds")
+                if isinstance(args, AskArgs):
+                    result = await _ask(backend, caller, args)
+                else:
+                    result = await _search(backend, caller, args)
+            return result
         except MCPError:
             raise
         except Exception as exc:  # its text may name paths or tables: logged here, named by type there
@@ -112,6 +117,7 @@ def build_server(knowledge: Callable[[], Knowledge | None], asker: Callable[[Any
     server: Server[Any] = Server("groundbot", version=version, title="groundbot", instructions=INSTRUCTIONS,
                                  on_list_tools=list_tools, on_call_tool=call_tool,
                                  get_tool_input_schema=INPUTS.get)
+    server.middleware.append(ExplainNotInitialized())
     return server
 
 
@@ -120,7 +126,6 @@ async def _ask(backend: Knowledge, caller: Asker, args: AskArgs) -> types.CallTo
     conversation = args.conversation or f"mcp-{uuid.uuid4().hex[:12]}"
     msg = Incoming(caller.key(conversation), caller.user, args.question, scope=caller.scope)
     log.info("mcp ask", extra={"tool": ASK, "who": caller.user, "conversation": msg.key.as_str()})
-    # the turn runs to its end on its thread even if the client goes away: it is recorded either way
     decision = await anyio.to_thread.run_sync(backend.ask, msg)
     return ask_result(decision, conversation)
 
@@ -139,8 +144,15 @@ async def _search(backend: Knowledge, caller: Asker, args: SearchArgs) -> types.
 
 async def serve_stdio(server: Server[Any]) -> None:
     """Serve `server` over this process's stdin and stdout until the client closes them (the SDK
-    points fd 1 at stderr meanwhile, so nothing else printed can corrupt the protocol)."""
+    points fd 1 at stderr meanwhile, so nothing else printed can corrupt the protocol). A line the
+    SDK cannot read (not JSON, a batch) is answered with a JSON-RPC error (adapters/mcp/protocol.py)."""
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        forward, checked = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer_unreadable, read_stream, write_stream, forward)
+            async with checked:
+                await server.run(checked, write_stream, server.create_initialization_options())
+            tg.cancel_scope.cancel()

@@ -394,3 +394,31 @@ def test_a_client_gone_mid_call_leaves_the_turn_to_finish_recorded_and_the_worke
     assert served.rows("SELECT platform, refused FROM turn WHERE chat_id = ?", conversation) == [("mcp", 0)]
     r = served.post(call("ask", {"question": HR_QUESTION}), HR)
     assert r.status_code == 200 and r.json()["result"]["structuredContent"]["answered"] is True
+
+
+def test_a_call_before_initialize_a_batch_and_a_10_mb_body_are_protocol_errors_and_the_worker_serves_on(
+        served: Served) -> None:
+    """Over HTTP every request stands on its own (the session manager is stateless): a call with no
+    `initialize` before it is answered, and recorded. A batch of 100 asks is one JSON-RPC error
+    saying MCP has no batches (none is asked); a 10 MB body, declared or streamed, gets 413 with a
+    JSON-RPC error, unparsed."""
+    before = served.turns()
+    r = served.post(call("ask", {"question": HR_QUESTION}), HR)
+    assert r.status_code == 200 and r.json()["result"]["structuredContent"]["answered"] is True
+    assert served.turns() == before + 1
+    batch = json.dumps([json.loads(call("ask", {"question": HR_QUESTION}, n)) for n in range(1, 101)]).encode()
+    r = served.post(batch, HR)
+    assert r.status_code == 400 and r.json() == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": types.INVALID_REQUEST, "message": "JSON-RPC batches are not part of MCP (since its 2025-06-18 "
+                                                  "revision): send each request as a message of its own"}}
+    assert served.turns() == before + 1  # nothing of the batch was asked
+    ten_mb = call("ask", {"question": "word " * 2_000_000})
+    assert len(ten_mb) > 10_000_000
+    for body in (ten_mb, iter([ten_mb[i:i + 1_000_000] for i in range(0, len(ten_mb), 1_000_000)])):
+        r = httpx.post(served.url + "/mcp", content=body, timeout=WAIT_S,
+                       headers={**JSON_HEADERS, "X-Forwarded-For": new_client(), "Authorization": f"Bearer {HR}"})
+        assert r.status_code == 413 and r.json()["error"]["code"] == types.INVALID_REQUEST
+        assert "over 1,000,000 bytes" in r.json()["error"]["message"]
+    assert served.turns() == before + 1
+    r = served.post(call("search", {"query": HR_QUESTION}), HR)
+    assert r.status_code == 200 and r.json()["result"]["structuredContent"]["passages"]

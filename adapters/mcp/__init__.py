@@ -6,7 +6,8 @@ the passages as text and structured content; `server` is the SDK's Server over t
 streamable HTTP by `groundbot serve` (bot/server/mcp_route.py) or over stdio by `groundbot mcp`.
 """
 
-from adapters.mcp.server import PLATFORM, Asker, Knowledge, build_server, serve_stdio
+from adapters.mcp.server import PLATFORM, Asker, Knowledge, build_server, installed_version, serve_stdio
 from adapters.mcp.tools import DEFAULT_K, MAX_K, TOOLS
 
-__all__ = ["DEFAULT_K", "MAX_K", "PLATFORM", "TOOLS", "Asker", "Knowledge", "build_server", "serve_stdio"]
+__all__ = ["DEFAULT_K", "MAX_K", "PLATFORM", "TOOLS", "Asker", "Knowledge", "build_server", "installed_version",
+           "serve_stdio"]

@@ -7,14 +7,14 @@ transport's to say: `asker` reads it from the HTTP request the route authenticat
 the one caller of a stdio process. An `ask` is one turn through the backend, recorded like any
 chat message (platform "mcp"); a `search` reads the index and records nothing. The backend's
 work is blocking (models, LanceDB, the database), so it runs on a worker thread; a client that
-goes away mid-call leaves the turn to finish and be recorded.
+goes away mid-call (a dropped connection, a closed stdin) leaves the turn to finish and be recorded.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -24,8 +24,9 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from adapters.mcp.protocol import ExplainNotInitialized, answer_unreadable
 from adapters.mcp.results import ask_result, bad_arguments, refused_call, search_result
-from adapters.mcp.tools import ASK, INPUTS, SEARCH, TOOLS, BadArguments, ask_args, search_args
+from adapters.mcp.tools import ASK, INPUTS, SEARCH, TOOLS, AskArgs, BadArguments, SearchArgs, ask_args, search_args
 from core.catalogue import explain
 from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
 from core.reasons import CHAT_NOT_SET_UP, INPUT_REJECTED
@@ -39,6 +40,16 @@ INSTRUCTIONS = (
     "answer verified against the documents, or a refusal with its reason when they do not answer; call "
     "`search` to read the passages yourself."
 )
+
+
+def installed_version() -> str:
+    """groundbot's version as installed, for `serverInfo` ("" when run from a tree not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("groundbot")
+    except PackageNotFoundError:
+        return ""
 
 
 class Knowledge(Protocol):
@@ -66,7 +77,8 @@ class Asker:
 def build_server(knowledge: Callable[[], Knowledge | None], asker: Callable[[Any], Asker], *,
                  version: str = "") -> Server[Any]:
     """The MCP server over `knowledge` (None while it is not built yet: the call is refused as
-    unavailable). `asker` gets the transport's request (a Starlette Request over HTTP, None over
+    unavailable; it is called on a worker thread at each tool call, never for `initialize` or
+    `tools/list`, so it may build groundbot on the first call). `asker` gets the transport's request (a Starlette Request over HTTP, None over
     stdio) and returns who calls."""
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -76,18 +88,28 @@ def build_server(knowledge: Callable[[], Knowledge | None], asker: Callable[[Any
         if params.name not in INPUTS:  # a protocol error, as the specification has it for an unknown tool
             shown = params.name if len(params.name) <= 64 else params.name[:64] + "…"
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool {shown!r}; groundbot's tools are ask and search")
-        backend = knowledge()
-        if backend is None:
-            raise MCPError(types.INTERNAL_ERROR, "groundbot is still starting; try again in a few seconds")
         caller, arguments = asker(ctx.request), params.arguments or {}
-        try:
-            if params.name == ASK:
-                return await _ask(backend, caller, arguments)
-            return await _search(backend, caller, arguments)
+        try:  # checked before anything is loaded or asked
+            args = ask_args(arguments) if params.name == ASK else search_args(arguments)
         except BadArguments as exc:
             log.info("mcp %s refused: bad arguments", params.name, extra={"tool": params.name, "who": caller.user,
                                                                          "reason": INPUT_REJECTED})
             return bad_arguments(str(exc))
+        # an ask once begun is a turn, answered and recorded even when the client goes away (a closed
+        # stdin, a dropped connection): its work is shielded from the call's cancellation
+        try:
+            with anyio.CancelScope(shield=isinstance(args, AskArgs)):
+                # over stdio the first call loads the models and opens the index: off the event loop
+                backend = await anyio.to_thread.run_sync(knowledge)
+                if backend is None:
+                    raise MCPError(types.INTERNAL_ERROR, "groundbot is still starting; try again in a few seconds")
+                if isinstance(args, AskArgs):
+                    result = await _ask(backend, caller, args)
+                else:
+                    result = await _search(backend, caller, args)
+            return result
+        except MCPError:
+            raise
         except Exception as exc:  # its text may name paths or tables: logged here, named by type there
             log.exception("mcp %s failed", params.name)
             raise MCPError(types.INTERNAL_ERROR, f"groundbot could not complete the call ({type(exc).__name__})") from exc
@@ -95,23 +117,21 @@ def build_server(knowledge: Callable[[], Knowledge | None], asker: Callable[[Any
     server: Server[Any] = Server("groundbot", version=version, title="groundbot", instructions=INSTRUCTIONS,
                                  on_list_tools=list_tools, on_call_tool=call_tool,
                                  get_tool_input_schema=INPUTS.get)
+    server.middleware.append(ExplainNotInitialized())
     return server
 
 
-async def _ask(backend: Knowledge, caller: Asker, arguments: Mapping[str, Any]) -> types.CallToolResult:
+async def _ask(backend: Knowledge, caller: Asker, args: AskArgs) -> types.CallToolResult:
     """One turn, in the caller's scope and conversation (a new one when none is given)."""
-    args = ask_args(arguments)
     conversation = args.conversation or f"mcp-{uuid.uuid4().hex[:12]}"
     msg = Incoming(caller.key(conversation), caller.user, args.question, scope=caller.scope)
     log.info("mcp ask", extra={"tool": ASK, "who": caller.user, "conversation": msg.key.as_str()})
-    # the turn runs to its end on its thread even if the client goes away: it is recorded either way
     decision = await anyio.to_thread.run_sync(backend.ask, msg)
     return ask_result(decision, conversation)
 
 
-async def _search(backend: Knowledge, caller: Asker, arguments: Mapping[str, Any]) -> types.CallToolResult:
+async def _search(backend: Knowledge, caller: Asker, args: SearchArgs) -> types.CallToolResult:
     """The passages of the caller's scope; nothing of the index is read for a caller no scope serves."""
-    args = search_args(arguments)
     if caller.scope == NOT_SET_UP:
         return refused_call(CHAT_NOT_SET_UP, explain(CHAT_NOT_SET_UP, language_of(args.query)))
     hits, rejection = await anyio.to_thread.run_sync(partial(backend.passages, args.query, args.k, caller.scope))
@@ -124,8 +144,15 @@ async def _search(backend: Knowledge, caller: Asker, arguments: Mapping[str, Any
 
 async def serve_stdio(server: Server[Any]) -> None:
     """Serve `server` over this process's stdin and stdout until the client closes them (the SDK
-    points fd 1 at stderr meanwhile, so nothing else printed can corrupt the protocol)."""
+    points fd 1 at stderr meanwhile, so nothing else printed can corrupt the protocol). A line the
+    SDK cannot read (not JSON, a batch) is answered with a JSON-RPC error (adapters/mcp/protocol.py)."""
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        forward, checked = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer_unreadable, read_stream, write_stream, forward)
+            async with checked:
+                await server.run(checked, write_stream, server.create_initialization_options())
+            tg.cancel_scope.cancel()

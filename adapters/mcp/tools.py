@@ -33,11 +33,14 @@ SEARCH_DESCRIPTION = (
 )
 
 _STRING = {"type": "string"}
+# where a passage comes from, as a client may show it: never a path of the server's file system
+_SOURCE = {"type": "string", "description": "the document: its URL, or its path inside the knowledge base folder "
+                                            "it was ingested from"}
 _CITATION = {
     "type": "object",
     "properties": {"number": {"type": "integer", "description": "the [n] the answer cites it by"},
                    "title": _STRING, "heading": _STRING, "url": _STRING,
-                   "source": {"type": "string", "description": "the document: its URL or the file it was ingested from"}},
+                   "source": _SOURCE},
     "required": ["number", "title", "heading", "url", "source"],
 }
 ASK_INPUT: dict[str, Any] = {
@@ -65,12 +68,13 @@ ASK_OUTPUT: dict[str, Any] = {
         "message": {"type": "string", "description": "the refusal message users of this knowledge base see"},
         "suggestions": {"type": "array", "items": _STRING,
                         "description": "questions the knowledge base answers, offered with a refusal"},
-        "scope": {"type": ["string", "null"], "description": "the knowledge scope that answered"},
+        "scope": {"type": "string", "description": "the knowledge scope that answered; absent when the knowledge "
+                                                  "base has no scopes"},
         "conversation": {"type": "string", "description": "pass it back to ask a follow-up"},
         "turn": {"type": "string", "description": "the turn's id in groundbot's records"},
     },
     "required": ["answered", "answer", "citations", "warning", "reason", "explanation", "message", "suggestions",
-                 "scope", "conversation", "turn"],
+                 "conversation", "turn"],
 }
 SEARCH_INPUT: dict[str, Any] = {
     "type": "object",
@@ -86,15 +90,16 @@ SEARCH_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
         "query": _STRING,
-        "scope": {"type": ["string", "null"], "description": "the knowledge scope searched"},
+        "scope": {"type": "string", "description": "the knowledge scope searched; absent when the knowledge base "
+                                                  "has no scopes"},
         "passages": {"type": "array", "items": {
             "type": "object",
             "properties": {"text": _STRING, "title": _STRING, "heading": _STRING, "url": _STRING,
-                           "source": _STRING, "score": {"type": "number"}},
+                           "source": _SOURCE, "score": {"type": "number"}},
             "required": ["text", "title", "heading", "url", "source", "score"],
         }},
     },
-    "required": ["query", "scope", "passages"],
+    "required": ["query", "passages"],
 }
 
 TOOLS = [
@@ -106,6 +111,7 @@ TOOLS = [
                annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)),
 ]
 INPUTS = {ASK: ASK_INPUT, SEARCH: SEARCH_INPUT}
+OUTPUTS = {ASK: ASK_OUTPUT, SEARCH: SEARCH_OUTPUT}
 
 
 class BadArguments(ValueError):

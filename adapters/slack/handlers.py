@@ -112,13 +112,20 @@ class Questions:
             self.w.once.done(event_key(body))
 
     def on_home_opened(self, body: dict[str, Any], event: dict[str, Any]) -> None:
-        """Someone opened groundbot's Messages tab: greet them once (what groundbot does, and
-        the questions people ask most and the knowledge base's own questions, as buttons)."""
+        """Someone opened groundbot's Messages tab. In Slack's agent view (the manifest's
+        `features.agent_view`) this is where a conversation begins: its suggested prompts are set
+        for the conversation (no thread: Slack ignores a thread an agent-view app names), drawn from
+        the knowledge base and what people ask, fresh at every opening. The person is also greeted
+        once (what groundbot does, with the same questions as buttons)."""
         try:
             user, channel = str(event.get("user") or ""), str(event.get("channel") or "")
-            if event.get("tab") != "messages" or not user or not channel or not self.w.once.first(f"greet:{user}"):
+            if event.get("tab") != "messages" or not user or not channel:
                 return
-            message = greeting(self.w.backend.prompts(PLATFORM, channel))
+            prompts = self.w.backend.prompts(PLATFORM, channel)
+            self.suggest(channel, prompts)
+            if not self.w.once.first(f"greet:{user}"):
+                return
+            message = greeting(prompts)
             try:
                 self.w.client.chat_postMessage(channel=channel, text=message.text, blocks=message.blocks)
             except SlackApiError as exc:
@@ -127,20 +134,27 @@ class Questions:
             self.w.once.done(event_key(body))
 
     def on_agent_thread(self, body: dict[str, Any], event: dict[str, Any]) -> None:
-        """A conversation opened in Slack's agent view: its suggested prompts, drawn from the
-        knowledge base and what people ask (refreshed with every new conversation)."""
+        """A conversation opened in the assistant view of an app without the agent view (an app made
+        from an older manifest; an agent-view app gets `app_home_opened` instead): its suggested
+        prompts, set on its thread, drawn as at an opening of the Messages tab."""
         try:
             thread = event.get("assistant_thread") or {}
             channel, ts = str(thread.get("channel_id") or ""), str(thread.get("thread_ts") or "")
-            prompts = self.w.backend.prompts(PLATFORM, channel) if channel and ts else []
-            if prompts:
-                try:
-                    self.w.client.assistant_threads_setSuggestedPrompts(channel_id=channel, thread_ts=ts,
-                                                                        prompts=suggested_prompts(prompts))
-                except SlackApiError as exc:
-                    log.warning("suggesting prompts in %s failed: %s", channel, exc.response.get("error"))
+            if channel and ts:
+                self.suggest(channel, self.w.backend.prompts(PLATFORM, channel), ts)
         finally:
             self.w.once.done(event_key(body))
+
+    def suggest(self, channel: str, prompts: Sequence[str], thread: str = "") -> None:
+        """Set the suggested prompts of a direct-message conversation, or of one of its threads (the
+        assistant view's). A workspace without agent features refuses the call: logged, nothing more."""
+        if not prompts:
+            return
+        try:
+            self.w.client.assistant_threads_setSuggestedPrompts(channel_id=channel, thread_ts=thread or None,
+                                                                prompts=suggested_prompts(prompts))
+        except SlackApiError as exc:
+            log.info("suggesting prompts in %s failed: %s", channel, exc.response.get("error"))
 
     def on_prompt(self, ack: Callable[..., Any], body: dict[str, Any], action: dict[str, Any]) -> None:
         """A greeting's prompt button asks that prompt, in the thread of the greeting."""
@@ -308,8 +322,9 @@ class Questions:
     def start_working(self, channel: str, thread: str, ts: str, lang: str) -> str:
         """Show that groundbot works on a question: Slack's status under the thread ("is searching
         the knowledge base…", its steps rotating) where the app may set one, else the eyes reaction.
-        Returns which was shown. A workspace that refuses statuses (no assistant:write, an older
-        plan) is told once in the log and gets the reaction from then on."""
+        Returns which was shown. The status needs chat:write only; a workspace that refuses it (a
+        plan or an app without Slack's agent features) is told once in the log and gets the reaction
+        from then on."""
         if self.w.statuses:
             try:
                 self.w.client.assistant_threads_setStatus(channel_id=channel, thread_ts=thread,
@@ -323,7 +338,7 @@ class Questions:
                         told, self.w.statuses = not self.w.statuses, False
                     if not told:
                         log.warning("Slack refused a status while answering (%s): groundbot shows the eyes "
-                                    "reaction instead; add the assistant:write scope (docs/slack.md)", error)
+                                    "reaction instead (docs/slack.md)", error)
                 else:
                     log.debug("setting the status of %s failed: %s", thread, error)
         self.react("reactions_add", channel, ts)

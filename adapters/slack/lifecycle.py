@@ -67,11 +67,13 @@ class SlackAdapter:
         backend.register_delivery(PLATFORM, SlackDelivery(self.wiring, admin_channel))
 
     def check_scopes(self) -> None:
-        """Say once, at start, what a token without the newer scopes cannot do (Slack names a token's
-        scopes in the x-oauth-scopes header of every Web API answer): without assistant:write the
-        eyes reaction stands in for the status; without channels:history and groups:history no
-        channel message reaches groundbot but its mentions (no follow-ups, no answers without a
-        mention). An answer without the header says nothing, and nothing is assumed."""
+        """Say once, at start, what a token without the channel history scopes cannot do (Slack names
+        a token's scopes in the x-oauth-scopes header of every Web API answer): without
+        channels:history and groups:history no channel message reaches groundbot but its mentions (no
+        follow-ups, no answers without a mention). The status while it works needs chat:write only
+        (assistant.threads.setStatus, since Slack's change of 2026-03-05), which groundbot always has:
+        it is tried, and the eyes reaction stands in only where Slack refuses it. An answer without
+        the header says nothing, and nothing is assumed."""
         try:
             granted = self.client.auth_test().headers.get("x-oauth-scopes")
         except SlackApiError as exc:
@@ -80,10 +82,6 @@ class SlackAdapter:
         if granted is None:
             return
         scopes = {s.strip() for s in str(granted).split(",")}
-        if "assistant:write" not in scopes:
-            self.wiring.statuses = False
-            log.warning("the Slack token lacks assistant:write: groundbot shows the eyes reaction while it works "
-                        "instead of a status (docs/slack.md)")
         missing = sorted({"channels:history", "groups:history"} - scopes)
         if missing:
             log.warning("the Slack token lacks %s: in those channels groundbot answers mentions only, with no "

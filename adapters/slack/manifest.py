@@ -15,13 +15,13 @@ AGENT_DESCRIPTION = ("Ask a question about the team's knowledge base: groundbot 
 # what each bot token scope is for (docs/slack.md, "Which Slack scopes and events does groundbot need?")
 SCOPES = {
     "app_mentions:read": "mentions in channels",
-    "assistant:write": "the status while it works, and the agent view's suggested prompts",
+    "assistant:write": "Slack's agent view and its suggested prompts",
     "im:history": "direct messages",
     "channels:history": "public channels' messages: follow-ups, questions without a mention, a thread's question",
     "groups:history": "private channels' messages, the same",
-    "chat:write": "answers, greetings and private notes",
+    "chat:write": "answers, greetings, private notes, and the status while it works",
     "chat:write.public": "re-ingest progress in public channels the bot has not joined",
-    "reactions:write": "the eyes reaction where there is no status, and a quiet refusal's reaction",
+    "reactions:write": "the eyes reaction where Slack refuses a status, and a quiet refusal's reaction",
     "commands": "the admin slash commands",
     "usergroups:read": "the members of a user group named as experts",
 }

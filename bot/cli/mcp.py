@@ -2,15 +2,46 @@
 editor on the same machine that starts groundbot as its MCP server. The index and the database
 are the configured ones; the knowledge scope is the command line's, so the one line of MCP
 settings an editor needs names it (docs/mcp.md). stdout carries the protocol alone: messages go
-to stderr, and the SDK points stdout at stderr while it serves."""
+to stderr, and the SDK points stdout at stderr while it serves.
+
+`initialize` and `tools/list` are answered at once: the models, the index and the database are
+loaded on the first tool call (a first run ingests then), so an editor lists the tools in about a
+second, well inside its start-up timeout."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any
 
 from bot.config import Config
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+
+class LazyApp:
+    """groundbot's App, built by the first call that needs it (on the server's worker thread) and
+    kept; a build that fails is tried again by the next call."""
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self.app: App | None = None
+        self.lock = threading.Lock()
+
+    def __call__(self) -> App:
+        with self.lock:
+            if self.app is None:
+                from bot.app import ready_app
+
+                self.app = ready_app(self.cfg)  # a first run ingests the configured knowledge base, on stderr
+            return self.app
+
+    def close(self) -> None:
+        with self.lock:
+            if self.app is not None:
+                self.app.close()
 
 
 def _scope(cfg: Config, name: str | None) -> str | None:
@@ -35,9 +66,7 @@ def _scope(cfg: Config, name: str | None) -> str | None:
 def cmd_mcp(cfg: Config, args: argparse.Namespace) -> int:
     import anyio
 
-    from adapters.mcp import PLATFORM, Asker, build_server, serve_stdio
-    from bot.app import ready_app
-    from bot.server.mcp_route import version
+    from adapters.mcp import PLATFORM, Asker, build_server, installed_version, serve_stdio
     from core.messages import ConversationKey
 
     try:
@@ -45,10 +74,10 @@ def cmd_mcp(cfg: Config, args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"groundbot mcp: {exc}", file=sys.stderr)
         return 2
-    app = ready_app(cfg)  # a first run ingests the configured knowledge base, saying so on stderr
+    app = LazyApp(cfg)
     # the conversations of this machine's agents, one namespace per scope (as /api/ask keeps them apart)
     asker = Asker(scope, args.user, lambda chat: ConversationKey(PLATFORM, chat, f"stdio:{scope or ''}"))
-    server = build_server(lambda: app, lambda _request: asker, version=version())
+    server = build_server(app, lambda _request: asker, version=installed_version())
     print(f"groundbot mcp: serving ask and search over stdio ({f'scope {scope}' if scope else 'the whole knowledge base'})",
           file=sys.stderr)
     try:

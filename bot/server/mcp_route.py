@@ -21,12 +21,14 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
+import mcp.types as types
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
-from adapters.mcp import PLATFORM, Asker, Knowledge, build_server
+from adapters.mcp import PLATFORM, Asker, Knowledge, build_server, installed_version
+from adapters.mcp.protocol import BATCH, is_batch
 from bot.server.scope_access import ApiAccess, Caller, Refused
 
 log = logging.getLogger("groundbot.serve")
@@ -34,16 +36,7 @@ log = logging.getLogger("groundbot.serve")
 ASKER = "groundbot.mcp.asker"  # the ASGI scope key the route hands the tools their caller under
 CROSS_ORIGIN = Refused(403, "cross_origin", "/mcp answers no request from a web page of another origin")
 MAX_BODY_BYTES = 1_000_000  # as POST /api/ask; a larger body gets 413, unparsed (and unread when declared)
-
-
-def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("groundbot")
-    except PackageNotFoundError:
-        return ""
+TOO_LARGE = f"The request body is over {MAX_BODY_BYTES:,} bytes; groundbot reads none that large"
 
 
 class McpRoute:
@@ -58,7 +51,7 @@ class McpRoute:
         self.refuse = refuse  # answers and records a refusal of the route
         self.knowledge = knowledge
         self.unavailable = unavailable
-        server = build_server(knowledge, _asker, version=version())
+        server = build_server(knowledge, _asker, version=installed_version())
         self.manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True,
                                                     max_request_body_size=MAX_BODY_BYTES)
 
@@ -83,13 +76,21 @@ class McpRoute:
         try:
             body = await _body(scope, receive)
         except _TooLarge:
-            await Response("body too large", 413)(scope, receive, send)
+            await _error(413, types.INVALID_REQUEST, TOO_LARGE)(scope, receive, send)
             return
         if body is None:  # the client left before its request was read: there is nobody to answer
+            return
+        if is_batch(body):  # the SDK's answer would be a validation dump echoing the requests
+            await _error(400, types.INVALID_REQUEST, BATCH)(scope, receive, send)
             return
         own = self.access.own_scope(caller, PLATFORM)
         scope[ASKER] = Asker(own, caller.who, partial(self.access.key, caller, own, platform=PLATFORM))
         await self.manager.handle_request(scope, _replay(body, receive), send)
+
+
+def _error(status: int, code: int, message: str) -> Response:
+    """A JSON-RPC error for a request that never reached the SDK (id null: it was not read)."""
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status)
 
 
 def _same_origin(request: Request) -> bool:

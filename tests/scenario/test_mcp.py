@@ -187,7 +187,7 @@ async def test_ask_is_answered_with_a_citation_from_the_tokens_scope(served: Ser
         assert HR_WORDS in answer["answer"] and "[1]" in answer["answer"] and answer["scope"] == "hr"
         cited = answer["citations"][0]
         assert (cited["number"], cited["title"]) == (1, "Leave policy") and "parental leave" in cited["heading"]
-        assert cited["source"].endswith("hr/leave.md") and answer["reason"] == "" and answer["suggestions"] == []
+        assert cited["source"] == "kb/hr/leave.md" and answer["reason"] == "" and answer["suggestions"] == []
         text = result.content[0]
         assert isinstance(text, types.TextContent) and HR_WORDS in text.text and "Leave policy" in text.text
         assert f"(conversation: {answer['conversation']})" in text.text
@@ -242,7 +242,8 @@ async def test_search_returns_passages_of_the_tokens_scope_only(served: Served, 
     assert [p["score"] for p in found["passages"]] == sorted((p["score"] for p in found["passages"]), reverse=True)
     assert other.structured_content and all(not p["source"].endswith("leave.md") for p in other.structured_content["passages"])
     assert len(other.structured_content["passages"]) == 3  # k is 5 by default; engineering's scope holds 3 chunks
-    shown = json.dumps([own.content, other.content, own.structured_content["passages"],  # all but the query echoed
+    # all but the query echoed (in the JSON text as in the structured content)
+    shown = json.dumps([own.content[0], other.content[0], own.structured_content["passages"],
                         other.structured_content["passages"]], default=repr)
     assert not leaks(shown, HR_MARKS), leaks(shown, HR_MARKS)
     assert mine.structured_content and HR_WORDS in mine.structured_content["passages"][0]["text"]
@@ -257,8 +258,8 @@ async def test_the_global_token_asks_in_the_scope_that_serves_mcp_or_is_told_non
         asked = await client.call_tool("ask", {"question": HR_QUESTION})
         searched = await client.call_tool("search", {"query": HR_QUESTION})
     assert asked.structured_content and asked.structured_content["reason"] == "CHAT_NOT_SET_UP", dumped(asked)
-    assert searched.is_error and searched.structured_content == {
-        "reason": "CHAT_NOT_SET_UP", "explanation": "No knowledge scope serves this chat, and no default scope is configured."}
+    assert searched.is_error and searched.structured_content is None and searched.content[0].text == (  # type: ignore[union-attr]
+        "Refused (CHAT_NOT_SET_UP): No knowledge scope serves this chat, and no default scope is configured.")
     assert not leaks(dumped(asked) + dumped(searched), HR_MARKS + ENG_MARKS)
 
 
@@ -338,10 +339,10 @@ async def test_arguments_of_the_wrong_kind_are_refused_with_input_rejected_and_n
     async with served.client(HR, mode) as client:
         for name, arguments, says in cases:
             result = await client.call_tool(name, arguments)
-            assert result.is_error and result.structured_content, (name, arguments, dumped(result))
-            assert result.structured_content["reason"] == "INPUT_REJECTED", (name, arguments)
-            assert says in result.structured_content["explanation"], (says, result.structured_content)
-            assert result.content[0].text.startswith("Refused (INPUT_REJECTED): ")  # type: ignore[union-attr]
+            # no structured content: the output schema describes a result, and the text says why there is none
+            assert result.is_error and result.structured_content is None, (name, arguments, dumped(result))
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert text.startswith("Refused (INPUT_REJECTED): ") and says in text, (says, text)
         assert served.turns() == before  # nothing was asked
         answered = await client.call_tool("ask", {"question": HR_QUESTION})
     assert answered.structured_content and answered.structured_content["answered"]  # the worker is unharmed
@@ -393,3 +394,31 @@ def test_a_client_gone_mid_call_leaves_the_turn_to_finish_recorded_and_the_worke
     assert served.rows("SELECT platform, refused FROM turn WHERE chat_id = ?", conversation) == [("mcp", 0)]
     r = served.post(call("ask", {"question": HR_QUESTION}), HR)
     assert r.status_code == 200 and r.json()["result"]["structuredContent"]["answered"] is True
+
+
+def test_a_call_before_initialize_a_batch_and_a_10_mb_body_are_protocol_errors_and_the_worker_serves_on(
+        served: Served) -> None:
+    """Over HTTP every request stands on its own (the session manager is stateless): a call with no
+    `initialize` before it is answered, and recorded. A batch of 100 asks is one JSON-RPC error
+    saying MCP has no batches (none is asked); a 10 MB body, declared or streamed, gets 413 with a
+    JSON-RPC error, unparsed."""
+    before = served.turns()
+    r = served.post(call("ask", {"question": HR_QUESTION}), HR)
+    assert r.status_code == 200 and r.json()["result"]["structuredContent"]["answered"] is True
+    assert served.turns() == before + 1
+    batch = json.dumps([json.loads(call("ask", {"question": HR_QUESTION}, n)) for n in range(1, 101)]).encode()
+    r = served.post(batch, HR)
+    assert r.status_code == 400 and r.json() == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": types.INVALID_REQUEST, "message": "JSON-RPC batches are not part of MCP (since its 2025-06-18 "
+                                                  "revision): send each request as a message of its own"}}
+    assert served.turns() == before + 1  # nothing of the batch was asked
+    ten_mb = call("ask", {"question": "word " * 2_000_000})
+    assert len(ten_mb) > 10_000_000
+    for body in (ten_mb, iter([ten_mb[i:i + 1_000_000] for i in range(0, len(ten_mb), 1_000_000)])):
+        r = httpx.post(served.url + "/mcp", content=body, timeout=WAIT_S,
+                       headers={**JSON_HEADERS, "X-Forwarded-For": new_client(), "Authorization": f"Bearer {HR}"})
+        assert r.status_code == 413 and r.json()["error"]["code"] == types.INVALID_REQUEST
+        assert "over 1,000,000 bytes" in r.json()["error"]["message"]
+    assert served.turns() == before + 1
+    r = served.post(call("search", {"query": HR_QUESTION}), HR)
+    assert r.status_code == 200 and r.json()["result"]["structuredContent"]["passages"]

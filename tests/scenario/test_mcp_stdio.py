@@ -63,13 +63,14 @@ async def test_the_tools_over_stdio_answer_and_search_in_the_scope_named(tmp_pat
         again = await client.call_tool("ask", {"question": HR_QUESTION})
     a = answered.structured_content
     assert a and a["answered"] and HR_WORDS in a["answer"] and a["scope"] == "hr", dumped(answered)
-    assert a["citations"][0]["title"] == "Leave policy" and a["citations"][0]["source"].endswith("hr/leave.md")
+    assert a["citations"][0]["title"] == "Leave policy" and a["citations"][0]["source"] == "kb/hr/leave.md"
     r = refused.structured_content
     assert r and not r["answered"] and r["reason"] and r["explanation"] and r["scope"] == "hr", dumped(refused)
     passages = searched.structured_content["passages"] if searched.structured_content else []
     assert passages and all("/eng/" not in p["source"] for p in passages), dumped(searched)
     assert not leaks(dumped(refused) + json.dumps(passages), ENG_MARKS)
-    assert wrong.is_error and wrong.structured_content and wrong.structured_content["reason"] == "INPUT_REJECTED"
+    assert wrong.is_error and wrong.structured_content is None
+    assert wrong.content[0].text.startswith("Refused (INPUT_REJECTED): 'k' must be")  # type: ignore[union-attr]
     assert unknown.value.error.code == types.INVALID_PARAMS
     assert long.structured_content and long.structured_content["reason"] == "INPUT_REJECTED"
     assert again.structured_content and again.structured_content["answered"]  # the process is unharmed
@@ -109,3 +110,59 @@ def test_a_scope_missing_or_unknown_is_refused_before_anything_starts(tmp_path: 
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and done.stdout == "" and f"groundbot mcp: {says}" in done.stderr, done.stderr
     assert not (tmp_path / "data" / "index").exists()  # nothing was read or built
+
+
+def test_bad_input_over_stdio_gets_protocol_errors_and_every_ask_is_a_turn(tmp_path: Path, embedder: Any) -> None:
+    """A client that writes what it likes on `groundbot mcp`'s stdin, line by line: a call before
+    `initialize`, a batch of 100 asks, a line that is not JSON, a 10 MB question, an argument of the
+    wrong type, then an ask it does not wait for (stdin closed mid-call). Each gets a JSON-RPC error
+    or a result that says why; the process answers the next line; the two asks are two turns."""
+    cfg = ingested(tmp_path, embedder)
+    proc = subprocess.Popen([sys.executable, "-m", "bot.cli.main", "--config", str(cfg), "mcp", "--scope", "hr"],
+                            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=(tmp_path / "mcp-stderr.log").open("wb"))
+    assert proc.stdin and proc.stdout
+
+    def send(message: Any) -> None:
+        assert proc.stdin
+        proc.stdin.write((message if isinstance(message, bytes) else json.dumps(message).encode()) + b"\n")
+        proc.stdin.flush()
+
+    def answer() -> dict[str, Any]:
+        assert proc.stdout
+        return dict(json.loads(proc.stdout.readline()))
+
+    def ask(n: int, arguments: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "ask", "arguments": arguments}}
+
+    try:
+        send(ask(1, {"question": HR_QUESTION}))
+        early = answer()
+        assert early["id"] == 1 and early["error"]["code"] == types.INVALID_PARAMS
+        assert "not initialized; send `initialize`" in early["error"]["message"]
+        send([ask(n, {"question": HR_QUESTION}) for n in range(100, 200)])
+        batch = answer()
+        assert batch["id"] is None and batch["error"]["code"] == types.INVALID_REQUEST
+        assert "batches are not part of MCP" in batch["error"]["message"]
+        send(b"{not json")
+        assert answer()["error"] == {"code": types.PARSE_ERROR,
+                                     "message": "The message is not JSON: send one JSON-RPC request per line"}
+        send({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        assert answer()["result"]["serverInfo"]["name"] == "groundbot"
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send(ask(3, {"question": "word " * 2_000_000}))  # a 10 MB line
+        long = answer()["result"]
+        assert long["structuredContent"]["reason"] == "INPUT_REJECTED" and "too long" in long["structuredContent"]["explanation"]
+        send(ask(4, {"question": ["not", "a", "string"]}))
+        wrong = answer()["result"]
+        assert wrong["isError"] is True and "structuredContent" not in wrong
+        assert wrong["content"][0]["text"] == "Refused (INPUT_REJECTED): 'question' is required and must be a string, not an array."
+        send(ask(5, {"question": HR_QUESTION}))
+        proc.stdin.close()  # gone mid-call, reading nothing more
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    turns = rows(tmp_path / "records.db", "SELECT platform, refused, length(question) FROM turn ORDER BY id")
+    assert turns == [("mcp", 1, 2000), ("mcp", 0, len(HR_QUESTION))]  # the 10 MB ask, cut; the abandoned one, done

@@ -6,6 +6,12 @@ recorded with its parsed body so tests assert what the bot actually sent; a 429 
 Retry-After can be injected per method; tests push envelopes over the websocket and read
 the acks the bot sends back. `message_event` is the `message` event Slack sends an app
 subscribed to a channel's messages (`message.channels`) for a message the bot itself posted.
+
+The agent surface answers as Slack documents it now: an app with `agent_view` (the manifest
+groundbot ships) that names a `thread_ts` in `assistant.threads.setSuggestedPrompts` gets `ok`
+and nothing is applied (Slack's "Migrating to the Agent messaging experience"); `suggested` holds
+the prompts a conversation shows. `assistant.threads.setStatus` takes `chat:write` or
+`assistant:write` (Slack's change of 2026-03-05), checked against `scopes` when they are set.
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ class SlackStandIn:
         self.messages: list[dict[str, Any]] = []  # what chat.postMessage posted, for conversations.replies
         self.user_groups: dict[str, list[str]] = {}  # user group id -> its members, for usergroups.users.list
         self.scopes: list[str] | None = None  # the bot token's scopes, sent as x-oauth-scopes when set
+        self.agent_view = True  # the app's manifest has features.agent_view (else the older assistant view)
+        self.suggested: dict[tuple[str, str], list[dict[str, str]]] = {}  # (channel, thread or "") -> prompts shown
         self._sockets: list[ServerConnection] = []
         standin = self
 
@@ -155,6 +163,9 @@ class SlackStandIn:
                                   "metadata": args.get("metadata")})
         if method == "conversations.replies":
             return self._replies(args)
+        refused = self._agent_call(method, args)
+        if refused:
+            return {"ok": False, "error": refused}
         if method == "usergroups.users.list":
             if str(args.get("usergroup")) not in self.user_groups:
                 return {"ok": False, "error": "no_such_subteam"}
@@ -162,6 +173,23 @@ class SlackStandIn:
         if method not in payloads:
             return {"ok": False, "error": "unknown_method"}
         return {"ok": True, **payloads[method]}
+
+    def _agent_call(self, method: str, args: dict[str, Any]) -> str:
+        """The error Slack gives an agent method's call ("" for none), applying what it applies."""
+        granted = set(self.scopes) if self.scopes is not None else None
+        if method == "assistant.threads.setStatus" and granted is not None and not {"chat:write", "assistant:write"} & granted:
+            return "missing_scope"
+        if method != "assistant.threads.setSuggestedPrompts":
+            return ""
+        if granted is not None and "assistant:write" not in granted:
+            return "missing_scope"
+        thread = str(args.get("thread_ts") or "")
+        if not thread and not self.agent_view:
+            return "invalid_arguments"  # the assistant view's prompts belong to a thread
+        if thread and self.agent_view:
+            return ""  # ok, and silently not applied: an agent-view conversation has no such thread
+        self.suggested[(str(args.get("channel_id")), thread)] = list(args.get("prompts") or [])
+        return ""
 
     def _replies(self, args: dict[str, Any]) -> dict[str, Any]:
         """A thread's bot messages, oldest first, with their metadata only when asked for it;

@@ -2,7 +2,11 @@
 
 An FAQ match returns its stored answer verbatim; otherwise the sentences that
 share the most (idf-weighted) content words with the question are quoted, each
-with its [C#] citation, in the order they appear in the sources.
+with its [C#] citation, in the order they appear in the sources. Once the passage
+reader has read the chunks, they come from one section, the one it trusts most
+(its first trusted chunk's page and heading), quoted in the section's order. A
+sentence that says back the asker's words or error line, an error or log line, or
+a bare code fragment is never quoted (core/generate/quotable.py).
 
 Quoting is stricter than the gates: an LLM answer is checked claim by claim against
 the evidence, but a quoted sentence is evidence by construction, so the guards against
@@ -21,6 +25,7 @@ from collections.abc import Sequence
 from core import reasons
 from core.gate.passage_reading import trusted, was_read
 from core.gate.verbatim import verbatim_faq, verbatim_section
+from core.generate.quotable import quotable
 from core.messages import Generation, Hit, HitKind
 from core.settings import CoreSettings, ExtractiveSettings, Mode, for_mode
 from core.text.lexicon import content_terms
@@ -29,6 +34,8 @@ from core.text.sentences import split_sentences
 RELATIVE_FLOOR = 0.4  # a further sentence is quoted only if it scores at least this share of the best one
 RANK_PENALTY = 0.02  # per retrieval rank: of two equally matching sentences, the better-ranked chunk's wins
 Candidate = tuple[float, int, int, str]  # lexical score, chunk number (1-based), sentence position, sentence
+Row = tuple[int, int, str, set[str]]  # chunk number (1-based), sentence position, sentence, its content words
+SECTION_STRIDE = 10_000  # one section's sentences are ordered by chunk position, then place in the chunk
 
 
 class ExtractiveGenerator:
@@ -57,14 +64,9 @@ class ExtractiveGenerator:
         if verbatim is not None:
             return verbatim
         q_terms = set(content_terms(reading or question))
-        rows: list[tuple[int, int, str, set[str]]] = []
         read = was_read(hits)
-        for n, hit in enumerate(hits, start=1):
-            if not trusted(hit, self.trust, read):
-                continue
-            body = hit.faq_answer if hit.kind == HitKind.FAQ and hit.faq_answer else hit.text
-            for pos, sent in enumerate(split_sentences(body)):
-                rows.append((n, pos, sent, set(content_terms(sent))))
+        section = _trusted_section(hits, self.trust) if read else None
+        rows = self._rows(hits, read, section)
         if not rows or not q_terms:
             return Generation(text="", llm_called=False)
         df: Counter[str] = Counter()
@@ -80,19 +82,36 @@ class ExtractiveGenerator:
         q_weight = sum(sorted((idf(t) for t in q_terms), reverse=True)[: self.cfg.ask_terms]) or 1.0
         scored: list[Candidate] = []
         for n, pos, sent, terms in rows:
+            if not quotable(sent, question):
+                continue
             overlap = sum(idf(t) for t in q_terms & terms) / q_weight
             probability = hits[n - 1].answer_probability
             prior = hits[n - 1].similarity if probability is None else probability
             score = overlap * (0.75 + 0.25 * prior) - RANK_PENALTY * (n - 1)
             scored.append((score, n, pos, sent))
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
+        if section is not None:  # chunks of one section overlap: a sentence carried into the next is quoted once
+            scored = _once(scored)
         chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]
         if not chosen:
-            return self._paraphrased_heading(hits, read) or Generation(text="", llm_called=False)
+            return self._paraphrased_heading(question, hits, read) or Generation(text="", llm_called=False)
         best = chosen[0][0]
-        return _quote([r for r in chosen if r[0] >= best * RELATIVE_FLOOR])
+        return _quote([r for r in chosen if r[0] >= best * RELATIVE_FLOOR], in_section=section is not None)
 
-    def _paraphrased_heading(self, hits: Sequence[Hit], read: bool) -> Generation | None:
+    def _rows(self, hits: Sequence[Hit], read: bool, section: tuple[str, str] | None) -> list[Row]:
+        """The sentences that may be chosen from: of every chunk it trusts, or of the one `section`."""
+        rows: list[Row] = []
+        for n, hit in enumerate(hits, start=1):
+            if not trusted(hit, self.trust, read) or (section is not None and _section_of(hit) != section):
+                continue
+            body = hit.faq_answer if hit.kind == HitKind.FAQ and hit.faq_answer else hit.text
+            for pos, sent in enumerate(split_sentences(body)):
+                # within the one section, a sentence's place is its chunk's position, then its own
+                place = hit.position * SECTION_STRIDE + pos if section is not None else pos
+                rows.append((n, place, sent, set(content_terms(sent))))
+        return rows
+
+    def _paraphrased_heading(self, question: str, hits: Sequence[Hit], read: bool) -> Generation | None:
         """A question that paraphrases a section's heading in words none of its sentences use ("In
         which cases does the verifier reject an answer?" under "When does the verifier refuse an
         answer?") gets the section's opening sentences, as a heading asked as written does, when
@@ -101,8 +120,8 @@ class ExtractiveGenerator:
         if (not read or first.kind != HitKind.DOC or first.heading_similarity < self.cfg.heading_paraphrase_similarity
                 or not trusted(first, self.trust, read)):
             return None
-        lead = split_sentences(first.text)[: self.cfg.max_sentences]
-        return _quote([(1.0, 1, pos, sent) for pos, sent in enumerate(lead)]) if lead else None
+        lead = _lead(first.text, question, self.cfg.max_sentences)
+        return _quote([(1.0, 1, pos, sent) for pos, sent in lead]) if lead else None
 
     def _unquotable(self, hits: Sequence[Hit]) -> Generation | None:
         """A refusal when no chunk is close enough to quote (without a reader, which decides when it read them)."""
@@ -131,12 +150,39 @@ class ExtractiveGenerator:
             return refused
         if section is not None:
             n, hit = section
-            lead = split_sentences(hit.text)[: self.cfg.max_sentences]
-            return _quote([(1.0, n, pos, sent) for pos, sent in enumerate(lead)])
+            lead = _lead(hit.text, question, self.cfg.max_sentences)
+            return _quote([(1.0, n, pos, sent) for pos, sent in lead]) if lead else None
         return None
 
 
-def _quote(chosen: Sequence[Candidate]) -> Generation:
-    """The chosen sentences in source order, each with its [C#] citation."""
-    ordered = sorted(chosen, key=lambda r: (r[1], r[2]))
+def _section_of(hit: Hit) -> tuple[str, str]:
+    """The section a chunk belongs to: its page and heading (an FAQ entry is a section of its own)."""
+    return hit.doc_id, hit.faq_question if hit.kind == HitKind.FAQ else hit.heading
+
+
+def _trusted_section(hits: Sequence[Hit], trust: float) -> tuple[str, str] | None:
+    """The section of the first chunk the reader trusts (it puts the one that answers first)."""
+    return next((_section_of(h) for h in hits if trusted(h, trust, True)), None)
+
+
+def _once(scored: list[Candidate]) -> list[Candidate]:
+    """Each sentence at its best-scored place only (ranked best first)."""
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    for r in scored:
+        if r[3] not in seen:
+            seen.add(r[3])
+            out.append(r)
+    return out
+
+
+def _lead(text: str, question: str, count: int) -> list[tuple[int, str]]:
+    """A section's opening sentences that may be quoted, with their places."""
+    return [(pos, sent) for pos, sent in enumerate(split_sentences(text)) if quotable(sent, question)][:count]
+
+
+def _quote(chosen: Sequence[Candidate], in_section: bool = False) -> Generation:
+    """The chosen sentences in source order, each with its [C#] citation: one section's in its own
+    order (`in_section`: the places are the section's), else by chunk, then place in the chunk."""
+    ordered = sorted(chosen, key=lambda r: (r[2], r[1]) if in_section else (r[1], r[2]))
     return Generation(text=" ".join(f"{sent.rstrip()} [C{n}]" for _, n, _, sent in ordered), llm_called=False)

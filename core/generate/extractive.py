@@ -3,8 +3,9 @@
 An FAQ match returns its stored answer verbatim; otherwise the sentences that
 share the most (idf-weighted) content words with the question are quoted, each
 with its [C#] citation, in the order they appear in the sources. Once the passage
-reader has read the chunks, they come from one section, the one it trusts most
-(its first trusted chunk's page and heading), quoted in the section's order. A
+reader has read the chunks, they come from one section of the chunks it trusts:
+the one the best-matching sentence stands in (with its subsections, or under the
+heading it is a subsection of, on the same page), quoted in the page's order. A
 sentence that says back the asker's words or error line, an error or log line, or
 a bare code fragment is never quoted (core/generate/quotable.py).
 
@@ -65,8 +66,7 @@ class ExtractiveGenerator:
             return verbatim
         q_terms = set(content_terms(reading or question))
         read = was_read(hits)
-        section = _trusted_section(hits, self.trust) if read else None
-        rows = self._rows(hits, read, section)
+        rows = self._rows(hits, read)
         if not rows or not q_terms:
             return Generation(text="", llm_called=False)
         df: Counter[str] = Counter()
@@ -90,25 +90,22 @@ class ExtractiveGenerator:
             score = overlap * (0.75 + 0.25 * prior) - RANK_PENALTY * (n - 1)
             scored.append((score, n, pos, sent))
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
-        if section is not None:  # chunks of one section overlap: a sentence carried into the next is quoted once
-            scored = _once(scored)
+        if read and scored:
+            scored = _one_section(scored, hits)
         chosen = [r for r in scored[: self.cfg.max_sentences] if r[0] >= self.cfg.min_sentence_score]
         if not chosen:
             return self._paraphrased_heading(question, hits, read) or Generation(text="", llm_called=False)
         best = chosen[0][0]
-        return _quote([r for r in chosen if r[0] >= best * RELATIVE_FLOOR], in_section=section is not None)
+        return _quote([r for r in chosen if r[0] >= best * RELATIVE_FLOOR], in_section=read)
 
-    def _rows(self, hits: Sequence[Hit], read: bool, section: tuple[str, str] | None) -> list[Row]:
-        """The sentences that may be chosen from: of every chunk it trusts, or of the one `section`."""
+    def _rows(self, hits: Sequence[Hit], read: bool) -> list[Row]:
+        """The sentences of every chunk it may quote from."""
         rows: list[Row] = []
         for n, hit in enumerate(hits, start=1):
-            if not trusted(hit, self.trust, read) or (section is not None and _section_of(hit) != section):
+            if not trusted(hit, self.trust, read):
                 continue
             body = hit.faq_answer if hit.kind == HitKind.FAQ and hit.faq_answer else hit.text
-            for pos, sent in enumerate(split_sentences(body)):
-                # within the one section, a sentence's place is its chunk's position, then its own
-                place = hit.position * SECTION_STRIDE + pos if section is not None else pos
-                rows.append((n, place, sent, set(content_terms(sent))))
+            rows.extend((n, pos, sent, set(content_terms(sent))) for pos, sent in enumerate(split_sentences(body)))
         return rows
 
     def _paraphrased_heading(self, question: str, hits: Sequence[Hit], read: bool) -> Generation | None:
@@ -160,19 +157,28 @@ def _section_of(hit: Hit) -> tuple[str, str]:
     return hit.doc_id, hit.faq_question if hit.kind == HitKind.FAQ else hit.heading
 
 
-def _trusted_section(hits: Sequence[Hit], trust: float) -> tuple[str, str] | None:
-    """The section of the first chunk the reader trusts (it puts the one that answers first)."""
-    return next((_section_of(h) for h in hits if trusted(h, trust, True)), None)
+def _within(section: tuple[str, str], other: tuple[str, str]) -> bool:
+    """`other` is `section`, or a part of it or the section it is part of, on the same page
+    ("Common errors > SyntaxError" and "Common errors > SyntaxError > Unsupported JavaScript syntax")."""
+    (doc, heading), (other_doc, other_heading) = section, other
+    if doc != other_doc:
+        return False
+    return heading == other_heading or f"{other_heading} > ".startswith(f"{heading} > ") or (
+        f"{heading} > ".startswith(f"{other_heading} > ") and bool(other_heading))
 
 
-def _once(scored: list[Candidate]) -> list[Candidate]:
-    """Each sentence at its best-scored place only (ranked best first)."""
+def _one_section(scored: list[Candidate], hits: Sequence[Hit]) -> list[Candidate]:
+    """The ranked sentences of the section the best one stands in (with its subsections, or under
+    the heading it is a subsection of), each placed in the page's order (its chunk's position, then
+    its place in the chunk) and once: chunks of one section overlap, and a sentence carried into
+    the next chunk is quoted once, at its best score."""
+    section = _section_of(hits[scored[0][1] - 1])
     seen: set[str] = set()
     out: list[Candidate] = []
-    for r in scored:
-        if r[3] not in seen:
-            seen.add(r[3])
-            out.append(r)
+    for score, n, pos, sent in scored:
+        if _within(section, _section_of(hits[n - 1])) and sent not in seen:
+            seen.add(sent)
+            out.append((score, n, hits[n - 1].position * SECTION_STRIDE + pos, sent))
     return out
 
 

@@ -29,6 +29,9 @@ _ERROR_LINE = re.compile(
     r")"
 )
 _TOKEN_CODE = re.compile(r"[()\[\]{}=<>;]|[^\W_]_\w|\w\.\w")  # a call, brackets, an operator, a_name, a.name
+# words only code is written with, as code writes them (a sentence's "Await" or "None." is prose)
+_KEYWORDS = frozenset({"def", "async", "await", "elif", "lambda", "const", "var", "let", "self",
+                       "None", "null", "nil", "True", "False", "true", "false"})
 _WORD = re.compile(r"\w+")
 _EDGE = "\"'`([{<*_.,;:!?)]}>"
 ECHO_SHARE = 0.8  # a sentence with this share of its words in runs of the question is said back
@@ -40,9 +43,13 @@ def is_error_line(sentence: str) -> bool:
     return bool(_ERROR_LINE.match(sentence.strip().lstrip("> ")))
 
 
+def _code_token(token: str) -> bool:
+    return bool(_TOKEN_CODE.search(token)) or token in _KEYWORDS
+
+
 def _prose_word(token: str) -> bool:
     core = token.strip(_EDGE)
-    return (not _TOKEN_CODE.search(token) and any(ch.isalpha() for ch in core)
+    return (not _code_token(token) and any(ch.isalpha() for ch in core)
             and all(ch.isalpha() or ch in "'’-" for ch in core))
 
 
@@ -50,7 +57,7 @@ def is_code_fragment(sentence: str) -> bool:
     """Code, not a sentence about it: more code than words of prose, or a line that opens with
     code and has fewer than three words of prose ("Use httpx.AsyncClient." is a sentence)."""
     tokens = sentence.split()
-    code = [bool(_TOKEN_CODE.search(t)) for t in tokens]
+    code = [_code_token(t) for t in tokens]
     if not any(code):
         return False
     prose = sum(1 for t in tokens if _prose_word(t))

@@ -116,10 +116,10 @@ def _read(h: Hit, probability: float, *, doc: str = "", heading: str = "", posit
 READ = ExtractiveGenerator(ExtractiveSettings(), trust=0.4)
 
 
-def test_the_answer_quotes_the_section_the_reader_trusts_most_in_its_own_order() -> None:
-    """Starlette's Requests page: the reader trusts the "Request Files" section most; a trusted
-    paragraph of another section of the same page that shares the question's words is not quoted,
-    and the section's two chunks are quoted in the section's order, not the reader's."""
+def test_the_answer_quotes_one_trusted_section_in_its_own_order() -> None:
+    """Starlette's Requests page: the best-matching sentence stands in "Request Files"; a trusted
+    paragraph of another section of the same page that shares some of the question's words is not
+    quoted, and the section's two chunks are quoted in the page's order, not the reader's."""
     files_2 = hit("File upload items are represented as instances of starlette.datastructures.UploadFile.", 0.7, n=0)
     files_1 = hit("Request files are normally sent as multipart form data (multipart/form-data). Signature: "
                   "UploadFile(filename, file, size=None, headers=None).", 0.6, n=1)
@@ -132,6 +132,22 @@ def test_the_answer_quotes_the_section_the_reader_trusts_most_in_its_own_order()
     assert "[C3]" not in got, got
     assert got.index("multipart form data") < got.index("UploadFile.") , got
     assert "starlette.datastructures.UploadFile. [C1]" in got
+
+
+def test_a_subsection_is_part_of_its_section() -> None:
+    """ts-node's troubleshooting page: "SyntaxError" and its subsection "Unsupported JavaScript
+    syntax" are one section; "TSError" beside them is another."""
+    syntax = _read(hit("Any error that is not a TSError is from node.js (e.g. SyntaxError), and cannot be fixed "
+                       "by TypeScript or ts-node.", 0.7, n=0), 0.9, doc="troubleshooting",
+                   heading="Common errors > SyntaxError", position=4)
+    unsupported = _read(hit("Your version of node may not support all JavaScript syntax supported by TypeScript. "
+                            "Upgrade node to fix the SyntaxError.", 0.6, n=1), 0.8, doc="troubleshooting",
+                        heading="Common errors > SyntaxError > Unsupported JavaScript syntax", position=5)
+    tserror = _read(hit("Type errors from the compiler are thrown as a TSError, not a SyntaxError from node.", 0.6, n=2),
+                    0.7, doc="troubleshooting", heading="Common errors > TSError", position=3)
+    got = READ.generate("Why does node throw a SyntaxError for TypeScript syntax and how do I fix it?",
+                        [syntax, unsupported, tserror]).text
+    assert "[C1]" in got and "[C2]" in got and "[C3]" not in got, got
 
 
 def test_without_a_reader_sentences_come_from_every_chunk_as_before() -> None:

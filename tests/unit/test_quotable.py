@@ -39,6 +39,10 @@ def test_sentences_about_errors_are_not_error_lines(sentence: str) -> None:
     ("app = Starlette(debug=True, routes=routes)", True),
     ("class MyPluginConfig(base.Config): foo = c.Optional(c.Type(int)) bar = c.Type(str, default='')", True),
     ('url = request.url_for("user_detail", username=...)', True),
+    # a code example of Starlette's websockets page, flattened into one line by the page's HTML
+    ('async def websocket_endpoint(websocket: WebSocket): subprotocols = websocket.scope["subprotocols"] if not '
+     'is_authorized(subprotocols): raise HTTPException(status_code=401, detail="Unauthorized") await '
+     'websocket.accept("Authorization") await websocket.send_text("Hello, world!', True),
     ("Use httpx.AsyncClient.", False),
     ("If you are coming from Requests, httpx.Client() is what you can use instead of requests.Session().", False),
     ("default: 'site'", False),  # MkDocs' configuration page: the answer to "what is the default?"

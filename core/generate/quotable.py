@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 _ERROR_LINE = re.compile(
     r"^(?:"
@@ -68,13 +69,22 @@ def said_back(sentence: str, question: str) -> bool:
     """The sentence is (nearly) verbatim in the question: most of its words stand there in runs of
     two or more, in its order (a pasted error line, a quoted sentence of the docs)."""
     words = _WORD.findall(sentence.casefold())
-    asked = _WORD.findall(question.casefold())
+    asked, asked_set, asked_text = _asked(question)
     if not words or not asked:
         return False
     if len(words) < ECHO_MIN_WORDS:
-        return len(words) >= 2 and f" {' '.join(words)} " in f" {' '.join(asked)} "
+        return len(words) >= 2 and f" {' '.join(words)} " in asked_text
+    if sum(w in asked_set for w in words) < ECHO_SHARE * len(words):
+        return False  # too few of its words are in the question at all
     blocks = SequenceMatcher(None, asked, words, autojunk=False).get_matching_blocks()
     return sum(b.size for b in blocks if b.size >= 2) >= ECHO_SHARE * len(words)
+
+
+@lru_cache(maxsize=8)
+def _asked(question: str) -> tuple[list[str], frozenset[str], str]:
+    """The question's words, as a list, a set and a spaced string (a turn checks every sentence against it)."""
+    asked = _WORD.findall(question.casefold())
+    return asked, frozenset(asked), f" {' '.join(asked)} "
 
 
 def quotable(sentence: str, question: str) -> bool:

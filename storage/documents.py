@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 class Section:
     heading: str  # heading path, "Install > From PyPI"
     text: str
+    anchor: str = ""  # the fragment that links to the section on its page ("from-pypi"); "" = the page top
 
 
 @dataclass
@@ -29,12 +30,14 @@ class Document:
     faqs: list[FaqPair] = field(default_factory=list)
 
     def content_hash(self) -> str:
-        """Hash of everything that changes the chunks (text, headings, FAQ pairs, title, url)."""
+        """Hash of everything that changes the chunks (text, headings and anchors, FAQ pairs, title, url)."""
         h = hashlib.sha256()
         for part in (self.title, self.url):
             h.update(part.encode("utf-8", "replace") + b"\x00")
         for s in self.sections:
             h.update(s.heading.encode("utf-8", "replace") + b"\x01" + s.text.encode("utf-8", "replace") + b"\x00")
+            if self.url and s.anchor:  # an anchor is part of a chunk's link only where the page has a URL
+                h.update(b"\x03" + s.anchor.encode("utf-8", "replace") + b"\x00")
         for f in self.faqs:
             h.update(f.question.encode("utf-8", "replace") + b"\x02" + f.answer.encode("utf-8", "replace") + b"\x00")
         return h.hexdigest()

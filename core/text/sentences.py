@@ -13,8 +13,15 @@ _CITATION_NUM = re.compile(r"\d+")
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}((?:\s*\[C\d+\])*)[.)])\s+")  # "1[C2]. " keeps its citation
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|st|no|jr|sr|inc|ltd|co|fig|approx)|\b[A-Z])\.$", re.IGNORECASE)
 _NO = re.compile(r"\bno\.$", re.IGNORECASE)  # "No. 5" is "number 5"; "No. Martin has published five" answers no
-_GLUED = re.compile(r"(?<=[a-z0-9)\]\"”’][.!?])(?=[A-Z][a-z])")  # "century.First" -> two sentences
 _SENT_END = re.compile(r"(?<=[.!?؟。])[\"'”’)\]]*\s+")
+# A full stop with no space after it ends a sentence only where two sentences were glued together
+# ("in 1990.The", "(see below).Then", "really?No"), never in a dotted name ("httpx.Client()",
+# "requests.Session", "jinja2.Environment", "mkdocs.yml"), however prose-like its two halves are:
+# `_glued_at` decides by what stands before the mark.
+_GLUED = re.compile(r"(?<=[.!?])(?=[A-Z][a-z]+(?![\w(\[]|\.\w))")
+_BEFORE_GLUE = re.compile(r"(?:(?<![\w.])\d+|[)\]\"”’]|[^\W\d_]+(?=[!?]))[.!?]$")
+# Text no sentence ends inside: inline code spans (`a.b`, ``x. y``) and URLs.
+_PROTECTED = re.compile(r"(`+)[^`\n].*?\1|(?<![\w@])(?:https?|ftp)://[^\s<>\"'`]+[^\s<>\"'`.,;:!?)\]]")
 _LEAD_IN = re.compile(
     r"^(?:according to|based on|as stated in) (?:the )?(?:provided )?(?:context|sources?|documents?|passages?)(?: \[C\d+\])?[\s,:]+",
     re.IGNORECASE,
@@ -84,14 +91,27 @@ def _abbreviation(piece: str, after: str) -> bool:
     return bool(_ABBREV.search(piece))
 
 
+def _unglued(line: str) -> str:
+    """`line` with a space where two sentences were glued ("in 1990.The"), outside code spans and URLs."""
+    protected = [m.span() for m in _PROTECTED.finditer(line)]
+    cuts = [m.start() for m in _GLUED.finditer(line)
+            if _BEFORE_GLUE.search(line, 0, m.start()) and not any(a < m.start() < b for a, b in protected)]
+    for cut in reversed(cuts):
+        line = f"{line[:cut]} {line[cut:]}"
+    return line
+
+
 @lru_cache(maxsize=4096)
 def _sentences(text: str) -> tuple[str, ...]:
     """Cached: a turn splits the same retrieved passages in its generator and for every claim."""
     out: list[str] = []
     for line in _logical_lines(text):
-        line = _GLUED.sub(" ", line)
+        line = _unglued(line)
+        protected = [m.span() for m in _PROTECTED.finditer(line)]
         start = 0
         for m in _SENT_END.finditer(line):
+            if any(a < m.start() < b for a, b in protected):
+                continue  # "`x. Y`" and a URL are one token of their sentence
             piece = line[start : m.start()].rstrip()
             if _abbreviation(piece, line[m.end() :]):
                 continue

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from urllib.parse import quote
 
 from core.text.sentences import split_sentences
-from storage.documents import Chunk, Document
+from storage.documents import Chunk, Document, Section
 
 _PARA = re.compile(r"\n\s*\n")
 
@@ -89,14 +90,14 @@ def chunk_document(doc: Document, size: int = 900, overlap: int = 150, min_chars
         carried = ""
         for piece in _pieces(section.text, size):
             if buf and len(buf) + 2 + len(piece) > size:
-                chunks.append(_make(doc, section.heading, position, buf))
+                chunks.append(_make(doc, section, position, buf))
                 position += 1
                 carried = _tail(buf, overlap)
                 buf = f"{carried}\n\n{piece}".strip() if carried else piece
             else:
                 buf = f"{buf}\n\n{piece}".strip()
         if buf and (len(buf) >= min_chars or not chunks) and buf != carried:
-            chunks.append(_make(doc, section.heading, position, buf))
+            chunks.append(_make(doc, section, position, buf))
             position += 1
     for pair in doc.faqs:
         q, a = pair.question.strip(), pair.answer.strip()
@@ -112,6 +113,17 @@ def chunk_document(doc: Document, size: int = 900, overlap: int = 150, min_chars
     return with_keys(doc, chunks) if heading_keys else chunks
 
 
-def _make(doc: Document, heading: str, position: int, text: str) -> Chunk:
-    return Chunk(_chunk_id(doc.doc_id, position, "doc", text), doc.doc_id, doc.source, doc.title, heading,
-                 doc.url, "doc", position, text)
+def section_url(url: str, anchor: str) -> str:
+    """The link to a section: its page's URL with the section's `#anchor` (the page alone when it
+    has no anchor, or when the URL already names a fragment)."""
+    if not url or not anchor or "#" in url:
+        return url
+    return f"{url}#{quote(anchor, safe=_FRAGMENT_SAFE)}"
+
+
+_FRAGMENT_SAFE = "-._~!$&'()*+,;=:@/?"  # RFC 3986 fragment characters, kept as they are
+
+
+def _make(doc: Document, section: Section, position: int, text: str) -> Chunk:
+    return Chunk(_chunk_id(doc.doc_id, position, "doc", text), doc.doc_id, doc.source, doc.title, section.heading,
+                 section_url(doc.url, section.anchor), "doc", position, text)

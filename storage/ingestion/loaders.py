@@ -8,6 +8,7 @@ import json
 import logging
 import re
 import threading
+import unicodedata
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -83,34 +84,63 @@ def markdown_sections(text: str) -> tuple[str, list[Section]]:
     tokens = MarkdownIt("commonmark").parse(text)
     headings: list[tuple[int, int, int, str]] = []  # first line, end line, level, text
     html_lines: set[int] = set()
+    slugs = Slugs()
+    anchors: list[str] = []  # each heading's slug, in order: a repeated heading's is numbered
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.map:
             inline = tokens[i + 1]
             headings.append((tok.map[0], tok.map[1], int(tok.tag[1]), inline.content.strip()))
+            anchors.append(slugs.slug(_inline_text(inline)))
         elif tok.type == "html_block" and tok.map:
             html_lines.update(range(tok.map[0], tok.map[1]))
     title = meta_title
-    stack: list[str] = []
+    stack: list[tuple[str, str]] = []  # (heading, anchor) per level
     sections: list[Section] = []
 
     def add(start: int, end: int) -> None:
         body = "\n".join(_TAG.sub("", lines[j]) if j in html_lines else lines[j] for j in range(start, end)).strip()
         if body:
-            levels = stack[1:] if title and stack and stack[0] == title else stack
-            sections.append(Section(" > ".join(p for p in levels if p), body))
+            levels = stack[1:] if title and stack and stack[0][0] == title else stack
+            anchor = next((a for h, a in reversed(levels) if h and a), "")
+            sections.append(Section(" > ".join(h for h, _ in levels if h), body, anchor))
 
     cursor = 0
-    for first, end, level, heading in headings:
+    for (first, end, level, heading), anchor in zip(headings, anchors, strict=True):
         add(cursor, first)
         cursor = end
         if level == 1 and not title:
             title = heading
         del stack[level - 1 :]
         while len(stack) < level - 1:
-            stack.append("")
-        stack.append(heading)
+            stack.append(("", ""))
+        stack.append((heading, anchor))
     add(cursor, len(lines))
     return title, sections
+
+
+def _inline_text(inline: object) -> str:
+    """A Markdown heading's text as it reads on the rendered page (code and link text, no markup)."""
+    children = getattr(inline, "children", None) or []
+    parts = [c.content for c in children if c.type in ("text", "code_inline")]
+    return "".join(parts) if parts else str(getattr(inline, "content", ""))
+
+
+class Slugs:
+    """Heading anchors as GitHub and GitLab make them from a Markdown file's headings: lower case,
+    punctuation dropped, spaces as hyphens, letters of every script kept; a repeated heading's
+    anchor is numbered ("usage", "usage-1")."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def slug(self, text: str) -> str:
+        base = "".join(ch for ch in text.strip().lower()
+                       if ch in " -_" or unicodedata.category(ch)[0] in "LMN").replace(" ", "-")
+        if not base:
+            return ""
+        n = self.seen.get(base, 0)
+        self.seen[base] = n + 1
+        return base if n == 0 else f"{base}-{n}"
 
 
 def _stem_title(name: str) -> str:
@@ -143,8 +173,22 @@ def load_text(text: str, doc_id: str, source: str, name: str) -> Document:
     return Document(doc_id, source, _stem_title(name), sections=[Section("", text)])
 
 
+_PERMALINK_GLYPHS = {"¶", "§", "#", "🔗"}
+
+
+def heading_text(text: str) -> str:
+    """A heading as it reads: without the permalink glyphs themes add to it ("¶", a private-use
+    icon-font character, a zero-width space) and with its spaces squashed."""
+    kept = "".join(ch for ch in text if unicodedata.category(ch) not in ("Co", "Cf") and ch not in "¶§")
+    return " ".join(kept.split())
+
+
 class _HtmlText(HTMLParser):
-    """Collect title, canonical URL and heading-delimited text, skipping chrome."""
+    """Collect title, canonical URL and heading-delimited text, skipping chrome. Each section keeps
+    its heading's anchor: the heading element's `id`, else the `id` (or `name`) of an element inside
+    it, else the `#fragment` its permalink points to, else the `id` of an element opened right before
+    it with no text between (TypeDoc's `<a id>` before a heading, Sphinx's `<section id>` around
+    one); a heading without one links where its parent heading does."""
 
     SKIP = {"script", "style", "nav", "footer", "header", "noscript", "svg", "form", "aside"}
     BLOCK = {"p", "div", "li", "pre", "td", "th", "br", "tr", "section", "article", "blockquote", "dd", "dt"}
@@ -158,14 +202,21 @@ class _HtmlText(HTMLParser):
         self._in_title = False
         self._heading_level = 0
         self._heading_buf: list[str] = []
-        self._stack: list[str] = []
+        self._heading_id = ""  # the heading element's own id
+        self._inner_id = ""  # the first id (or name) of an element inside the heading
+        self._permalink = ""  # the fragment of a link inside the heading
+        self._heading_before = ""  # the id opened right before the heading
+        self._link: list[str] | None = None  # text of a "#..." link inside the heading, while in it
+        self._before = ""  # the id of an element opened since the last text: a heading's anchor placed before it
+        self._stack: list[tuple[str, str]] = []  # (heading, anchor) per level
         self._buf: list[str] = []
 
     def _flush(self) -> None:
         body = re.sub(r"[ \t]+", " ", "".join(self._buf))
         body = re.sub(r"\n\s*\n+", "\n\n", body).strip()
         if body:
-            self.sections.append(Section(" > ".join(s for s in self._stack if s), body))
+            anchor = next((a for h, a in reversed(self._stack) if a), "")
+            self.sections.append(Section(" > ".join(h for h, _ in self._stack if h), body, anchor))
         self._buf = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -182,8 +233,19 @@ class _HtmlText(HTMLParser):
             self._flush()
             self._heading_level = int(tag[1])
             self._heading_buf = []
-        elif tag in self.BLOCK:
-            self._buf.append("\n\n" if tag != "br" else "\n")
+            own = (a.get("id") or "").strip()
+            self._heading_id, self._inner_id, self._permalink, self._link = own, "", "", None
+            self._heading_before, self._before = self._before, ""
+        elif self._heading_level:
+            self._inner_id = self._inner_id or (a.get("id") or a.get("name") or "").strip()
+            href = (a.get("href") or "").strip()
+            if tag == "a" and href.startswith("#"):
+                self._permalink = self._permalink or href[1:]
+                self._link = []
+        else:
+            self._before = (a.get("id") or a.get("name") or "").strip() or self._before
+            if tag in self.BLOCK:
+                self._buf.append("\n\n" if tag != "br" else "\n")
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self.SKIP:
@@ -191,17 +253,29 @@ class _HtmlText(HTMLParser):
         elif tag == "title":
             self._in_title = False
         elif re.fullmatch(r"h[1-6]", tag) and self._heading_level:
-            heading = " ".join("".join(self._heading_buf).split())
-            level = self._heading_level
-            self._heading_level = 0
-            if level == 1 and not self.title:
-                self.title = heading
-            del self._stack[level - 1 :]
-            while len(self._stack) < level - 1:
-                self._stack.append("")
-            self._stack.append(heading if level > 1 else "")
+            self._end_heading()
+        elif tag == "a" and self._link is not None:
+            text = "".join(self._link)
+            if any(ch.isalnum() for ch in text) and not set(text.strip()) <= _PERMALINK_GLYPHS:
+                self._heading_buf.append(text)  # a link in the heading's words; a permalink's glyph is dropped
+            self._link = None
         elif tag in self.BLOCK:
             self._buf.append("\n\n")
+
+    def _end_heading(self) -> None:
+        if self._link is not None:  # a permalink left open
+            self._heading_buf.extend(self._link)
+            self._link = None
+        heading = heading_text("".join(self._heading_buf))
+        level = self._heading_level
+        self._heading_level = 0
+        if level == 1 and not self.title:
+            self.title = heading
+        anchor = self._heading_id or self._inner_id or self._permalink or self._heading_before
+        del self._stack[level - 1 :]
+        while len(self._stack) < level - 1:
+            self._stack.append(("", ""))
+        self._stack.append((heading, anchor) if level > 1 else ("", ""))
 
     def handle_data(self, data: str) -> None:
         if self._skip:
@@ -209,9 +283,14 @@ class _HtmlText(HTMLParser):
         if self._in_title:
             self.title = (self.title + data).strip() if not self.sections else self.title
             return
+        if self._link is not None:
+            self._link.append(data)
+            return
         if self._heading_level:
             self._heading_buf.append(data)
             return
+        if data.strip():
+            self._before = ""
         self._buf.append(data)
 
 
@@ -241,7 +320,7 @@ def load_html(html: str, doc_id: str, source: str, name: str) -> Document:
         for sec in sections:
             paragraphs = [p for p in re.split(r"\n\s*\n", sec.text) if _squash(p) and _squash(p) in content]
             if paragraphs:
-                kept.append(Section(sec.heading, "\n\n".join(p.strip() for p in paragraphs)))
+                kept.append(Section(sec.heading, "\n\n".join(p.strip() for p in paragraphs), sec.anchor))
         sections = kept or sections
     title = " ".join(((meta.title if meta else None) or parser.title).split()) or Path(name).stem
     return Document(doc_id, source, title, url=parser.url, sections=sections)

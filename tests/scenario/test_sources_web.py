@@ -170,7 +170,9 @@ def test_the_starlette_docs_site_synced_from_its_sitemap_answers_with_the_public
             "allow_private_addresses": True, "requests_per_second": 100}]))
         [first] = app.syncer.sync()
         assert first.ok and len(first.summary.added) == 25, first.line()
-        assert PUBLIC + "staticfiles/" in cited(app, "How do I serve static files?")
+        assert PUBLIC + "staticfiles/" in [u.split("#")[0] for u in cited(app, "How do I serve static files?")]
+        d = ask(app, "How do I add signed cookie-based HTTP sessions?")  # MkDocs Material: a section's own id
+        assert ("SessionMiddleware", PUBLIC + "middleware/#sessionmiddleware") in [(s.heading, s.url) for s in d.sources]
         [again] = app.syncer.sync()
         assert len(again.summary.unchanged) == 25 and again.summary.chunks_written == 0
         page = root / "staticfiles" / "index.html"
@@ -191,6 +193,33 @@ def test_the_starlette_docs_site_synced_from_its_sitemap_answers_with_the_public
         assert broken.ok and broken.failed and broken.summary.removed == ["starlette:config/"]
         after = app.index.existing_docs()
         assert {d: v for d, v in after.items()} == {d: v for d, v in before.items() if d != "starlette:config/"}
+
+
+SITES = SITE.parent
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("site", "sitemap", "public", "question", "heading", "url"), [
+    ("mkdocs-docs", "sitemap.xml", "https://www.mkdocs.org/", "What does the site_url setting do?",
+     "Project information > site_url", "https://www.mkdocs.org/user-guide/configuration/#site_url"),
+    ("ts-node-docs", "ts-node/sitemap.xml", "https://typestrong.org/", "What does the ERR_REQUIRE_ESM error mean?",
+     "Common errors > ERR_REQUIRE_ESM", "https://typestrong.org/ts-node/docs/troubleshooting#err_require_esm"),
+])
+def test_a_synced_docs_sites_answer_cites_the_section_heading_at_its_anchor(
+        make_app: Callable[..., App], tmp_path: Path, site: str, sitemap: str, public: str, question: str,
+        heading: str, url: str) -> None:
+    """The MkDocs theme's and Docusaurus' pages served on 127.0.0.1: the answer's source is the
+    section's heading, permalink glyphs dropped, linked at the heading's anchor on the public page."""
+    root = tmp_path / site
+    shutil.copytree(SITES / site, root)
+    with SiteServer(root) as server:
+        app = make_app(empty=True, paths__kb_paths=(), sources=parse_sources([{
+            "name": "docs", "kind": "web", "url": server.base + sitemap, "public_url": public,
+            "allow_private_addresses": True, "requests_per_second": 100}]))
+        [report] = app.syncer.sync()
+        assert report.ok and report.summary.added, report.line()
+        d = ask(app, question)
+        assert (heading, url) in [(s.heading, s.url) for s in d.sources], (d.answer, d.sources)
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@ from dataclasses import replace
 
 from core import reasons
 from core.generate.extractive import ExtractiveGenerator
+from core.messages import Hit
 from core.settings import ExtractiveSettings
 from tests.unit.fakes import hit
 
@@ -105,3 +106,97 @@ def test_an_faq_answer_the_reader_does_not_trust_is_quoted_only_for_the_question
     assert not trusting.generate("When was groundbot first released?", [faq, install]).faq
     assert trusting.generate("What is groundbot?", [replace(faq, similarity=0.9), install]).faq  # as written
     assert trusting.generate("What is groundbot, in short?", [replace(faq, answer_probability=0.5), install]).faq
+
+
+def _read(h: Hit, probability: float, *, doc: str = "", heading: str = "", position: int | None = None) -> Hit:
+    return replace(h, answer_probability=probability, doc_id=doc or h.doc_id, heading=heading or h.heading,
+                   position=h.position if position is None else position)
+
+
+READ = ExtractiveGenerator(ExtractiveSettings(), trust=0.4)
+
+
+def test_the_answer_quotes_one_trusted_section_in_its_own_order() -> None:
+    """Starlette's Requests page: the best-matching sentence stands in "Request Files"; a trusted
+    paragraph of another section of the same page that shares some of the question's words is not
+    quoted, and the section's two chunks are quoted in the page's order, not the reader's."""
+    files_2 = hit("File upload items are represented as instances of starlette.datastructures.UploadFile.", 0.7, n=0)
+    files_1 = hit("Request files are normally sent as multipart form data (multipart/form-data). Signature: "
+                  "UploadFile(filename, file, size=None, headers=None).", 0.6, n=1)
+    form = hit("Request form data is read with async with request.form() as form: you receive a form with "
+               "file uploads and text input.", 0.6, n=2)
+    hits = [_read(files_2, 0.9, doc="requests", heading="Request Files", position=8),
+            _read(files_1, 0.7, doc="requests", heading="Request Files", position=7),
+            _read(form, 0.8, doc="requests", heading="Body")]
+    got = READ.generate("How are file upload items represented in a multipart form request?", hits).text
+    assert "[C3]" not in got, got
+    assert got.index("multipart form data") < got.index("UploadFile.") , got
+    assert "starlette.datastructures.UploadFile. [C1]" in got
+
+
+def test_a_subsection_is_part_of_its_section() -> None:
+    """ts-node's troubleshooting page: "SyntaxError" and its subsection "Unsupported JavaScript
+    syntax" are one section; "TSError" beside them is another."""
+    syntax = _read(hit("Any error that is not a TSError is from node.js (e.g. SyntaxError), and cannot be fixed "
+                       "by TypeScript or ts-node.", 0.7, n=0), 0.9, doc="troubleshooting",
+                   heading="Common errors > SyntaxError", position=4)
+    unsupported = _read(hit("Your version of node may not support all JavaScript syntax supported by TypeScript. "
+                            "Upgrade node to fix the SyntaxError.", 0.6, n=1), 0.8, doc="troubleshooting",
+                        heading="Common errors > SyntaxError > Unsupported JavaScript syntax", position=5)
+    tserror = _read(hit("Type errors from the compiler are thrown as a TSError, not a SyntaxError from node.", 0.6, n=2),
+                    0.7, doc="troubleshooting", heading="Common errors > TSError", position=3)
+    got = READ.generate("Why does node throw a SyntaxError for TypeScript syntax and how do I fix it?",
+                        [syntax, unsupported, tserror]).text
+    assert "[C1]" in got and "[C2]" in got and "[C3]" not in got, got
+
+
+def test_without_a_reader_sentences_come_from_every_chunk_as_before() -> None:
+    hits = [hit("The webhook listens on port 8443.", 0.7, n=0), hit("The webhook secret is set in config.", 0.6, n=1)]
+    got = GEN.generate("Which port does the webhook listen on and where is its secret set?", hits).text
+    assert "[C1]" in got and "[C2]" in got
+
+
+def test_a_sentence_carried_into_the_next_chunk_of_the_section_is_quoted_once() -> None:
+    shared = "The lamp is changed every ninety days by the senior keeper."
+    a = _read(hit(f"Keepers log the watch. {shared}", 0.7, n=0), 0.9, heading="Lamps", position=3)
+    b = _read(hit(f"{shared} The old lamp is kept in the store.", 0.6, n=1), 0.8, heading="Lamps", position=4)
+    got = READ.generate("How often is the lamp changed by the senior keeper?", [a, b]).text
+    assert got.count("ninety days") == 1, got
+
+
+def test_the_askers_error_line_is_not_quoted_back_as_the_answer() -> None:
+    """ts-node's troubleshooting page names the error it explains; the asker pasted that error."""
+    body = ("Error [ERR_REQUIRE_ESM]: Must use import to load ES Module. This error is thrown by node when a module "
+            "is require()d, but node believes it should execute as native ESM. Use ts-node/esm or compile to "
+            "CommonJS to load the module.")
+    section = _read(hit(body, 0.7, n=0, heading="Common errors > ERR_REQUIRE_ESM"), 0.9)
+    asked = ("I run ts-node src/index.ts and get Error [ERR_REQUIRE_ESM]: Must use import to load ES Module. "
+             "How do I load the module?")
+    got = READ.generate(asked, [section]).text
+    assert "Must use import" not in got and "ts-node/esm" in got, got
+
+
+def test_a_sentence_the_asker_wrote_is_not_the_answer() -> None:
+    body = "The session cookie is signed with the secret key. Rotate the key to log every user out."
+    section = _read(hit(body, 0.7, n=0), 0.9)
+    asked = "The docs say the session cookie is signed with the secret key. How do I log every user out?"
+    got = READ.generate(asked, [section]).text
+    assert got == "Rotate the key to log every user out. [C1]", got
+
+
+def test_a_bare_code_fragment_is_not_a_claim() -> None:
+    body = ('You can configure a proxy for all requests with the mounts argument. '
+            'proxy = httpx.Proxy("http://127.0.0.1:8081"), httpx.AsyncClient(mounts=mounts). '
+            'If you are coming from Requests, httpx.Client() is what you can use instead of requests.Session().')
+    section = _read(hit(body, 0.7, n=0), 0.9)
+    got = READ.generate("How do I use a proxy for all requests with httpx.AsyncClient?", [section]).text
+    assert "Proxy(" not in got and "configure a proxy" in got, got
+
+
+def test_a_traceback_or_log_line_of_the_docs_is_not_quoted() -> None:
+    body = ("Traceback (most recent call last): File \"app.py\", line 3. "
+            "INFO: Uvicorn running on http://127.0.0.1:8000. "
+            "The lifespan handler runs once before the app serves its first request.")
+    section = _read(hit(body, 0.7, n=0), 0.9)
+    got = READ.generate("When does the lifespan handler run before the app serves requests?", [section]).text
+    assert got == "The lifespan handler runs once before the app serves its first request. [C1]", got

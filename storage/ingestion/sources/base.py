@@ -95,9 +95,13 @@ class SourceSpec:
         return f"sync:{self.name}:"
 
 
-def to_document(data: bytes, name: str, doc_id: str, source: str, url: str) -> Document | str:
+def to_document(data: bytes, name: str, doc_id: str, source: str, url: str,
+                anchors: bool = True) -> Document | str:
     """A document read from a source's bytes as the file loaders read a file of that `name`,
-    cited at `url`; or why it cannot be (it is then reported as failed, and left as it was)."""
+    cited at `url`, each section at its `#anchor` there (a web page's heading ids, a Markdown
+    file's heading slugs as a Git forge renders them; `anchors` false where the page's own links
+    to its headings are made otherwise, as a wiki's are); or why it cannot be (it is then reported
+    as failed, and left as it was)."""
     try:
         doc = load_content(data, name, doc_id, source)
     except (LoadError, ValueError) as exc:
@@ -105,6 +109,9 @@ def to_document(data: bytes, name: str, doc_id: str, source: str, url: str) -> D
     if not doc.sections and not doc.faqs:
         return "no text"
     doc.url = url
+    if not anchors:
+        for section in doc.sections:
+            section.anchor = ""
     return doc
 
 

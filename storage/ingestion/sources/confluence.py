@@ -211,7 +211,8 @@ class ConfluenceConnector:
             return
         url = self.base + read.webui if read.webui else ""
         source = f"{self.spec.source_prefix}{url or page.page_id}"
-        doc = to_document(storage_to_html(read.title, value).encode(), "page.html", doc_id, source, url)
+        doc = to_document(storage_to_html(read.title, value).encode(), "page.html", doc_id, source, url,
+                          anchors=False)  # Confluence makes its heading anchors from the page title and words
         if isinstance(doc, str):
             out.failed.append((doc_id, doc))
             return

@@ -176,7 +176,8 @@ class NotionConnector:
                 out.failed.append((doc_id, str(exc)))
             return
         text = "\n".join([f"# {' '.join(title.split()) or page_id}", "", *lines]).strip() + "\n"
-        doc = to_document(text.encode("utf-8"), "page.md", doc_id, f"{self.spec.source_prefix}{url or page_id}", url)
+        doc = to_document(text.encode("utf-8"), "page.md", doc_id, f"{self.spec.source_prefix}{url or page_id}", url,
+                          anchors=False)  # Notion links a heading by its block id, not its words
         if isinstance(doc, str):
             out.failed.append((doc_id, doc))
             return

@@ -214,7 +214,9 @@ class WebConnector:
             return
         if name == "page.html":
             page.links = self._links(body, fetch_url)
-        read = to_document(body, name, page.doc_id, self.spec.source_prefix + page.url, page.url)
+        # an HTML page's sections are cited at their headings' anchors; a file served as it is has none
+        read = to_document(body, name, page.doc_id, self.spec.source_prefix + page.url, page.url,
+                           anchors=name == "page.html")
         if isinstance(read, str):
             page.error = read
         else:

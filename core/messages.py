@@ -350,6 +350,9 @@ class Decision(BaseModel):
     # what `/why` adds to `explanation` (which the user reads, in their language): the numbers,
     # thresholds or an error's class behind the refusal ("" = nothing to add)
     detail: str = ""
+    # the answer meets the bar for a message nobody asked groundbot (a channel answered without a
+    # mention): the passage reader trusts its source at `[reader] unprompted_probability`
+    unprompted: bool = False
 
     @property
     def held(self) -> bool:

@@ -112,6 +112,8 @@ class ReaderSettings:
     """Chunks read at once, one CPU thread each."""
     min_answer_probability: float = 0.4
     """The best chunk needs this much; a chunk below it is not quoted from."""
+    unprompted_probability: float = 0.8
+    """An answer to a message nobody asked groundbot (a channel answered without a mention) is posted only when its best chunk reaches this."""
     similarity_weight: float = 0.0
     """Read chunks ordered by the reader's probability + this x their similarity."""
     settle_probability: float = 0.65

@@ -363,6 +363,8 @@ class Questions:
         try:
             decision = self.w.backend.ask(msg)
             refused = decision.refused
+            # where nobody asked groundbot, an answer below the unprompted bar stays unsaid like a refusal
+            unsure = quiet is not None and not refused and not decision.unprompted
             escalate = refused and not channel.startswith("D") and bool(
                 self.w.backend.chat_policy(PLATFORM, channel).experts)  # a direct message has no experts in it
             messages = render_decision(decision, picked_by=picked_by, escalate=escalate)
@@ -371,8 +373,10 @@ class Questions:
             refused = True
             lang = language_of(msg.text)
             messages = [failure_message(refusal_in(lang, self.w.refusal_messages), lang)]
-        if quiet is not None and refused:
-            log.info("message %s of %s asked without a mention was refused; nothing posted", ts, channel)
+            unsure = False
+        if quiet is not None and (refused or unsure):
+            log.info("message %s of %s asked without a mention was %s; nothing posted", ts, channel,
+                     "answered below the unprompted bar" if unsure else "refused")
             if quiet.refusal_reaction:
                 self.react("reactions_add", channel, ts, quiet.refusal_reaction)
             return False

@@ -126,8 +126,10 @@ class Questions:
                 if not quiet:
                     await self.w.replies.send(anchor, failure_text(o.refusal_messages, language_of(question)), thread=thread)
                 return
-        if quiet and decision.refused:
-            log.info("group message %s asked without a mention was refused; nothing sent", anchor.message_id)
+        if quiet and (decision.refused or not decision.unprompted):
+            # where nobody asked groundbot, an answer below the unprompted bar stays unsaid like a refusal
+            log.info("group message %s asked without a mention was %s; nothing sent", anchor.message_id,
+                     "refused" if decision.refused else "answered below the unprompted bar")
             return
         escalate = decision.refused and anchor.chat.type != ChatType.PRIVATE and bool(
             self.w.backend.chat_policy(PLATFORM, str(anchor.chat_id)).experts)  # a private chat has no experts in it

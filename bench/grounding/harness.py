@@ -210,6 +210,7 @@ class SuiteResult:
     seconds: float = 0.0
     skipped: str = ""
     tables: list[str] = field(default_factory=list)  # Markdown lines shown instead of the "other figures" line
+    curves: dict[str, Any] = field(default_factory=dict)  # trade-off curves by part (the real suite's, by project)
 
 
 def quantiles(values: Sequence[float], qs: Sequence[float] = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)) -> dict[str, float]:

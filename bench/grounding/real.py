@@ -21,70 +21,40 @@ reported on the others (`test`).
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT
 from bench.grounding.harness import Dump, PassResult, Row, SuiteResult, ask, ingest_kb, temp_app
 from bench.grounding.loose import page_file, peer_page_ranks, site_pages
+from bench.real_sets import HOME, MARKDOWN, SETS, RealRow, in_section, load_rows, split_of
+from bench.real_sets import projects as real_projects
 from bot.app import App
 from bot.config import Config
 from core.messages import Decision
 
 NAME = "real"
-QUESTIONS = ROOT.parent / "shared" / "datasets" / "real-questions"
-SITES = ROOT.parent / "shared" / "sites"
-DEV_PROJECTS = frozenset({"starlette"})  # where rules and thresholds are chosen; every other project is held out
-KINDS = ("answerable", "not_in_docs")
-HOME = "index"  # a built site's home page, as the question files name it
-MARKDOWN = (".md", ".mdx", ".markdown")
-
-
-@dataclass(frozen=True)
-class RealQuestion:
-    project: str
-    ask: str
-    answerable: bool
-    gold_pages: frozenset[str]
-    source: str
-
-    @property
-    def split(self) -> str:
-        return "dev" if self.project in DEV_PROJECTS else "test"
+QUESTIONS = SETS
+RealQuestion = RealRow
+CURVE = tuple(round(0.05 * i, 2) for i in range(21))  # reader thresholds the per-project curves are read at
 
 
 def load_project(path: Path) -> list[RealQuestion]:
     """The rows of one project's question file; a malformed row raises ValueError naming it."""
-    out: list[RealQuestion] = []
-    project = path.stem
-    for n, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        where = f"{path.name}:{n}"
-        question, kind = str(row.get("question") or "").strip(), row.get("kind")
-        if not question:
-            raise ValueError(f"{where}: no question")
-        if kind not in KINDS:
-            raise ValueError(f"{where}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
-        pages = frozenset(str(p).strip("/") or HOME for p in row.get("gold_pages") or [])
-        if (kind == "answerable") != bool(pages):
-            raise ValueError(f"{where}: an answerable row names its gold pages, a not_in_docs row none")
-        out.append(RealQuestion(project, question, kind == "answerable", pages, str(row.get("source") or "")))
-    return out
+    return load_rows(path)
 
 
-def projects(questions: Path = QUESTIONS, sites: Path = SITES) -> list[tuple[str, Path]]:
-    """(project, docs folder) of every question file whose docs are present, dev projects first."""
+def projects(questions: Path = QUESTIONS, sites: Path | None = None) -> list[tuple[str, Path]]:
+    """(project, docs folder) of every question file whose docs are present: dev, test, then train."""
+    if sites is None:
+        return [(name, docs) for name, _q, docs in real_projects(questions)]
     found = [(p.stem, sites / f"{p.stem}-docs") for p in sorted(questions.glob("*.jsonl"))]
-    return sorted([f for f in found if f[1].is_dir()], key=lambda f: (f[0] not in DEV_PROJECTS, f[0]))
+    order = {"dev": 0, "test": 1, "train": 2}
+    return sorted([f for f in found if f[1].is_dir()], key=lambda f: (order[split_of(f[0])], f[0]))
 
 
 # -- a project's docs as a KB folder, and its pages -------------------------------------------
@@ -126,14 +96,34 @@ def page_of(doc_id: str, kb: str) -> str:
     return rest.rsplit(".", 1)[0] if "." in rest.rsplit("/", 1)[-1] else rest
 
 
+def in_gold_section(page: str, heading: str, title: str, q: RealQuestion) -> bool:
+    """A chunk of `page` under `heading` lies in a section the row points to (a row that names no
+    section counts the whole gold page)."""
+    for i, gold in enumerate(q.gold_pages):
+        if page != gold:
+            continue
+        sections = q.gold_sections
+        section = sections[i] if i < len(sections) else (sections[0] if sections else "")
+        if not section or in_section(heading, title, section):
+            return True
+    return False
+
+
 def score(d: Decision, q: RealQuestion, kb: str) -> dict[str, Any]:
     """`right`: an answerable question replied citing a gold page; a not-in-docs one refused.
-    `led`: the reply's first source is a gold page."""
-    cited = [page_of(s.doc_id, kb) for s in sorted(d.sources, key=lambda s: s.number)]
+    `led`: the reply's first source is a gold page. `section`: the reply's first source (what it
+    quotes first) lies in the gold section. `posted`: the reply meets the unprompted bar."""
+    ordered = sorted(d.sources, key=lambda s: s.number)
+    cited = [page_of(s.doc_id, kb) for s in ordered]
+    best = d.scores.get("reader_best")
+    out: dict[str, Any] = {"cited": cited, "posted": not d.refused and d.unprompted,
+                           "reader_best": None if best is None else float(best)}
     if not q.answerable:
-        return {"right": d.refused, "led": None, "cited": cited}
+        return out | {"right": d.refused, "led": None, "section": None}
     from_gold = not d.refused and any(p in q.gold_pages for p in cited)
-    return {"right": from_gold, "led": not d.refused and bool(cited) and cited[0] in q.gold_pages, "cited": cited}
+    first = ordered[0] if ordered and not d.refused else None
+    section = first is not None and in_gold_section(cited[0], first.heading, first.title, q)
+    return out | {"right": from_gold, "led": first is not None and cited[0] in q.gold_pages, "section": section}
 
 
 # -- the passes -------------------------------------------------------------------------------
@@ -171,9 +161,13 @@ def peer(app: App, kb: str, questions: Sequence[RealQuestion]) -> list[int | Non
 # -- tallies ------------------------------------------------------------------------------------
 
 FIGURES = (("answered_from_gold", "answerable: replied citing a gold page"),
+           ("section_right", "answerable: quoted first from the gold section"),
            ("replied", "answerable: replied at all"),
            ("led_by_gold", "answerable: first source a gold page"),
            ("not_in_docs_refused", "not in the docs: refused"),
+           ("unprompted_right", "unprompted: answerable posted citing a gold page"),
+           ("unprompted_section_right", "unprompted: answerable posted from the gold section"),
+           ("unprompted_not_in_docs_posted", "unprompted: not in the docs posted"),
            ("peer_top1", "peer (plain MiniLM): a gold page top-1"),
            ("peer_top5", "peer (plain MiniLM): a gold page in the top 5"))
 
@@ -182,6 +176,10 @@ def tally(m: dict[str, Any], key: str, rows: Sequence[Row], ranks: Sequence[int 
     """A project's (or a split's) figures under `key`: `<key><figure>` a share, with `_right` and `_n`."""
     counted: dict[str, list[bool]] = {
         "answered_from_gold": [r.extra["right"] for r in rows if r.expected == "reply"],
+        "section_right": [bool(r.extra["section"]) for r in rows if r.expected == "reply"],
+        "unprompted_right": [r.extra["posted"] and r.extra["right"] for r in rows if r.expected == "reply"],
+        "unprompted_section_right": [r.extra["posted"] and bool(r.extra["section"]) for r in rows if r.expected == "reply"],
+        "unprompted_not_in_docs_posted": [r.extra["posted"] for r in rows if r.expected == "refuse"],
         "replied": [r.replied for r in rows if r.expected == "reply"],
         "led_by_gold": [bool(r.extra["led"]) for r in rows if r.expected == "reply"],
         "not_in_docs_refused": [r.extra["right"] for r in rows if r.expected == "refuse"],
@@ -206,29 +204,57 @@ def _tables(m: dict[str, Any], keys: Sequence[tuple[str, str]]) -> list[str]:
     return lines + [""]
 
 
+def curve(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """As the reader's threshold moves: answerable questions answered from the gold section (and
+    from a gold page), and not-in-docs questions answered, counting a question answered at `t` when
+    the run replied and its best chunk's probability reaches `t` (exact at and above the run's own
+    floor; below it, run with a lower `[reader] min_answer_probability`)."""
+    out = []
+    for t in CURVE:
+        def at(r: Row, t: float = t) -> bool:
+            best = r.extra.get("reader_best")
+            return r.replied and (best is None or best >= t)
+
+        ans = [r for r in rows if r.expected == "reply"]
+        nid = [r for r in rows if r.expected == "refuse"]
+        section = sum(1 for r in ans if at(r) and r.extra["section"])
+        page = sum(1 for r in ans if at(r) and r.extra["right"])
+        wrong = sum(1 for r in ans if at(r) and not r.extra["right"])
+        posted_nid = sum(1 for r in nid if at(r))
+        answered = sum(1 for r in ans if at(r)) + posted_nid
+        out.append({"threshold": t, "answerable": len(ans), "not_in_docs": len(nid),
+                    "answered_from_gold_section": section, "answered_citing_gold_page": page,
+                    "answerable_answered_wrong_page": wrong, "not_in_docs_answered": posted_nid,
+                    "precision_page": round(page / answered, 4) if answered else None,
+                    "precision_section": round(section / answered, 4) if answered else None})
+    return out
+
+
 def run_real(config: Config, *, embedder: Any = None, limit: int | None = None, dump: Dump | None = None,
-             questions: Path = QUESTIONS, sites: Path = SITES) -> SuiteResult:
-    """Every project whose question file and docs are present; `limit` caps the questions per project."""
+             questions: Path = QUESTIONS, sites: Path | None = None, splits: Sequence[str] = ("dev", "test")) -> SuiteResult:
+    """Every project of `splits` whose question file and docs are present; `limit` caps the questions
+    per project. The per-project curves go to `result.curves`."""
     t0 = time.perf_counter()
     result = SuiteResult(NAME)
     cfg = config.changed(generator__kind="extractive")
-    found = projects(questions, sites)
+    found = [(p, d) for p, d in projects(questions, sites) if split_of(p) in splits]
     if not found:
-        result.skipped = f"no <project>.jsonl in {questions} with its <project>-docs in {sites}"
+        result.skipped = f"no <project>.jsonl in {questions} with its <project>-docs snapshot (python -m bench.grounding.snapshots)"
         return result
     every: list[Row] = []
-    ranks_by_split: dict[str, list[int | None]] = {"dev": [], "test": []}
+    ranks_by_split: dict[str, list[int | None]] = {s: [] for s in splits}
     keys: list[tuple[str, str]] = []
     ingest = 0.0
+    curves: dict[str, list[dict[str, Any]]] = {}
     for project, docs in found:
         asked = load_project(questions / f"{project}.jsonl")[:limit]
         kb = f"{project}-docs"
+        split = split_of(project)
         with temp_app(cfg, embedder=embedder, prefix=f"{NAME}-{project}") as app:
             folder = app.config.paths.data_dir.parent / kb
             pages = write_kb(docs, folder)
             ingest_kb(app, folder, result)
             ingest += result.ingest_seconds
-            split = "dev" if project in DEV_PROJECTS else "test"
             result.notes.append(f"{project} ({split}): {len(pages)} pages of {docs.name}, "
                                 f"{sum(q.answerable for q in asked)} answerable and "
                                 f"{sum(not q.answerable for q in asked)} not-in-docs questions")
@@ -236,17 +262,22 @@ def run_real(config: Config, *, embedder: Any = None, limit: int | None = None, 
             ranks = peer(app, kb, asked)
         tally(result.metrics, f"{project}_", rows, ranks)
         keys.append((f"{project}_", f"{project} ({split})"))
+        curves[project] = curve(rows)
         every += rows
         ranks_by_split[split] += ranks
-    for split in ("dev", "test"):
+    for split in splits:
         chosen = [r for r in every if r.split == split]
         if chosen:
             tally(result.metrics, f"{split}_", chosen, ranks_by_split[split])
             keys.append((f"{split}_", f"all {split}"))
+            curves[f"all {split}"] = curve(chosen)
     result.metrics["n"] = len(every)
     result.ingest_seconds = ingest
     result.tables = _tables(result.metrics, keys)
-    result.notes.append("generator=extractive; a reply is right when it cites a gold page; peer: the question alone "
-                        "against every section chunk, a page scoring its best chunk, never refusing")
+    result.curves = curves
+    result.notes.append("generator=extractive; a reply is right when it cites a gold page, from the section when its "
+                        "first source lies in the gold section; unprompted: replies that meet [reader] "
+                        "unprompted_probability; peer: the question alone against every section chunk, a page "
+                        "scoring its best chunk, never refusing")
     result.seconds = time.perf_counter() - t0
     return result

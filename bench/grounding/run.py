@@ -440,6 +440,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="questions per pass for every suite (conversations: conversations and tasks per pass; "
                         "'all' = no limit; default per suite: "
                         + ", ".join(f"{k}={v or 'all'}" for k, v in DEFAULT_LIMITS.items()) + ")")
+    p.add_argument("--real-splits", default="dev,test",
+                   help="the real suite's project splits to ask (bench/real_sets.py; default %(default)s)")
     p.add_argument("--split", choices=("all", "dev", "test"), default="test",
                    help=f"HaluEval records asked: test = index %% {ds.TEST_EVERY} == 0, dev = the rest; SQuAD KB: "
                         "even-indexed articles (test, all) or odd ones (dev), the others are out-of-KB (default test)")
@@ -508,7 +510,7 @@ def run_suite(name: str, args: argparse.Namespace, config: Config, minilm: Any, 
     if name == "loose":
         return run_loose(config, embedder=minilm, limit=limit, dump=dump)
     if name == "real":
-        return run_real(config, embedder=minilm, limit=limit, dump=dump)
+        return run_real(config, embedder=minilm, limit=limit, dump=dump, splits=tuple(args.real_splits.split(",")))
     run = run_clapnq_llm if name == "clapnq_llm" else run_clapnq_extractive
     return run(args.clapnq, config, embedder=minilm, limit=limit, dump=dump)
 
@@ -550,6 +552,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = {r.name: {**r.metrics, "seconds": round(r.seconds, 1), **breakdown(r)} for r in results if not r.skipped}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    for r in results:
+        if r.curves and not r.skipped:  # one file of curves beside the result, e.g. grounding-real-curves.json
+            curves = args.out.with_name(f"{args.out.stem}-curves.json")
+            curves.write_text(json.dumps({"code": code, "curves": r.curves}, indent=1) + "\n", encoding="utf-8")
     md = args.out.with_suffix(".md")
     write_markdown(md, results, config, args, total, code)
     rows = record_history(args.out, out, args)

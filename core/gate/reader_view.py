@@ -10,6 +10,8 @@ reads at run time.
 
 from __future__ import annotations
 
+import re
+
 from core.text.lexicon import content_terms
 from core.text.sentences import split_sentences
 
@@ -52,3 +54,53 @@ def reader_passage(question: str, title: str, heading: str, text: str, words: in
     body = _clip(" ".join(sentences[i].strip() for i in sorted(chosen)), budget)
     view = f"{context}: {body}" if context else body
     return view.strip() or "-"
+
+
+# A reader that reads more of the question (trained with `python -m bench.training.reader
+# --question-words 64`, not the shipped one) reads a long message as its ask: its question sentences
+# (latest first), its last sentence, its error line, its first sentence, then the rest from the end,
+# each cut to UNIT_WORDS and put back in the message's order. Stack frames and log lines holding
+# almost no words are left out: they say where, not what is asked.
+UNIT_WORDS = 28
+_ERROR_LINE = re.compile(r"(?:\b[A-Za-z_.]*(?:Error|Exception|Warning)\b|\berror\b(?:\[\w+\])?(?:\s+[A-Z]+\d+)?)\s*:", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _wordy(unit: str) -> bool:
+    """Half of the unit's tokens are words: prose, not a stack frame, a path or a log record."""
+    tokens = unit.split()
+    return bool(tokens) and 2 * sum(1 for t in tokens if _WORD.fullmatch(t.strip(".,;:!?()'\"`"))) >= len(tokens)
+
+
+def ask_units(message: str) -> list[str]:
+    """A message's sentences, line by line (a pasted log is one unit a line)."""
+    units: list[str] = []
+    for line in message.splitlines():
+        line = line.strip()
+        if line:
+            units += [s.strip() for s in split_sentences(line) if s.strip()] or [line]
+    return units
+
+
+def ask_view(question: str, words: int) -> str:
+    """The message whole when it has at most `words` words, else its ask (deterministic)."""
+    if len(question.split()) <= words:
+        return " ".join(question.split())
+    units = ask_units(question)
+    if not units:
+        return _clip(question, words)
+    last = len(units) - 1
+    asks = [i for i in range(last, -1, -1) if units[i].rstrip().endswith(("?", "؟"))]
+    errors = [i for i in range(last, -1, -1) if _ERROR_LINE.search(units[i])][:1]
+    rest = [i for i in range(last, -1, -1) if _wordy(units[i])]
+    chosen: list[int] = []
+    used = 0
+    for i in dict.fromkeys([*asks, last, *errors, 0, *rest]):
+        size = min(UNIT_WORDS, len(units[i].split()))
+        if used and used + size > words:
+            continue
+        chosen.append(i)
+        used += size
+        if used >= words:
+            break
+    return " ".join(_clip(units[i], UNIT_WORDS) for i in sorted(chosen))

@@ -123,9 +123,12 @@ def scope_decision(decision: Decision, scope: str | None, refusals: dict[str, st
 
 
 def build_decision(ctx: TurnContext, state: State, status: reasons.Status, suggestions: list[str], config_hash: str,
-                   refusal: RefusalSettings) -> Decision:
+                   refusal: RefusalSettings, unprompted_probability: float = 1.0, verbatim: bool = False) -> Decision:
     """The record of a turn that rests in `state` (replied, refused, awaiting_refinement,
-    pending_review) with verification status `status`."""
+    pending_review) with verification status `status`. An answer is `unprompted` (fit to post where
+    nobody asked groundbot) when the reader trusts its best chunk at `unprompted_probability`, when
+    the question is asked `verbatim` as an FAQ question or a heading is written, or when no reader
+    read (a knowledge base without one: its answers go out as before)."""
     held = state == State.PENDING_REVIEW
     refused = state in (State.REFUSED, State.AWAITING_REFINEMENT, State.PENDING_REVIEW)
     v, g, gen = ctx.verification, ctx.gate, ctx.generation
@@ -168,4 +171,11 @@ def build_decision(ctx: TurnContext, state: State, status: reasons.Status, sugge
         resolved_question=ctx.resolution.shown if ctx.resolution else "",
         resolution=ctx.resolution,
         detail=ctx.detail,
+        unprompted=not refused and (verbatim or _confident(ctx, unprompted_probability)),
     )
+
+
+def _confident(ctx: TurnContext, floor: float) -> bool:
+    """The reader's best probability reaches `floor`; true when no reader read."""
+    best = ctx.gate.scores.get("reader_best") if ctx.gate else None
+    return best is None or float(best) >= floor

@@ -28,8 +28,9 @@ def test_a_question_file_is_read_and_a_malformed_row_is_named(tmp_path: Path) ->
     ])
     qs = real.load_project(good)
     assert [q.answerable for q in qs] == [True, False, True]
-    assert qs[0].gold_pages == {"staticfiles"} and qs[2].gold_pages == {real.HOME} and qs[0].project == "proj"
-    assert qs[0].split == "test" and real.RealQuestion("starlette", "q", True, frozenset({"a"}), "").split == "dev"
+    assert qs[0].gold_pages == ("staticfiles",) and qs[2].gold_pages == (real.HOME,) and qs[0].project == "proj"
+    assert qs[0].split == "test" and real.RealQuestion("starlette", "q", True, ("a",), (), "", "").split == "dev"
+    assert real.RealQuestion("mkdocs", "q", True, ("a",), (), "", "").split == "train"
     for bad, said in (({"question": "", "gold_pages": [], "kind": "not_in_docs"}, "no question"),
                       ({"question": "q?", "gold_pages": [], "kind": "maybe"}, "kind must be"),
                       ({"question": "q?", "gold_pages": [], "kind": "answerable"}, "gold pages"),
@@ -54,12 +55,14 @@ def test_markdown_docs_become_a_kb_folder_and_cited_chunks_name_their_page(tmp_p
 
 
 def test_a_reply_is_right_when_it_cites_a_gold_page_and_a_not_in_docs_question_when_refused() -> None:
-    q = real.RealQuestion("proj", "How do I mount a static folder?", True, frozenset({"staticfiles"}), "")
+    q = real.RealQuestion("proj", "How do I mount a static folder?", True, ("staticfiles",), ("StaticFiles",), "", "")
     cited = decision(sources=(("proj-docs/routing.md", "Mount"), ("proj-docs/staticfiles.md", "StaticFiles")))
     got = real.score(cited, q, "proj-docs")
-    assert got["right"] and not got["led"] and got["cited"] == ["routing", "staticfiles"]
+    assert got["right"] and not got["led"] and got["cited"] == ["routing", "staticfiles"] and not got["section"]
     assert not real.score(decision(refused=True), q, "proj-docs")["right"]
-    out = real.RealQuestion("proj", "Does it run on Windows 95?", False, frozenset(), "")
+    led = decision(sources=(("proj-docs/staticfiles.md", "Static files > StaticFiles\u00b6"),))
+    assert real.score(led, q, "proj-docs")["section"]
+    out = real.RealQuestion("proj", "Does it run on Windows 95?", False, (), (), "", "")
     assert real.score(decision(refused=True), out, "proj-docs")["right"]
     assert not real.score(cited, out, "proj-docs")["right"]
 
@@ -80,3 +83,40 @@ def test_projects_are_those_whose_questions_and_docs_are_both_there_dev_first(tm
     for name in ("alpha", "starlette"):
         (sites / f"{name}-docs").mkdir(parents=True)
     assert [p for p, _ in real.projects(qdir, sites)] == ["starlette", "alpha"]
+
+
+def test_a_gold_section_holds_its_subsections_and_a_title_section_the_intro() -> None:
+    from bench.real_sets import in_section
+
+    assert in_section("Configuration > use_directory_urls\uf0c1", "Config", "use_directory_urls")
+    assert in_section("Options > `--reload`", "Settings", "Options")
+    assert not in_section("Options2 > x", "Settings", "Options")
+    assert in_section("", "Logging", "Logging") and not in_section("", "Logging", "Handlers")
+
+
+def test_a_heading_holding_the_page_separator_stays_whole(tmp_path: Path) -> None:
+    from bench.real_sets import load_rows
+
+    rows = load_rows(_write(tmp_path / "p.jsonl", [
+        {"question": "q?", "gold_pages": ["a"], "gold_section": "Query parameter list / multiple values", "kind": "answerable"},
+        {"question": "r?", "gold_pages": ["a", "b"], "gold_section": "One / Two", "kind": "answerable"}]))
+    assert rows[0].gold_sections == ("Query parameter list / multiple values",)
+    assert rows[1].gold_sections == ("One", "Two")
+
+
+def test_the_curve_counts_answers_at_each_threshold() -> None:
+    from bench.grounding.harness import Row
+
+    q = real.RealQuestion("proj", "How do I mount a static folder?", True, ("staticfiles",), ("StaticFiles",), "", "")
+    sure = decision(sources=(("proj-docs/staticfiles.md", "StaticFiles"),))
+    sure.scores["reader_best"] = 0.9
+    unsure = decision(sources=(("proj-docs/routing.md", "Mount"),))
+    unsure.scores["reader_best"] = 0.5
+    nid = real.RealQuestion("proj", "Windows 95?", False, (), (), "", "")
+    rows = [Row("real", "a", 0, q.ask, "reply", sure, extra=real.score(sure, q, "proj-docs")),
+            Row("real", "a", 1, q.ask, "reply", unsure, extra=real.score(unsure, q, "proj-docs")),
+            Row("real", "n", 2, nid.ask, "refuse", unsure, extra=real.score(unsure, nid, "proj-docs"))]
+    points = {p["threshold"]: p for p in real.curve(rows)}
+    assert points[0.4]["answered_from_gold_section"] == 1 and points[0.4]["not_in_docs_answered"] == 1
+    assert points[0.6]["not_in_docs_answered"] == 0 and points[0.6]["precision_section"] == 1.0
+    assert points[0.95]["answered_from_gold_section"] == 0

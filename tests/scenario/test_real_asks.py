@@ -22,6 +22,11 @@ ASKS = {
     "two languages": "How do I re-ingest documents? چطور اسناد را دوباره وارد کنم؟",
     "one word": "reingest",
     "a log": "2026-12-01 12:00:01 ERROR worker 3 died\n2026-12-01 12:00:02 INFO supervisor restarting worker 3",
+    "persian on english": "چطور می‌توانم اسناد را دوباره وارد کنم؟",
+    "quoting an answer": "> To re-ingest documents, run groundbot ingest again.\nYou said that above, but are deleted "
+                         "files removed from the index too?",
+    "a long log, the ask last": "\n".join(f"2026-12-01 12:00:{i % 60:02d} INFO worker {i % 4} took message {i}"
+                                           for i in range(20)) + "\nHow do I re-ingest documents?",
 }
 
 
@@ -34,6 +39,7 @@ def test_a_pasted_ask_is_answered_or_refused_with_a_reason_and_recorded(make_app
     else:
         assert d.sources and d.answer.strip()
     assert d.recorded == "database" and len(app.store.turns()) == 1
+    assert not (d.refused and d.unprompted)  # a refusal is never posted where nobody asked
     if kind == "stack trace":  # longer than a question may be: refused as such, saying so
         assert len(ASKS[kind]) > 5000 and d.refusal_reason == reasons.INPUT_REJECTED
     if kind == "two languages":  # the English half asks what the docs answer

@@ -84,7 +84,8 @@ def test_mentions_only_by_default(start: Callable[..., Slack], mode: str) -> Non
 
 
 def test_every_message_mode_answers_what_it_can(start: Callable[..., Slack]) -> None:
-    bot = start("socket", environ={"GROUNDBOT_SLACK__ANSWER_IN_CHANNELS": "messages"})
+    bot = start("socket", environ={"GROUNDBOT_SLACK__ANSWER_IN_CHANNELS": "messages",
+                                   "GROUNDBOT_READER__UNPROMPTED_PROBABILITY": "0.0"})  # every answer meets the bar
     bot.say("when does the library open", ts="1806.000100")
     bot.say("Deploy finished.", ts="1806.000200")
     (reply,) = bot.replies(1)
@@ -93,6 +94,21 @@ def test_every_message_mode_answers_what_it_can(start: Callable[..., Slack]) -> 
     assert sorted((t.question, t.refused) for t in bot.app.store.turns()) == [
         ("Deploy finished.", True), ("when does the library open", False)]
     assert len(bot.api.requests("chat.postMessage")) == 1
+
+
+def test_an_answer_below_the_unprompted_bar_stays_quiet_and_is_recorded(start: Callable[..., Slack]) -> None:
+    """Nobody asked groundbot: an answer the reader is not sure enough of is recorded, not posted;
+    the same question with a mention is answered."""
+    bot = start("socket", environ={"GROUNDBOT_SLACK__ANSWER_IN_CHANNELS": "messages",
+                                   "GROUNDBOT_READER__UNPROMPTED_PROBABILITY": "0.999"})
+    bot.say("when does the library open", ts="1807.000100")
+    bot.settle()
+    (turn,) = bot.app.store.turns()
+    assert turn.question == "when does the library open" and not turn.refused
+    assert not bot.api.requests("chat.postMessage")
+    bot.mention("when does the library open", ts="1807.000200")
+    (reply,) = bot.replies(1)
+    assert "9 in the morning" in blocks_text(reply)
 
 
 def test_a_flooded_channel_is_answered_up_to_its_rate(start: Callable[..., Slack]) -> None:

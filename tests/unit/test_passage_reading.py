@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from core import reasons
 from core.gate.passage_reading import read
-from core.gate.reader_view import reader_passage
+from core.gate.reader_view import ask_view, reader_passage
 from core.generate.extractive import ExtractiveGenerator
 from core.messages import ConversationKey, Incoming
 from core.ports import Models
@@ -317,3 +317,30 @@ def test_a_follow_up_better_answered_with_the_picked_words_keeps_them() -> None:
     p.models.generator.enqueue("It rejects requests without the secret token header [C1].")  # type: ignore[attr-defined]
     d = p.handle(Incoming(KEY, "u1", "And what does it reject?"))
     assert d.resolution.method == "terms" and d.resolution.terms == ("8443",) and d.resolution.follow_up
+
+
+def test_a_long_message_is_read_as_its_ask_and_a_short_one_whole() -> None:
+    short = "How do I run the bot behind a proxy?"
+    assert ask_view(short, 64) == short
+    frames = "\n".join(f'  File "/srv/app/module_{i}.py", line {i}, in handler_{i}' for i in range(300))
+    log = ("I upgraded last week and now the server will not start.\n" + frames
+           + "\nValueError: invalid literal for int() with base 10: 'abc'\n"
+           + "Which setting controls the port the webhook listens on?")
+    asked = ask_view(log, 64)
+    assert asked.startswith("I upgraded last week") and asked.endswith("the webhook listens on?")
+    assert "ValueError: invalid literal" in asked and "module_5.py" not in asked
+    assert len(asked.split()) <= 64 and ask_view(log, 64) == asked
+    only_trace = "\n".join(f"  at handler (/srv/app/index.js:{i}:7)" for i in range(400))
+    assert 0 < len(ask_view(only_trace, 64).split()) <= 64
+
+
+def test_an_answer_meets_the_unprompted_bar_only_when_the_reader_is_sure() -> None:
+    sure, gen = _pipeline(WordReader("8443", p=0.95))
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
+    d = sure.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert not d.refused and d.unprompted
+    unsure, gen = _pipeline(WordReader("8443", p=0.6))
+    gen.enqueue("The webhook listens on port 8443 [C1].", confidence=0.9)
+    d = unsure.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
+    assert not d.refused and not d.unprompted
+    assert not unsure.handle(Incoming(KEY, "u2", "Can it generate images of cats?")).unprompted

@@ -11,10 +11,10 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.training.reader import boolq, clapnq, halueval, howto, privacyqa, quac, squad
+from bench.training.reader import boolq, clapnq, halueval, howto, privacyqa, quac, realq, squad
 from bench.training.reader.common import ReaderPair
 from bench.training.reader.perturbed import perturbed
-from core.gate.reader_view import PASSAGE_WORDS, QUESTION_WORDS, reader_passage
+from core.gate.reader_view import PASSAGE_WORDS, QUESTION_WORDS, ask_view, reader_passage
 from storage.models.onnx_pairs import clip
 
 BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {
@@ -22,15 +22,16 @@ BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {
     "squad": squad.build, "clapnq": clapnq.build, "halueval": halueval.build,
 }
 # sources trained on only when asked for (`--extra-sources`): tried, not in the shipped reader (storage/models/reader.md)
-EXTRA_BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {"howto": howto.build,
+EXTRA_BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {"howto": howto.build, "realq": realq.build,
                                                              "quac-follow-ups": quac.build_follow_ups}
 TRAIN_CAPS = {"boolq": 3000, "squad": 5000, "privacyqa": 2500, "quac": 2500, "quac-follow-ups": 4000, "halueval": 1500, "clapnq": 1000,
-              "howto": 3000}
+              "howto": 3000, "realq": 20000}
 EVAL_CAP = 600  # pairs per source in dev and test (before mined negatives)
+EVAL_CAPS = {"realq": 20000}  # every real question's pairs are kept for the held-out figures
 # share of a source's positives that also give a negative whose question asks what the passage does not say
 PERTURBED = {"boolq": 0.4, "squad": 0.15, "privacyqa": 0.2, "halueval": 0.2, "howto": 0.3}
 # times a source's training pairs are repeated: how-to pages are few, and the shape groundbot serves
-REPEAT = {"howto": 4}
+REPEAT = {"howto": 2, "realq": 3}
 MINED = {"boolq", "halueval", "clapnq"}  # sources whose positives get a mined negative (the others have same-article ones)
 MINE_TOKENS = 96  # word pieces embedded per text while mining (the opening of a passage places it)
 
@@ -80,7 +81,7 @@ def source_pairs(source: str, split: str, work: Path, seed: int = 0, scale: floa
     training the negatives whose question asks what the passage does not say. `scale` multiplies
     the training caps (a GPU trains on several times the pairs in minutes)."""
     built = (BUILDERS | EXTRA_BUILDERS)[source](split)
-    cap = int(TRAIN_CAPS[source] * scale) if split == "train" else EVAL_CAP
+    cap = int(TRAIN_CAPS[source] * scale) if split == "train" else EVAL_CAPS.get(source, EVAL_CAP)
     pairs = random.Random(f"{seed}:{source}:{split}").sample(built, cap) if len(built) > cap else built
     if source in MINED:
         pairs = pairs + _mined(pairs, source, split, work)
@@ -95,7 +96,9 @@ def source_pairs(source: str, split: str, work: Path, seed: int = 0, scale: floa
 def viewed(p: ReaderPair, passage_words: int = PASSAGE_WORDS, question_words: int = QUESTION_WORDS) -> dict[str, object]:
     """The pair as the reader reads it (a view of `passage_words`, the question cut to
     `question_words`: groundbot's own unless a shorter reader is tried), with where it came from."""
-    return {"first": clip(p.question, question_words),
+    # the shipped reader reads a question's first words; a reader of more words reads a long message's ask
+    asked = ask_view(p.question, question_words) if question_words > QUESTION_WORDS else clip(p.question, question_words)
+    return {"first": asked,
             "second": reader_passage(p.question, p.title, p.heading, p.text, passage_words),
             "label": p.label, "source": p.source, "kind": p.kind, "group": p.group}
 

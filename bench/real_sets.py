@@ -17,9 +17,11 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from bench import ROOT
 
@@ -121,12 +123,12 @@ def in_section(chunk_heading: str, chunk_title: str, section: str) -> bool:
 def iter_pages(docs: Path) -> Iterator[tuple[str, Path]]:
     """(page name, file) of a snapshot: a built site's sitemap pages, or every Markdown file."""
     if (docs / "sitemap.xml").is_file():
-        from bench.grounding.loose import page_file, site_pages
-
-        for page in site_pages(docs):
-            f = page_file(docs, page)
+        root = ET.parse(docs / "sitemap.xml").getroot()
+        for loc in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc"):
+            page = urlsplit((loc.text or "").strip()).path.strip("/")
+            f = docs / page / "index.html" if page else docs / "index.html"
             if f.is_file():
-                yield page.strip("/") or HOME, f
+                yield page or HOME, f
         return
     for f in sorted(docs.rglob("*")):
         if f.is_file() and f.suffix.lower() in MARKDOWN:

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tarfile
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench import ROOT
@@ -41,17 +41,14 @@ class Spec:
     release: str = ""
     site_url: str = ""
     licence: str = ""
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 def load_spec(path: Path) -> Spec:
     data = tomllib.loads(path.read_text("utf-8"))
-    known = {"project", "repo", "commit", "docs", "keep", "drop", "release", "site_url", "licence"}
     return Spec(project=str(data.get("project") or path.stem), repo=str(data["repo"]), commit=str(data["commit"]),
                 docs=str(data.get("docs") or "").strip("/"), keep=tuple(data.get("keep") or ("**/*",)),
                 drop=tuple(data.get("drop") or ()), release=str(data.get("release") or ""),
-                site_url=str(data.get("site_url") or ""), licence=str(data.get("licence") or ""),
-                extra={k: v for k, v in data.items() if k not in known})
+                site_url=str(data.get("site_url") or ""), licence=str(data.get("licence") or ""))
 
 
 def _git(git_dir: Path, *args: str) -> bytes:

@@ -28,6 +28,20 @@ def _clip(text: str, words: int) -> str:
     return " ".join(text.split()[:words])
 
 
+def _fill(order: list[int], sizes: list[int], budget: int) -> list[int]:
+    """The parts taken in `order` while they fit `budget` words (the first always), in text order."""
+    chosen: list[int] = []
+    used = 0
+    for i in order:
+        if used and used + sizes[i] > budget:
+            continue
+        chosen.append(i)
+        used += sizes[i]
+        if used >= budget:
+            break
+    return sorted(chosen)
+
+
 def reader_question(question: str) -> str:
     """The question as the reader reads it."""
     return _clip(question, QUESTION_WORDS)
@@ -41,17 +55,8 @@ def reader_passage(question: str, title: str, heading: str, text: str, words: in
     q_terms = set(content_terms(question))
     ranked = sorted(range(len(sentences)),
                     key=lambda i: (-len(q_terms & set(content_terms(sentences[i]))), i))
-    chosen: list[int] = []
-    used = 0
-    for i in ranked:
-        size = len(sentences[i].split())
-        if used and used + size > budget:
-            continue
-        chosen.append(i)
-        used += size
-        if used >= budget:
-            break
-    body = _clip(" ".join(sentences[i].strip() for i in sorted(chosen)), budget)
+    chosen = _fill(ranked, [len(s.split()) for s in sentences], budget)
+    body = _clip(" ".join(sentences[i].strip() for i in chosen), budget)
     view = f"{context}: {body}" if context else body
     return view.strip() or "-"
 
@@ -93,14 +98,6 @@ def ask_view(question: str, words: int) -> str:
     asks = [i for i in range(last, -1, -1) if units[i].rstrip().endswith(("?", "؟"))]
     errors = [i for i in range(last, -1, -1) if _ERROR_LINE.search(units[i])][:1]
     rest = [i for i in range(last, -1, -1) if _wordy(units[i])]
-    chosen: list[int] = []
-    used = 0
-    for i in dict.fromkeys([*asks, last, *errors, 0, *rest]):
-        size = min(UNIT_WORDS, len(units[i].split()))
-        if used and used + size > words:
-            continue
-        chosen.append(i)
-        used += size
-        if used >= words:
-            break
-    return " ".join(_clip(units[i], UNIT_WORDS) for i in sorted(chosen))
+    order = list(dict.fromkeys([*asks, last, *errors, 0, *rest]))
+    chosen = _fill(order, [min(UNIT_WORDS, len(u.split())) for u in units], words)
+    return " ".join(_clip(units[i], UNIT_WORDS) for i in chosen)

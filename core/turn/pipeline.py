@@ -407,7 +407,8 @@ class Pipeline:
         status = ctx.verification.status if ctx.verification else Status.REFUSE
         decision = build_decision(ctx, State(turn.state), Status(status), suggestions, self.config_hash,
                                   self.settings.refusal, self.settings.reader.unprompted_probability,
-                                  verbatim=bool(ctx.hits) and asked_verbatim(ctx.question, ctx.hits, self.settings.extractive))
+                                  verbatim=turn.state == State.REPLIED and bool(ctx.hits)
+                                  and asked_verbatim(ctx.question, ctx.hits, self.settings.extractive))
         scope_decision(decision, ctx.msg.scope, self.scope_refusals)
         self._record(conversation, ctx.msg, decision, turn)
         return decision

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from bench.real_sets import RealRow, in_section, iter_pages, load_rows, projects
+from bench.real_sets import RealRow, in_section, iter_pages, load_rows, projects, split_of
 from bench.training.reader.common import ReaderPair
 from storage.ingestion.chunker import chunk_document
 from storage.ingestion.loaders import load_file
@@ -103,8 +103,6 @@ def build(split: str) -> list[ReaderPair]:
     """The pairs of every project of `split` whose snapshot is here."""
     out: list[ReaderPair] = []
     for project, questions, docs in projects():
-        from bench.real_sets import split_of
-
         if split_of(project) == split:
             out += project_pairs(project, questions, docs)
     return out

@@ -10,6 +10,7 @@ RUN useradd --system --create-home --uid 10001 groundbot
 COPY pyproject.toml README.md ./
 COPY core core
 COPY storage storage
+COPY models models
 COPY adapters adapters
 COPY bot bot
 RUN pip install torch==2.13.0 .

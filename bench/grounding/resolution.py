@@ -13,7 +13,7 @@ whose rewrite is the question itself, the share whose reading adds no content wo
 Readings: the condensing groundbot shipped before any resolver (`core/retrieve/condense.py` at
 583e54f, copied here as `condense`: the earlier questions glued in front of a question its word
 list takes for a follow-up), as the baseline; and the shipped reading, `core.retrieve.resolve`
-with the term selector (storage/models/term_selector.py). Also: the share of the human rewrites
+with the term selector (models/term_selector.py). Also: the share of the human rewrites
 that `well_formed` takes for a question a person wrote (it must not turn such questions away).
 """
 
@@ -116,7 +116,7 @@ def run_resolution(result: SuiteResult, *, canard: Path | None = None, rewrites:
     rewrites = MTRAG_REWRITES_DIR if rewrites is None else rewrites
     if selector is None:
         try:
-            from storage.models.term_selector import OnnxTermSelector
+            from models.term_selector import OnnxTermSelector
 
             selector = OnnxTermSelector()
         except FileNotFoundError as exc:

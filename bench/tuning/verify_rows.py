@@ -92,7 +92,7 @@ def capture(out: Path, halueval_dev: int, halueval_test: int | None, suites: Seq
     from bench.grounding.clapnq import run_clapnq_llm
     from bench.grounding.expertqa import run_expertqa
     from bench.grounding.run import base_config, run_halueval
-    from storage.models.embedders import make_embedder
+    from models.embedders import make_embedder
 
     config = base_config(ROOT / "config.toml")
     emb = make_embedder(config.embedder.name, config.embedder.batch_size)
@@ -230,7 +230,7 @@ def default_core(config_file: Path = ROOT / "config.toml",
     if model is None:
         judge = make_claim_judge(config.changed(generator__kind="openai"), config.embedder.name)  # as the LLM suites run
     else:  # the exported judge asked for, instead of the shipped one
-        from storage.models.claim_judge import OnnxClaimJudge
+        from models.claim_judge import OnnxClaimJudge
 
         judge = OnnxClaimJudge(model, threads=config.core.judge.threads)
     return config.core, CachedJudge(judge) if judge is not None else None

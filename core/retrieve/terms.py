@@ -2,7 +2,7 @@
 
 "Which one is cheaper?" after "What storage plans does IBM Cloud offer?" needs "storage plans" and
 "IBM Cloud"; "Why did he think the band lacked effort?" needs "Frank Zappa". A term selector (a
-token classifier trained on human rewrites: bench/training/term_selector/, storage/models/terms.md)
+token classifier trained on human rewrites: bench/training/term_selector/, models/terms.md)
 reads the earlier turns and the question as one sequence of words and gives each earlier word the
 probability that a person rewriting the question into one of its own would add it. The words it
 selects go to search beside the question as asked, never to the user: a bag of words is not a

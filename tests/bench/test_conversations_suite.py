@@ -310,7 +310,7 @@ def test_the_reading_is_scored_on_the_dev_and_test_conversations_only(tmp_path: 
 
 def test_without_a_term_selector_the_baseline_is_still_scored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     canard, folder = _resolution_data(tmp_path)
-    from storage.models import term_selector
+    from models import term_selector
 
     monkeypatch.setattr(term_selector, "MODEL_FILE", tmp_path / "none.onnx")
     monkeypatch.setattr(term_selector.OnnxTermSelector.__init__, "__defaults__", (tmp_path / "none.onnx", 1))

@@ -12,8 +12,8 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 from bench.training.onnx_graph import simplify
-from storage.models.claim_judge import MODEL_FILE as JUDGE_FILE
-from storage.models.reader import MODEL_FILE as READER_FILE
+from models.claim_judge import MODEL_FILE as JUDGE_FILE
+from models.reader import MODEL_FILE as READER_FILE
 
 WIDTH = 8
 

@@ -7,7 +7,7 @@ from bench.grounding.clapnq import added_sentence, cite_all, cited, contains_tex
 from bench.grounding.replay_server import CITE, CITE_PREV, parse_contexts, resolve_citations
 from core.messages import Hit
 from core.text.sentences import split_claims
-from storage.models.openai_generator import build_messages
+from models.openai_generator import build_messages
 
 
 def _hit(n: int, title: str, text: str) -> Hit:

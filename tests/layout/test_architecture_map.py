@@ -1,5 +1,5 @@
 """docs/architecture.md is a newcomer's map of the code: every package and module of core/,
-adapters/, storage/ and bot/ has a line of its own there (`name` — its job, nested under its
+adapters/, storage/, models/ and bot/ has a line of its own there (`name` — its job, nested under its
 package's line), and every path the page names exists. A module added, moved or renamed without
 its line fails here."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MAP = ROOT / "docs" / "architecture.md"
-FOLDERS = ("core", "adapters", "storage", "bot")
+FOLDERS = ("core", "adapters", "storage", "models", "bot")
 REVISIONS = Path("storage/records/migrations/versions")  # one Alembic revision a file: the folder is named, not each
 LINE = re.compile(r"^( *)- `([\w./-]+)` — (\S.*)$")  # a map line: `name` — what it does
-NAMED = re.compile(r"(?<![\w./<-])((?:core|adapters|storage|bot|tests|bench|docs|scripts)/[\w./-]*)")
+NAMED = re.compile(r"(?<![\w./<-])((?:core|adapters|storage|models|bot|tests|bench|docs|scripts)/[\w./-]*)")
 
 
 def mapped() -> dict[str, str]:

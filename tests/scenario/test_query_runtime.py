@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from storage.models.embedders import MiniLMEmbedder
-from storage.models.onnx_query import FILE
+from models.embedders import MiniLMEmbedder
+from models.onnx_query import FILE
 
 QUESTIONS = ["how do i reset the device after an update?", "opening hours of the museum on sundays",
              "wer hat das telefon erfunden", "what is groundbot?"]
@@ -43,7 +43,7 @@ def test_a_model_that_cannot_be_loaded_leaves_questions_on_torch(tmp_path: Path,
 
 def test_one_export_at_a_time_on_a_machine(tmp_path: Path) -> None:
     """Workers starting together on a new machine: one exports, the others stay on torch."""
-    from storage.models.onnx_query import exported
+    from models.onnx_query import exported
 
     (tmp_path / (FILE + ".lock")).write_text("")
     assert exported(tmp_path / "no-model", tmp_path) is None

@@ -1,4 +1,4 @@
-"""The passage reader with its real model (storage/models/reader.onnx) in a real App."""
+"""The passage reader with its real model (models/reader.onnx) in a real App."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from bot.app import App
 from bot.config import Config
 from core import reasons
 from core.messages import ConversationKey, Decision, Incoming
-from storage.models.reader import MODEL_FILE, OnnxReader
+from models.reader import MODEL_FILE, OnnxReader
 
 KB = """# Borrowing books at the Riverside Library
 

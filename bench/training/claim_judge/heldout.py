@@ -1,6 +1,6 @@
 """Held-out figures of a claim judge per source: AUC and balanced accuracy at a threshold.
 
-    python -m bench.training.claim_judge.heldout                          # the shipped storage/models/claims.onnx
+    python -m bench.training.claim_judge.heldout                          # the shipped models/claims.onnx
     python -m bench.training.claim_judge.heldout --model NEW.onnx --out /tmp/heldout.json
 
 Every source's held-out part (never trained on): ExpertQA dev and test parts, CLAPNQ even
@@ -34,8 +34,8 @@ from bench.training.claim_judge.expertqa_pairs import expertqa_examples
 from bench.training.claim_judge.fever_pairs import nli_examples, symmetric_examples
 from bench.training.pair_model import auc
 from bench.training.sources import Example
-from storage.models.claim_judge import MAX_TOKENS, MODEL_FILE
-from storage.models.onnx_pairs import OnnxPairModel
+from models.claim_judge import MAX_TOKENS, MODEL_FILE
+from models.onnx_pairs import OnnxPairModel
 
 
 def held_out(wheel: Path | None, fever_nli: int = 1300) -> list[Example]:

@@ -50,7 +50,7 @@ from bench.training.pair_model import BASES, base_model, export_onnx, train
 from bench.training.sources import WHEEL_FIRST, Example, halueval_lines, spans
 from core.text.sentences import split_sentences
 from core.verify.evidence import support_passage
-from storage.models.claim_judge import MAX_TOKENS, MODEL_FILE, claim_pair
+from models.claim_judge import MAX_TOKENS, MODEL_FILE, claim_pair
 
 TEMPLATES = ("The answer is {}.", "It is {}.")
 
@@ -197,7 +197,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def heldout_figures(args: argparse.Namespace, wheel: Path | None, held_qa: list[Example]) -> dict[str, Any]:
     """Every source's held-out pairs scored by the exported file; the time of a 10-claim call."""
-    from storage.models.onnx_pairs import OnnxPairModel
+    from models.onnx_pairs import OnnxPairModel
 
     onnx = OnnxPairModel(args.out, MAX_TOKENS, threads=2)
     held = held_out(wheel) + held_qa

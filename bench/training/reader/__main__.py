@@ -3,7 +3,7 @@
 Builds every source's pairs (cached under --work), trains the first --layers layers of the shipped
 MiniLM with sentence-transformers' CrossEncoder trainer (resumable: rerun the same command after a
 stop), exports int8 ONNX to --out and scores the dev and test parts of every source with the
-exported file through groundbot's own runtime (storage/models/reader.py), writing AUC and balanced accuracy
+exported file through groundbot's own runtime (models/reader.py), writing AUC and balanced accuracy
 per source and split to --results (bench/results/reader-training.json) and each AUC to
 bench/results/history.csv.
 """
@@ -53,15 +53,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="train on this JSONL of training pairs (WORK/data/pairs-train.jsonl built elsewhere); figures skipped")
     ap.add_argument("--evaluate-only", action="store_true", help="no training: the dev and test figures of --out")
     ap.add_argument("--run", default="", help="name of this run's folder under --work (default: from layers and length)")
-    ap.add_argument("--out", type=Path, default=MODEL, help="int8 ONNX file (default storage/models/reader.onnx)")
+    ap.add_argument("--out", type=Path, default=MODEL, help="int8 ONNX file (default models/reader.onnx)")
     ap.add_argument("--results", type=Path, default=RESULTS)
     return ap.parse_args(argv)
 
 
 def evaluate(model_file: Path, rows: list[dict[str, object]], max_length: int) -> dict[str, object]:
     """AUC and balanced accuracy per source of the exported model, each pair scored alone at its own
-    length (cut to `max_length` word pieces), as groundbot reads a chunk (storage/models/reader.py)."""
-    from storage.models.onnx_pairs import OnnxPairModel
+    length (cut to `max_length` word pieces), as groundbot reads a chunk (models/reader.py)."""
+    from models.onnx_pairs import OnnxPairModel
 
     model = OnnxPairModel(model_file, max_length, pad_to=None)
     t0 = time.perf_counter()

@@ -15,13 +15,13 @@ from bench.training.reader import boolq, clapnq, halueval, howto, privacyqa, qua
 from bench.training.reader.common import ReaderPair
 from bench.training.reader.perturbed import perturbed
 from core.gate.reader_view import PASSAGE_WORDS, QUESTION_WORDS, ask_view, reader_passage
-from storage.models.onnx_pairs import clip
+from models.onnx_pairs import clip
 
 BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {
     "boolq": boolq.build, "quac": quac.build, "privacyqa": privacyqa.build,
     "squad": squad.build, "clapnq": clapnq.build, "halueval": halueval.build,
 }
-# sources trained on only when asked for (`--extra-sources`): tried, not in the shipped reader (storage/models/reader.md)
+# sources trained on only when asked for (`--extra-sources`): tried, not in the shipped reader (models/reader.md)
 EXTRA_BUILDERS: dict[str, Callable[..., list[ReaderPair]]] = {"howto": howto.build, "realq": realq.build,
                                                              "quac-follow-ups": quac.build_follow_ups}
 TRAIN_CAPS = {"boolq": 3000, "squad": 5000, "privacyqa": 2500, "quac": 2500, "quac-follow-ups": 4000, "halueval": 1500, "clapnq": 1000,

@@ -3,7 +3,7 @@ CANNOTANSWER question has a same-topic passage that does not answer it. The sect
 groundbot ingests it: the chunk holding the answer span is positive, the others of the section are
 negatives (same article), and every chunk of an unanswerable question's section is a negative.
 The shipped reader reads each dialogue's first two questions as asked (`build`). Tried and not
-shipped (`--extra-sources quac-follow-ups`, storage/models/reader.md): the later questions, which
+shipped (`--extra-sources quac-follow-ups`, models/reader.md): the later questions, which
 lean on the turns before them, read as groundbot reads a follow-up (`build_follow_ups`): the question with the words
 the shipped term selector picks from the earlier questions and answers (core/retrieve/resolve.py),
 so the reader learns the readings it is given at run time, CANNOTANSWER turns included. Split by
@@ -92,7 +92,7 @@ def build(split: str, limit: int | None = None) -> list[ReaderPair]:
 
 @cache
 def _selector() -> TermSelector:
-    from storage.models.term_selector import OnnxTermSelector
+    from models.term_selector import OnnxTermSelector
 
     return OnnxTermSelector()
 

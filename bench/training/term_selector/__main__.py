@@ -4,7 +4,7 @@
 Builds the examples (bench/training/term_selector/data.py), trains the shipped MiniLM's first
 --layers layers with a token-classification head (resumable: rerun the same command after a stop),
 exports int8 ONNX to --out, then reads the dev and test follow-ups through groundbot's own runtime
-(storage/models/term_selector.py, core/retrieve/terms.py): the threshold with the best dev F1 of
+(models/term_selector.py, core/retrieve/terms.py): the threshold with the best dev F1 of
 the added words is the one shipped (core/settings.py `[retrieval] term_threshold`), and the words
 it selects are scored against the words the human rewrite adds, per source and split, into
 --results (bench/results/term-selector-training.json) and bench/results/history.csv.
@@ -43,7 +43,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--shifted-every", type=int, default=0,
                     help="every Nth training question also after another conversation's turns, nothing selected (0 = none)")
     ap.add_argument("--evaluate-only", action="store_true", help="no training: the dev and test figures of --out")
-    ap.add_argument("--out", type=Path, default=MODEL, help="int8 ONNX file (default storage/models/terms.onnx)")
+    ap.add_argument("--out", type=Path, default=MODEL, help="int8 ONNX file (default models/terms.onnx)")
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--no-history", action="store_true", help="do not add rows to bench/results/history.csv")
     return ap.parse_args(argv)
@@ -70,7 +70,7 @@ def figures(examples: Sequence[TermExample], probs: Sequence[Sequence[float]], t
 
 
 def evaluate(out: Path, examples: Sequence[TermExample]) -> dict[str, object]:
-    from storage.models.term_selector import OnnxTermSelector
+    from models.term_selector import OnnxTermSelector
 
     selector = OnnxTermSelector(out)
     held = [e for e in examples if e.split in ("dev", "test")]

@@ -1,7 +1,7 @@
 """Train the term selector: the shipped MiniLM's layers with a token-classification head
 (transformers' `AutoModelForTokenClassification`, trained by transformers' `Trainer`, on which
 sentence-transformers' trainers are built), positives weighted in the cross-entropy; then export to
-ONNX with int8 weights, read by storage/models/term_selector.py.
+ONNX with int8 weights, read by models/term_selector.py.
 
 Input: the earlier words then the question, as a pair of pre-split word lists; a word's label sits
 on its first word piece (the others and the question's pieces are not scored); the oldest earlier

@@ -4,7 +4,7 @@ rewriting the question into one of its own would add it (core/retrieve/terms.py)
 
 The model is the shipped all-MiniLM-L6-v2 with a token-classification head, fine-tuned on human
 rewrites by `python -m bench.training.term_selector` and exported to ONNX with int8 weights
-(storage/models/terms.onnx, described in storage/models/terms.md). A pair is run alone at its own
+(models/terms.onnx, described in models/terms.md). A pair is run alone at its own
 length: its probabilities depend on the words read and nothing else.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from storage.models.onnx_pairs import tokenizer_file
+from models.onnx_pairs import tokenizer_file
 
 MODEL_FILE = Path(__file__).resolve().parent / "terms.onnx"
 MAX_TOKENS = 256  # word pieces per (earlier words, question), as trained; the oldest earlier words are cut first

@@ -8,7 +8,7 @@ enough to change the top passage of some questions, so it is not used).
 
 The export runs once per machine, in a child process (exporting traces the model, which must
 not touch the copy that embeds passages), into a cache folder; until it is ready, or if it
-fails, questions go through torch as before. `python -m storage.models.onnx_query PATH` exports.
+fails, questions go through torch as before. `python -m models.onnx_query PATH` exports.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def exported(model_dir: Path, folder: Path, timeout_s: float = 600.0) -> Path | 
     except OSError:
         return None  # another process is exporting (or the folder is not writable): torch meanwhile
     try:
-        subprocess.run([sys.executable, "-m", "storage.models.onnx_query", str(model_dir), str(dest)], check=True,
+        subprocess.run([sys.executable, "-m", "models.onnx_query", str(model_dir), str(dest)], check=True,
                        capture_output=True, timeout=timeout_s, cwd=Path(__file__).resolve().parents[2])
     except (OSError, subprocess.SubprocessError) as exc:
         log.warning("questions stay on torch: the ONNX export failed (%s)", str(exc).splitlines()[0][:200])

@@ -3,8 +3,8 @@ probability that the chunk answers the question (core.ports.PassageReader). grou
 retrieved chunks by it, refuses when no chunk answers, and quotes only from chunks it trusts.
 
 The model is the first layers of the shipped all-MiniLM-L6-v2 fine-tuned by
-`python -m bench.training.reader` and exported to ONNX with int8 weights (storage/models/reader.onnx,
-described in storage/models/reader.md). Each chunk is read in a run of its own at its own length:
+`python -m bench.training.reader` and exported to ONNX with int8 weights (models/reader.onnx,
+described in models/reader.md). Each chunk is read in a run of its own at its own length:
 its probability depends on the question and the chunk alone (the int8 activations are quantized
 over a whole run, so in a batch, or padded, a pair's probability moved with its batch mates and
 its padding), and a run of its own reads no padding, which a batch carries up to its longest pair
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from storage.models.onnx_pairs import OnnxPairModel
+from models.onnx_pairs import OnnxPairModel
 
 MODEL_FILE = Path(__file__).resolve().parent / "reader.onnx"
 MAX_TOKENS = 128  # word pieces per pair, as trained (the passage view is cut in words before: core/gate/reader_view.py)

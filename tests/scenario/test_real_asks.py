@@ -27,6 +27,9 @@ ASKS = {
                          "files removed from the index too?",
     "a long log, the ask last": "\n".join(f"2026-12-01 12:00:{i % 60:02d} INFO worker {i % 4} took message {i}"
                                            for i in range(20)) + "\nHow do I re-ingest documents?",
+    "a 20,000-character log, the ask last": "\n".join(
+        f"2026-12-01 12:{i // 60 % 60:02d}:{i % 60:02d} INFO worker {i % 4} took message {i} from the queue"
+        for i in range(330)) + "\nHow do I re-ingest documents?",
 }
 
 
@@ -39,7 +42,8 @@ def test_a_pasted_ask_is_answered_or_refused_with_a_reason_and_recorded(make_app
     else:
         assert d.sources and d.answer.strip()
     assert d.recorded == "database" and len(app.store.turns()) == 1
-    if kind == "stack trace":  # longer than a question may be: refused as such, saying so
+    assert not (d.refused and d.unprompted)  # a refusal is never posted where nobody asked
+    if kind in ("stack trace", "a 20,000-character log, the ask last"):  # longer than a question may be
         assert len(ASKS[kind]) > 5000 and d.refusal_reason == reasons.INPUT_REJECTED
     if kind == "two languages":  # the English half asks what the docs answer
         assert not d.refused

@@ -130,11 +130,12 @@ def _rel(path: str) -> str:
 
 
 def provenance(root: Path) -> str:
-    """Git commit of the measured code, and uncommitted changes under core/, bot/, storage/, config.toml."""
+    """Git commit of the measured code, and uncommitted changes in groundbot's folders and config.toml."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "core", "bot", "storage", "config.toml"],
+        paths = ["core", "bot", "storage", "models", "adapters", "config.toml"]
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *paths],
                                cwd=root, capture_output=True, text=True, timeout=10, check=True).stdout.split("\n")
     except (OSError, subprocess.SubprocessError):
         return "code: not a git checkout"

@@ -44,7 +44,7 @@ print(json.dumps(out))
 
 def documents() -> list[Path]:
     docs = [ROOT / "README.md", ROOT / "bench" / "README.md", ROOT / "config.toml"]
-    docs += sorted((ROOT / "docs").rglob("*.md")) + sorted((ROOT / "storage" / "models").glob("*.md"))
+    docs += sorted((ROOT / "docs").rglob("*.md")) + sorted((ROOT / "models").glob("*.md"))
     docs += sorted(p for pkg in ("core", "storage", "models", "bot", "adapters") for p in (ROOT / pkg).rglob("*.py"))
     return [p for p in docs if p.is_file()]
 

@@ -23,7 +23,7 @@ CITED = re.compile(r"bench/results/([\w.*{},-]+?)(?=[`'\")\]\s;:]|,\s|\.\s|\.$|$
 
 def sources() -> list[Path]:
     paths = [ROOT / "README.md", ROOT / "config.toml"] + sorted((ROOT / "docs").rglob("*.md"))
-    paths += sorted((ROOT / "storage" / "models").glob("*.md"))
+    paths += sorted((ROOT / "models").glob("*.md"))
     paths += sorted(p for d in ("core", "storage", "models", "bot", "adapters", "tests", "bench") for p in (ROOT / d).rglob("*.py"))
     return [p for p in paths if p.is_file() and p != Path(__file__).resolve()]
 

@@ -144,7 +144,7 @@ def test_malformed_or_truncated_response_is_one_warning_and_recorded_as_sent(
         d = ask(app, Q)
     assert d.refused and d.refusal_reason == reasons.LLM_UNAVAILABLE and why in d.detail
     assert d.llm_called and app.store.turns()[-1].llm_called and len(llm.requests) == 1
-    mine = [r for r in caplog.records if r.name.startswith(("bot.", "core.", "storage."))]
+    mine = [r for r in caplog.records if r.name.startswith(("bot.", "core.", "storage.", "models."))]
     assert not any(r.exc_info for r in mine) and not any(r.levelname == "ERROR" for r in mine)
     assert any(why in r.getMessage() or "malformed" in r.getMessage() or "cut off" in r.getMessage()
                for r in mine if r.levelname == "WARNING")

@@ -22,7 +22,7 @@ from bench.training.reader.data import build_all
 from core.gate.reader_view import PASSAGE_WORDS, QUESTION_WORDS
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "reader-training.json"
-MODEL = Path(__file__).resolve().parents[3] / "storage" / "models" / "reader.onnx"
+MODEL = Path(__file__).resolve().parents[3] / "models" / "reader.onnx"
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
 
 

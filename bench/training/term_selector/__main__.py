@@ -25,7 +25,7 @@ from core.retrieve.terms import asked_terms, selected_terms
 from core.text.lexicon import content_terms
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "term-selector-training.json"
-MODEL = Path(__file__).resolve().parents[3] / "storage" / "models" / "terms.onnx"
+MODEL = Path(__file__).resolve().parents[3] / "models" / "terms.onnx"
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from core.catalogue import say
 from core.messages import Decision
-
-_CITE = re.compile(r"\[C(\d+)\]")
+from core.text.citations import for_display
 
 
 def refusal_in(lang: str, messages: Mapping[str, str] | None = None) -> str:
@@ -19,8 +17,8 @@ def refusal_in(lang: str, messages: Mapping[str, str] | None = None) -> str:
 
 
 def display_answer(answer: str) -> str:
-    """Citations as users see them: [C2] -> [2], matching the numbered source list."""
-    return _CITE.sub(r"[\1]", answer)
+    """Citations as users see them: [C2] -> [2], [C1, C3] -> [1][3], matching the numbered source list."""
+    return for_display(answer)
 
 
 def decision_json(decision: Decision) -> dict[str, Any]:

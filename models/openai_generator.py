@@ -13,13 +13,14 @@ import tenacity
 
 from core.messages import Generation, Hit
 from core.settings import Mode
+from core.text.citations import marker
 
 log = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = (
     "You answer questions using ONLY the numbered context passages provided by the user message. "
     "Rules: (1) Every sentence of your answer must be supported by the passages and end with the "
-    "citation(s) of the passage(s) it comes from, written like [C1] or [C2][C3]. (2) Do not use any "
+    f"citation(s) of the passage(s) it comes from, written like {marker(1)} or {marker(2, 3)}. (2) Do not use any "
     "knowledge that is not in the passages, do not guess, do not add advice or background. (3) Copy "
     "numbers, dates and names exactly as the passages write them. (4) If the passages do not contain "
     "the answer, reply exactly: NOT_IN_CONTEXT. (5) Answer in the language of the question, briefly."
@@ -31,7 +32,7 @@ def build_context(hits: Sequence[Hit]) -> str:
     parts = []
     for n, h in enumerate(hits, start=1):
         label = " > ".join(p for p in (h.title, h.heading) if p)
-        parts.append(f"[C{n}] {label}\n{h.text.strip()}")
+        parts.append(f"{marker(n)} {label}\n{h.text.strip()}")
     return "\n\n".join(parts)
 
 

@@ -40,7 +40,7 @@ from adapters.slack.rendering import (
 )
 from adapters.slack.thread_answers import answer_metadata, answered_before, thread_question
 from adapters.slack.threads import AnsweredThreads, person_reply, thread_reply, top_level
-from core.catalogue import say
+from core.catalogue import say, say_each
 from core.messages import ChatPolicy, ConversationKey, ExpertReply, Incoming, message_uid
 from core.ports import Backend
 from core.render import refusal_in
@@ -329,7 +329,7 @@ class Questions:
             try:
                 self.w.client.assistant_threads_setStatus(channel_id=channel, thread_ts=thread,
                                                           status=say("working_status", lang),
-                                                          loading_messages=say("working_steps", lang).split("|"))
+                                                          loading_messages=say_each("working_steps", lang))
                 return "status"
             except SlackApiError as exc:
                 error = str(exc.response.get("error") or "")

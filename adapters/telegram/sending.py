@@ -15,7 +15,7 @@ from telegram.error import TelegramError
 
 from adapters.telegram.rendering import NO_PREVIEW, split_for_telegram
 from adapters.telegram.threads import ThreadLookup, topic_id
-from core.catalogue import say
+from core.catalogue import say_each
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class Replies:
         the step (Telegram's sendMessageDraft: searching, reading, checking each claim), nothing of
         the answer before it is checked; elsewhere, or where drafts are refused, "typing…". It is
         cosmetic, so failures are only logged (a refused draft once, then typing from then on)."""
-        steps = say("working_steps", lang).split("|")
+        steps = say_each("working_steps", lang)
         drafting = self.drafts and anchor.chat.type == ChatType.PRIVATE
 
         async def show(n: int) -> None:

@@ -3,7 +3,6 @@ way a chat message is asked, and the per-question rows and per-pass tallies."""
 
 from __future__ import annotations
 
-import re
 import sys
 import tempfile
 import time
@@ -19,10 +18,10 @@ import numpy as np
 from bot.app import App, build_app
 from bot.config import Config
 from core.messages import ConversationKey, Decision, Hit, Incoming
+from core.text.citations import rewrite
 from core.text.normalize import normalize_text
 
 Dump = Callable[[dict[str, Any]], None]
-_CITATION = re.compile(r"\[C\d+\]")
 
 
 class RecordingIndex:
@@ -83,7 +82,7 @@ def ask(app: App, suite: str, tag: str, i: int, text: str) -> Decision:
 
 def norm_answer(text: str) -> str:
     """Case- and whitespace-folded text without [C#] markers, for gold-answer containment."""
-    return normalize_text(_CITATION.sub(" ", text))
+    return normalize_text(rewrite(text, lambda m: " "))
 
 
 def contains_gold(reply: str, gold: Sequence[str]) -> bool:

@@ -25,11 +25,13 @@ from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from core.text.citations import PATTERN, cited, marker
+
 NOT_IN_CONTEXT = "NOT_IN_CONTEXT"
 CITE = "{cite}"  # cite the sentence before it with its best-overlapping context
 CITE_PREV = "{cite:prev}"  # cite the sentence before it like the sentence before that
 _PLACEHOLDER = re.compile(r"\{cite(?::prev|=[^{}\s]+)?\}")
-_CONTEXT_HEAD = re.compile(r"^\[C(\d+)\][^\n]*\n", re.MULTILINE)
+_CONTEXT_HEAD = re.compile(rf"^{PATTERN}[^\n]*\n", re.MULTILINE)
 _WORD = re.compile(r"\w+")
 # function words do not make a context the source of a sentence
 _FUNCTION_WORDS = frozenset({
@@ -77,7 +79,7 @@ def parse_contexts(content: str) -> dict[int, str]:
     out: dict[int, str] = {}
     for k, m in enumerate(heads):
         stop = heads[k + 1].start() if k + 1 < len(heads) else len(body)
-        out.setdefault(int(m.group(1)), body[m.end():stop].strip())
+        out.setdefault(cited(m.group(0))[0], body[m.end():stop].strip())
     return out
 
 
@@ -130,7 +132,7 @@ def resolve_citations(text: str, contexts: Mapping[int, str], sources: Mapping[s
             n = cite_source(said, token[6:-1], contexts, sources or {})
         if n is None:
             n = best_context(said, contexts)
-        out += [sentence, f"[C{n}]"]
+        out += [sentence, marker(n)]
         start, last = m.end(), n
     return "".join(out) + text[start:]
 

@@ -128,6 +128,7 @@ def chunk_texts(folder: Path, cfg: Any) -> list[str]:
 def verification_cost(passages: list[str], rounds: int = 300, claims: int = 5, judge: Any = None) -> dict[str, float]:
     """Time verify_answer on answers of `claims` cited claims drawn from real passages (one
     passage each), with the claim judge when one is given (as an LLM answer is verified)."""
+    from core.text.citations import marker
     from core.text.sentences import split_claims, split_sentences
 
     rng = random.Random(7)
@@ -137,7 +138,7 @@ def verification_cost(passages: list[str], rounds: int = 300, claims: int = 5, j
     while len(times) < rounds:
         ps = rng.sample(usable, claims)
         hits = [Hit(f"c{j}", f"d{j}", "", "", "", p, 0.8) for j, p in enumerate(ps)]
-        said = [f"{split_sentences(p)[rng.randrange(5)]} [C{j + 1}]" for j, p in enumerate(ps)]
+        said = [f"{split_sentences(p)[rng.randrange(5)]} {marker(j + 1)}" for j, p in enumerate(ps)]
         answer = " ".join(said)
         if len(split_claims(answer)) != claims:  # a quoted sentence that itself splits: draw again
             continue

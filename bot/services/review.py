@@ -8,7 +8,6 @@ refused before anything is read or changed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import TypeAdapter
@@ -19,6 +18,7 @@ from core.admin_replies import Action, Button, Reply, Section
 from core.catalogue import say
 from core.messages import NOT_SET_UP, ClaimRecord, ConversationKey, Decision, Recorded, Source, Suggestion
 from core.ports import Delivery
+from core.text.citations import strip_markers
 from core.text.normalize import normalize_text
 from storage.ingestion.ingest import IngestSummary
 from storage.records.reviews import EXPERT, QueueEntry, ReviewQueue
@@ -27,7 +27,6 @@ SOURCES = TypeAdapter(list[Source])  # a stored record's sources and claims, rea
 CLAIMS = TypeAdapter(list[ClaimRecord])
 
 ADMIN_LANG = "en"  # admins read the queue in one language; users get theirs
-_CITATION = re.compile(r"\s*\[C\d+\]")
 STATUS_OF = {Action.APPROVE: "approved", Action.EDIT: "edited", Action.REJECT: "rejected", Action.FAQ: "faq"}
 
 
@@ -39,7 +38,7 @@ def item_buttons(item_id: int, with_show: bool = False) -> tuple[Button, ...]:
 
 def without_citations(text: str) -> str:
     """An answer as an FAQ stores it: the [C#] markers belonged to the draft's context."""
-    return _CITATION.sub("", text).strip()
+    return strip_markers(text)
 
 
 def _sources(record: dict[str, object]) -> list[Source]:

@@ -29,6 +29,7 @@ from core.gate.verbatim import verbatim_faq, verbatim_section
 from core.generate.quotable import quotable
 from core.messages import Generation, Hit, HitKind
 from core.settings import CoreSettings, ExtractiveSettings, Mode, for_mode
+from core.text.citations import marker
 from core.text.lexicon import content_terms
 from core.text.sentences import split_sentences
 
@@ -141,7 +142,7 @@ class ExtractiveGenerator:
             faq = None  # asked as this section's heading is written, more closely than as the FAQ question
         if faq is not None:
             n, hit = faq
-            return Generation(text=f"{hit.faq_answer.strip()} [C{n}]", llm_called=False, faq=True)
+            return Generation(text=f"{hit.faq_answer.strip()} {marker(n)}", llm_called=False, faq=True)
         refused = self._unquotable(hits)
         if refused is not None:
             return refused
@@ -191,4 +192,4 @@ def _quote(chosen: Sequence[Candidate], in_section: bool = False) -> Generation:
     """The chosen sentences in source order, each with its [C#] citation: one section's in its own
     order (`in_section`: the places are the section's), else by chunk, then place in the chunk."""
     ordered = sorted(chosen, key=lambda r: (r[2], r[1]) if in_section else (r[1], r[2]))
-    return Generation(text=" ".join(f"{sent.rstrip()} [C{n}]" for _, n, _, sent in ordered), llm_called=False)
+    return Generation(text=" ".join(f"{sent.rstrip()} {marker(n)}" for _, n, _, sent in ordered), llm_called=False)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 
 from core.messages import PriorTurn
+from core.text.citations import rewrite
 from core.text.lexicon import content_terms
 
 ANSWER_WORDS = 30  # an earlier answer's first words: enough to name what it spoke of
@@ -24,13 +25,13 @@ HISTORY_WORDS = 150  # the most recent earlier words read (the model reads at mo
 QUESTION_WORDS = 40
 SEPARATOR = "|"  # between the earlier turns' parts: a word the selector never selects
 _WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*|[|]", re.UNICODE)
-_CITATION = re.compile(r"\[C?\d+\]")
 
 
 def word_list(text: str) -> list[str]:
     """The words of a text as the selector reads them (punctuation dropped, inner hyphens,
-    apostrophes and dots kept: "re-ingest", "don't", "gpt-4.1")."""
-    return _WORD.findall(_CITATION.sub(" ", text))
+    apostrophes and dots kept: "re-ingest", "don't", "gpt-4.1"); a citation, as written or as
+    users read it ("[C1]", "[1]"), is no word."""
+    return _WORD.findall(rewrite(text, lambda m: " ", shown=True))
 
 
 def history_words(prior: Sequence[PriorTurn]) -> list[str]:

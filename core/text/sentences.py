@@ -1,4 +1,5 @@
-"""Split text into sentences and answers into claims; parse [C#] citations."""
+"""Split text into sentences and answers into claims, each claim with the [C#] citations it
+carries (read by core/text/citations.py, as every other reader of a marker reads them)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from core.text.citations import PATTERN, cited, has_marker, strip_markers
 from core.text.lexicon import content_terms
 
-_CITATION = re.compile(r"\[\s*(C\s*\d+(?:\s*[,;]\s*C?\s*\d+)*)\s*\]", re.IGNORECASE)
-_CITATION_NUM = re.compile(r"\d+")
-_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}((?:\s*\[C\d+\])*)[.)])\s+")  # "1[C2]. " keeps its citation
+_BULLET = re.compile(rf"^\s*(?:[-*•·]|\d{{1,2}}((?:\s*{PATTERN})*)[.)])\s+")  # "1[C2]. " keeps its citation
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|st|no|jr|sr|inc|ltd|co|fig|approx)|\b[A-Z])\.$", re.IGNORECASE)
 _NO = re.compile(r"\bno\.$", re.IGNORECASE)  # "No. 5" is "number 5"; "No. Martin has published five" answers no
 _SENT_END = re.compile(r"(?<=[.!?؟。])[\"'”’)\]]*\s+")
@@ -23,7 +23,7 @@ _BEFORE_GLUE = re.compile(r"(?:(?<![\w.])\d+|[)\]\"”’]|[^\W\d_]+(?=[!?]))[.!
 # Text no sentence ends inside: inline code spans (`a.b`, ``x. y``) and URLs.
 _PROTECTED = re.compile(r"(`+)[^`\n].*?\1|(?<![\w@])(?:https?|ftp)://[^\s<>\"'`]+[^\s<>\"'`.,;:!?)\]]")
 _LEAD_IN = re.compile(
-    r"^(?:according to|based on|as stated in) (?:the )?(?:provided )?(?:context|sources?|documents?|passages?)(?: \[C\d+\])?[\s,:]+",
+    r"^(?:according to|based on|as stated in) (?:the )?(?:provided )?(?:context|sources?|documents?|passages?)[\s,:]+",
     re.IGNORECASE,
 )
 _BOILERPLATE = re.compile(
@@ -51,7 +51,7 @@ def _bulleted(line: str) -> str:
     end = _SENT_END.search(rest)
     cut = end.start() if end else len(rest)
     body = rest[:cut].rstrip()
-    if set(parse_citations(cites)) <= set(parse_citations(body)):
+    if set(cited(cites)) <= set(cited(body)):
         return rest
     stop = body[-1:] if body[-1:] in ".!?" else ""
     return f"{body[: len(body) - len(stop)]} {cites}{stop}{rest[cut:]}"
@@ -124,25 +124,13 @@ def _sentences(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parse_citations(text: str) -> list[int]:
-    """All citation numbers in order of appearance ([C1], [C1, C3], [C2][C4])."""
-    nums: list[int] = []
-    for m in _CITATION.finditer(text):
-        nums.extend(int(n) for n in _CITATION_NUM.findall(m.group(1)))
-    return nums
-
-
-def strip_citations(text: str) -> str:
-    return re.sub(r"\s+([.,;:!?])", r"\1", _CITATION.sub("", text)).strip()
-
-
 def is_boilerplate(text: str) -> bool:
     """Connective text with nothing to verify ("According to the sources:")."""
     stripped = text.strip().strip("*_#>").strip()
     return not content_terms(stripped) or bool(_BOILERPLATE.match(stripped))
 
 
-_CITED_THEN_CAPITAL = re.compile(r"(?<=\])\s+(?=[A-Z\"“`(])")
+_CITED_THEN_CAPITAL = re.compile(r"(?<=[\]】］])\s+(?=[A-Z\"“`(])")
 
 
 def _pieces(answer: str) -> list[str]:
@@ -152,7 +140,7 @@ def _pieces(answer: str) -> list[str]:
     for sentence in split_sentences(answer):
         start = 0
         for m in _CITED_THEN_CAPITAL.finditer(sentence):
-            if _CITATION.search(sentence[start : m.start()] + " ") and sentence[: m.start()].rstrip().endswith("]"):
+            if has_marker(sentence[start : m.start()]):
                 out.append(sentence[start : m.start()].strip())
                 start = m.end()
         out.append(sentence[start:].strip())
@@ -167,8 +155,8 @@ def split_claims(answer: str) -> list[Claim]:
     """
     claims: list[Claim] = []
     for sentence in _pieces(answer):
-        cites = tuple(parse_citations(sentence))
-        text = _LEAD_IN.sub("", strip_citations(sentence))
+        cites = tuple(cited(sentence))
+        text = _LEAD_IN.sub("", strip_markers(sentence))
         if not content_terms(text):
             if cites and claims:
                 last = claims[-1]
@@ -179,7 +167,7 @@ def split_claims(answer: str) -> list[Claim]:
         claims.append(Claim(text=text, raw=sentence, citations=cites))
     if not claims:
         # a bare "Yes." or "No [C1]." is still an answer: it is checked together with its question
-        bare = strip_citations(answer).strip()
+        bare = strip_markers(answer)
         if any(ch.isalnum() for ch in bare):
-            claims.append(Claim(text=bare, raw=answer.strip(), citations=tuple(parse_citations(answer))))
+            claims.append(Claim(text=bare, raw=answer.strip(), citations=tuple(cited(answer))))
     return claims

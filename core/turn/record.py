@@ -7,7 +7,6 @@ sources, latency, index version and config hash): users see part of it, `/why` a
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +18,7 @@ from core.messages import Decision, Generation, History, Hit, Incoming, Source, 
 from core.ports import ConversationState
 from core.retrieve.resolve import Resolution
 from core.settings import RefusalSettings
+from core.text.citations import cited
 from core.text.normalize import normalize_text
 from core.turn.conversation import State
 from core.turn.risk import Risk, Route, template_answer
@@ -55,9 +55,6 @@ class TurnContext:
         self.asked = self.asked or self.question
 
 
-_CITED = re.compile(r"\[C(\d+)\]")
-
-
 def _answer(ctx: TurnContext, refused: bool) -> str:
     """What the user reads: the generated wording, or for a medium-risk answer the evidence
     quoted verbatim."""
@@ -92,16 +89,16 @@ def _sources(ctx: TurnContext, answer: str, draft: bool = False) -> list[Source]
     the quoted chunks of a template answer; a held draft's every citation (an admin who approves
     it sends it whole, left-out claims included, each with its source line)."""
     v, g = ctx.verification, ctx.gate
-    cited: set[int] = set()
+    numbers: set[int] = set()
     if v and answer and (draft or ctx.route == Route.TEMPLATE):
-        cited.update(int(n) for n in _CITED.findall(answer))
+        numbers.update(cited(answer))
     elif v and answer:
         for c in v.claim_map:
             if c.supported or not v.removed_claims:  # a left-out claim's sources are not the answer's
-                cited.update(c.citations)
+                numbers.update(c.citations)
     kept = g.kept if g else []
     return [Source(n, h.doc_id, h.chunk_id, h.title, h.heading, h.source, h.url, h.similarity)
-            for n, h in enumerate(kept, start=1) if n in cited]
+            for n, h in enumerate(kept, start=1) if n in numbers]
 
 
 def _refusal_message(ctx: TurnContext, messages: dict[str, str]) -> str:

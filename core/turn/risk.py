@@ -23,6 +23,7 @@ from core.gate.similarity_gates import GateResult
 from core.messages import ClaimRecord, Generation, Hit, Verification
 from core.reasons import Route, Status
 from core.settings import ReviewSettings, VerifySettings
+from core.text.citations import marker
 from core.text.names import critical_tokens
 
 # how much each part counts; the score is the weighted mean over the parts a turn has. The claim
@@ -133,5 +134,5 @@ def template_answer(claims: Sequence[ClaimRecord], hits: Sequence[Hit], language
     if not quotes:
         return ""
     lines = [say("template_header", language)]
-    lines.extend(f"> “{q}” [C{n}]" for q, n in quotes)
+    lines.extend(f"> “{q}” {marker(n)}" for q, n in quotes)
     return "\n".join(lines)

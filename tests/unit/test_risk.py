@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from core.catalogue import catalogue, languages, say
+from core.catalogue import catalogue, languages, lists, say, say_each
 from core.gate.similarity_gates import GateResult
 from core.messages import ClaimRecord, Generation, Verification
 from core.settings import ReviewSettings, VerifySettings
@@ -83,6 +83,13 @@ def test_catalogues_have_the_same_keys_and_placeholders() -> None:
         for key, text in other.items():
             fields = {f for _, f, _, _ in string.Formatter().parse(text) if f}
             assert fields == {f for _, f, _, _ in string.Formatter().parse(en[key]) if f}, (lang, key)
+        assert {k: len(v) for k, v in lists(lang).items()} == {k: len(v) for k, v in lists("en").items()}, lang
+
+
+def test_a_catalogue_list_is_read_as_a_list_not_split_by_its_callers() -> None:
+    assert say_each("working_steps", "en")[0] == "Searching the knowledge base…" and len(say_each("working_steps")) == 3
+    assert say_each("working_steps", "de") == say_each("working_steps", "en")  # no German catalogue: English
+    assert "working_steps" not in catalogue("en") and all("|" not in step for step in say_each("working_steps", "fa"))
 
 
 def test_the_claim_judge_doubt_of_the_weakest_claim_is_a_part() -> None:

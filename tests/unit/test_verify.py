@@ -4,7 +4,8 @@ from dataclasses import replace
 
 from core import reasons
 from core.settings import VerifySettings
-from core.text.sentences import parse_citations, split_claims
+from core.text.citations import cited
+from core.text.sentences import split_claims
 from core.verify import critical_tokens, verify_answer
 from core.verify.evidence import support_passage
 from tests.unit.fakes import hit
@@ -17,7 +18,7 @@ HITS = [
 
 
 def test_citations_parsed_in_all_forms() -> None:
-    assert parse_citations("a [C1] b [C2, C3] c [C4][C5] d [c6]") == [1, 2, 3, 4, 5, 6]
+    assert cited("a [C1] b [C2, C3] c [C4][C5] d [c6]") == [1, 2, 3, 4, 5, 6]
 
 
 def test_boilerplate_and_lone_citations() -> None:

@@ -1,13 +1,16 @@
 """Read configuration once: config.toml (optional), then `GROUNDBOT_<TABLE>__<KEY>` environment
-variables over it, the secrets the `*_env` settings name, and CLI overrides.
+variables over it, the secrets the `*_env` settings name, and the command line's overrides over both.
 
 `Config` is the one schema, a pydantic-settings model: each of its fields is a table of
 config.toml with the same name, each table a settings dataclass whose fields are its keys, with
 their only defaults and their descriptions (the docstring under each field; docs/configuration.md's
 reference of every key is generated from them by bot/config_reference.py). A new setting is one
-field on a table's dataclass, in bot/settings.py or core/settings.py. `Config.read` builds pydantic-settings'
-own sources for one file and one environment (the environment's wins, key by key); `Config()` alone
-is the built-in defaults. This is the only module that reads os.environ, and it never writes it.
+field on a table's dataclass, in bot/settings.py or core/settings.py. `Config.read` reads one file
+with pydantic-settings' TOML source and one environment with `Environment` (a settings source of
+the library's public kind), lays the environment's keys over the file's and the overrides over
+both, key by key, and validates the result; `Config()` alone is the built-in defaults. Only the
+library's public names are used, so any release in pyproject.toml's range reads the same settings.
+This is the only module that reads os.environ, and it never writes it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
+import types
 import typing
 from collections.abc import Mapping
 from dataclasses import fields, replace
@@ -32,15 +36,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.fields import FieldInfo
-from pydantic_settings import (
-    BaseSettings,
-    EnvSettingsSource,
-    InitSettingsSource,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
-from pydantic_settings.sources.utils import parse_env_vars
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from bot.config_errors import ConfigError, explain, unknown_table
 from bot.scopes import ScopeMap, ScopeSettings, ScopingSettings, check_scopes, parse_scopes
@@ -135,43 +131,42 @@ class Config(BaseSettings):
                                    file_secret_settings: PydanticBaseSettingsSource,
                                    ) -> tuple[PydanticBaseSettingsSource, ...]:
         """`Config()` is the built-in defaults (for tests and benchmarks, whatever the shell holds):
-        `Config.read` builds the sources of one file and one environment."""
+        `Config.read` reads one file and one environment."""
         return (init_settings,)
 
     @classmethod
-    def read(cls, file: Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    def read(cls, file: Path | None = None, environ: Mapping[str, str] | None = None,
+             overrides: Mapping[str, Mapping[str, Any]] | None = None) -> Config:
         """The settings of config.toml `file` (None: the built-in defaults) with the
-        `GROUNDBOT_<TABLE>__<KEY>` variables of `environ` over it, the secrets its `*_env`
-        settings name, read from `environ` too; the first mistake is a ConfigError naming the
-        file or the variable."""
+        `GROUNDBOT_<TABLE>__<KEY>` variables of `environ` over it and `overrides` (table -> key ->
+        value, the command line's) over both; the secrets its `*_env` settings name, read from
+        `environ` too. The first mistake is a ConfigError naming the file or the variable."""
         env = dict(environ or {})
         for name in sorted(env):  # a variable naming no table would otherwise be ignored unseen
             if name.upper().startswith(ENV_PREFIX) and "__" in name:
                 table = name[len(ENV_PREFIX):].lower().partition("__")[0]
                 if table not in cls.TABLES:
                     raise unknown_table(table, cls.TABLES, f"environment variable {name}")
-        environment = Environment(cls, env)
         try:
-            config_file = TomlConfigSettingsSource(cls, toml_file=file) if file is not None else None
+            from_file = TomlConfigSettingsSource(cls, toml_file=file)() if file is not None else {}
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{file}: not valid TOML: {exc}") from exc
-        overridden = environment()
-        name = str(file or "defaults") + (f" with {ENV_PREFIX}*__* environment overrides" if overridden else "")
-        sources = (environment, config_file) if config_file is not None else (environment,)
-        cfg = cls.validated(name, sources, overridden)
+        from_environment = Environment(cls, env)()
+        name = str(file or "defaults") + (f" with {ENV_PREFIX}*__* environment overrides" if from_environment else "")
+        cfg = cls.validated(name, _over(_over(from_file, from_environment), overrides or {}), from_environment)
         cfg = cfg.with_secrets({n: env[n] for n in cfg.env_names() if env.get(n)})
         cfg._source_path = str(file or "")
         return cfg
 
     @classmethod
-    def validated(cls, name: str, sources: tuple[PydanticBaseSettingsSource, ...],
-                  from_environment: Mapping[str, Any] | None = None) -> Config:
-        """The settings these sources give (the first wins, key by key), checked; a mistake is said
-        for an operator (bot/config_errors.py), naming `name` or the variable that set the value."""
+    def validated(cls, name: str, data: Mapping[str, Any], from_environment: Mapping[str, Any] | None = None) -> Config:
+        """The settings `data` gives (table -> key -> value), checked; a mistake is said for an
+        operator (bot/config_errors.py), naming `name` or the variable that set the value."""
+        for table in data:  # pydantic passes over a name with a leading underscore unseen
+            if table not in cls.TABLES:
+                raise unknown_table(table, cls.TABLES, name)
         try:
-            # BaseSettings' own argument for sources built by the caller (the mypy plugin's
-            # signature lists the fields alone)
-            return cls(_build_sources=(sources, {}))  # type: ignore[call-arg]
+            return cls.model_validate(data)
         except ValidationError as exc:
             raise explain(exc, name, table_hints, cls.TABLES, from_environment or {}, ENV_PREFIX) from None
 
@@ -327,31 +322,96 @@ def _is_table(value: Any) -> bool:
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
-class Environment(EnvSettingsSource):
-    """pydantic-settings' environment source over a given mapping (the process's, or a test's),
-    whose lists and tables are read as TOML values, as config.toml writes them (`[123, 456]`,
-    `['a', 'b']`); a value that is not one is left as text for the validator to refuse."""
+class Environment(PydanticBaseSettingsSource):
+    """The `GROUNDBOT_<TABLE>__<KEY>` variables of one mapping (the process's, or a test's) as
+    tables, their names read whatever their case; `GROUNDBOT_<TABLE>` alone holds a whole table.
+    A list or a table is read as a TOML value, as config.toml writes it (`[123, 456]`,
+    `['a', 'b']`); a value that is not one, and every other value, is left as text for the
+    validator to read or refuse.
+
+    Why not the library's EnvSettingsSource: it reads os.environ only, and it finds the keys of
+    pydantic models, not those of groundbot's dataclass tables."""
 
     def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = environ
         super().__init__(settings_cls)
+        # the schema's own prefix and delimiter (its model_config), names compared in lower case
+        self.prefix = str(self.config.get("env_prefix") or "").lower()
+        self.delimiter = str(self.config.get("env_nested_delimiter") or "__")
+        self.variables = {name.lower(): value for name, value in environ.items() if name.lower().startswith(self.prefix)}
 
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return parse_env_vars(self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str)
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        """The table `field_name` as the variables set it: the whole table's variable first, each
+        key's over it (a key of a key, as `GROUNDBOT_REFUSAL__MESSAGES__EN`, as deep as it goes)."""
+        own = self.prefix + field_name.lower()
+        whole: Any = None
+        keys: dict[str, Any] = {}
+        for name, text in sorted(self.variables.items(), key=lambda item: item[0].count(self.delimiter)):  # deeper over
+            if name == own:
+                whole = _read_value(field.annotation, text)
+            elif name.startswith(own + self.delimiter):
+                path = name[len(own) + len(self.delimiter):].split(self.delimiter)
+                _put(keys, path, _read_value(_key_type(field.annotation, path), text))
+        value = _over(whole, keys) if isinstance(whole, dict) else whole if whole is not None else keys or None
+        return value, field_name, isinstance(value, dict)
 
-    def next_field(self, field: FieldInfo | Any | None, key: str, case_sensitive: bool | None = None) -> FieldInfo | None:
-        """A key of a table: the library finds those of models, and groundbot's tables are dataclasses."""
-        annotation = field.annotation if isinstance(field, FieldInfo) else field
-        if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
-            hint = typing.get_type_hints(annotation, include_extras=True).get(key if case_sensitive else key.lower())
-            return FieldInfo.from_annotation(hint) if hint is not None else None
-        return super().next_field(field, key, case_sensitive)
+    def __call__(self) -> dict[str, Any]:
+        found = ((name, self.get_field_value(field, name)[0]) for name, field in self.settings_cls.model_fields.items())
+        return {name: value for name, value in found if value is not None}
 
-    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
-        try:
-            return tomllib.loads(f"v = {value}")["v"]
-        except tomllib.TOMLDecodeError:
-            return value
+
+def _bare(hint: Any) -> Any:
+    """`hint` without Annotated's extras and without None (an optional setting's type)."""
+    while typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _bare(args[0]) if len(args) == 1 else hint
+    return hint
+
+
+def _key_type(hint: Any, path: list[str]) -> Any:
+    """The type of the key `path` names inside a table of type `hint` (None: no such key)."""
+    for key in path:
+        hint = _bare(hint)
+        if typing.get_origin(hint) is dict:  # a table of free keys: every key has the values' type
+            hint = typing.get_args(hint)[1]
+        elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            hint = typing.get_type_hints(hint, include_extras=True).get(key)
+        else:
+            return None
+    return hint
+
+
+def _read_value(hint: Any, text: str) -> Any:
+    """A variable's text as the value of a setting of type `hint`: a list or a table as a TOML
+    value, else the text as it is (pydantic reads numbers and true/false from text)."""
+    hint = _bare(hint)
+    args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    if not any(typing.get_origin(a) in (list, tuple, set, frozenset, dict) or dataclasses.is_dataclass(a)
+               for a in map(_bare, args)):
+        return text
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _put(tables: dict[str, Any], path: list[str], value: Any) -> None:
+    """Set `value` at `path` in nested tables, making the tables on the way."""
+    for key in path[:-1]:
+        tables = tables.setdefault(key, {})
+        if not isinstance(tables, dict):  # a key holding text cannot take another key
+            return
+    tables[path[-1]] = value
+
+
+def _over(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `top` laid over it key by key: a table in both is merged, anything else replaced."""
+    merged = dict(base)
+    for key, value in top.items():
+        below = merged.get(key)
+        merged[key] = _over(below, value) if isinstance(value, Mapping) and isinstance(below, Mapping) else value
+    return merged
 
 
 def _check_serve_scopes(serve: ServeSettings, scopes: tuple[ScopeSettings, ...]) -> None:
@@ -394,7 +454,7 @@ def _explicit_thresholds(data: Mapping[str, Any]) -> dict[str, dict[str, float]]
 
 def from_toml(data: Mapping[str, Any], source: str = "config.toml") -> Config:
     """Config from parsed config.toml tables (missing keys keep their defaults); errors name `source`."""
-    return Config.validated(source, (InitSettingsSource(Config, dict(data)),))
+    return Config.validated(source, data)
 
 
 def load_config(path: str | Path | None = None, *, data_dir: str | Path | None = None,
@@ -404,5 +464,5 @@ def load_config(path: str | Path | None = None, *, data_dir: str | Path | None =
     chosen: Path | None = Path(path) if path else (Path("config.toml") if Path("config.toml").is_file() else None)
     if chosen is not None and not chosen.is_file():
         raise FileNotFoundError(f"config file not found: {chosen}")
-    cfg = Config.read(chosen, os.environ if environ is None else environ)
-    return cfg if data_dir is None else cfg.changed(paths__data_dir=Path(data_dir))
+    overrides = {"paths": {"data_dir": Path(data_dir)}} if data_dir is not None else {}
+    return Config.read(chosen, os.environ if environ is None else environ, overrides)

@@ -1,7 +1,8 @@
 """What a tool call returns: a turn's decision, or the passages of a search, as the text a model
-reads and as structured content a program reads (the tools' output schemas, adapters/mcp/tools.py),
-that structured content also given as JSON text for clients that read text blocks only (the MCP
-specification's SHOULD for structured results).
+reads and as structured content a program reads, built with the tools' result models
+(adapters/mcp/tools.py, from which their output schemas are generated), that structured content
+also given as JSON text for clients that read text blocks only (the MCP specification's SHOULD for
+structured results).
 
 A refusal is a result like an answer (reason code, explanation, suggestions), never a tool error.
 A call nothing could be asked for (arguments that do not fit the tool, a caller no scope serves) is
@@ -17,7 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import mcp.types as types
+from pydantic import BaseModel
 
+from adapters.mcp.tools import Answer, Citation, Passage, Passages
 from core.catalogue import say
 from core.messages import Decision, Hit, Source
 from core.reasons import INPUT_REJECTED
@@ -37,29 +40,30 @@ def where(item: Hit | Source) -> str:
     return item.url or item.doc_id
 
 
-def _scoped(content: dict[str, Any], scope: str | None) -> dict[str, Any]:
-    """`scope` is given when a scope was read; without scopes the field is left out (not null: a
-    schema without null types reads the same on every model provider)."""
-    return {**content, "scope": scope} if scope is not None else content
+def _content(result: BaseModel) -> dict[str, Any]:
+    """A result model as structured content: a field with no value (the scope, without scopes) is
+    left out, not null: a schema without null types reads the same on every model provider."""
+    return result.model_dump(mode="json", exclude_none=True)
 
 
 def decision_content(decision: Decision, conversation: str) -> dict[str, Any]:
     """The structured content of `ask`: the verified answer and its citations, or the refusal.
     A held answer is a refusal (NEEDS_REVIEW) until a person approves it: its draft is not shown."""
     answered = not decision.refused
-    return _scoped({
-        "answered": answered,
-        "answer": display_answer(decision.answer) if answered else "",
-        "citations": [{"number": s.number, "title": s.title, "heading": s.heading, "url": s.url, "source": where(s)}
-                      for s in decision.sources] if answered else [],
-        "warning": say("warn_note", decision.language) if answered and decision.warned else "",
-        "reason": decision.refusal_reason,
-        "explanation": decision.explanation if decision.refused else "",
-        "message": decision.refusal_message,
-        "suggestions": [s.text for s in decision.suggestions] if decision.refused else [],
-        "conversation": conversation,
-        "turn": decision.turn_uid,
-    }, decision.scope)
+    return _content(Answer(
+        answered=answered,
+        answer=display_answer(decision.answer) if answered else "",
+        citations=[Citation(number=s.number, title=s.title, heading=s.heading, url=s.url, source=where(s))
+                   for s in decision.sources] if answered else [],
+        warning=say("warn_note", decision.language) if answered and decision.warned else "",
+        reason=decision.refusal_reason,
+        explanation=decision.explanation if decision.refused else "",
+        message=decision.refusal_message,
+        suggestions=[s.text for s in decision.suggestions] if decision.refused else [],
+        scope=decision.scope,
+        conversation=conversation,
+        turn=decision.turn_uid,
+    ))
 
 
 def ask_result(decision: Decision, conversation: str) -> types.CallToolResult:
@@ -71,16 +75,15 @@ def ask_result(decision: Decision, conversation: str) -> types.CallToolResult:
 
 def search_result(query: str, scope: str | None, hits: Sequence[Hit]) -> types.CallToolResult:
     """The passages, best first, each with where it comes from and its similarity to the query."""
-    passages: list[dict[str, Any]] = []
+    passages: list[Passage] = []
     blocks = []
     for n, h in enumerate(hits, start=1):
         source, score = where(h), round(float(h.similarity), 4)
-        passages.append({"text": h.text, "title": h.title, "heading": h.heading, "url": h.url, "source": source,
-                         "score": score})
+        passages.append(Passage(text=h.text, title=h.title, heading=h.heading, url=h.url, source=source, score=score))
         label = " › ".join(part for part in (h.title, h.heading) if part) or source
         blocks.append(f"[{n}] {label} ({source}, score {score})\n{h.text}")
     text = "\n\n".join(blocks) if blocks else "No passage of the knowledge base was found for this query."
-    content = _scoped({"query": query, "passages": passages}, scope)
+    content = _content(Passages(query=query, scope=scope, passages=passages))
     return types.CallToolResult(content=_blocks(text, content), structured_content=content, is_error=False)
 
 

@@ -24,9 +24,10 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from adapters.mcp.contract import BadArguments
 from adapters.mcp.protocol import ExplainNotInitialized, answer_unreadable
 from adapters.mcp.results import ask_result, bad_arguments, refused_call, search_result
-from adapters.mcp.tools import ASK, INPUTS, SEARCH, TOOLS, AskArgs, BadArguments, SearchArgs, ask_args, search_args
+from adapters.mcp.tools import ASK, CONTRACTS, INPUTS, SEARCH, TOOLS, AskArgs, SearchArgs
 from core.catalogue import explain
 from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
 from core.reasons import CHAT_NOT_SET_UP, INPUT_REJECTED
@@ -85,12 +86,13 @@ def build_server(knowledge: Callable[[], Knowledge | None], asker: Callable[[Any
         return types.ListToolsResult(tools=TOOLS)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        if params.name not in INPUTS:  # a protocol error, as the specification has it for an unknown tool
+        contract = CONTRACTS.get(params.name)
+        if contract is None:  # a protocol error, as the specification has it for an unknown tool
             shown = params.name if len(params.name) <= 64 else params.name[:64] + "…"
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool {shown!r}; groundbot's tools are ask and search")
-        caller, arguments = asker(ctx.request), params.arguments or {}
-        try:  # checked before anything is loaded or asked
-            args = ask_args(arguments) if params.name == ASK else search_args(arguments)
+        caller = asker(ctx.request)
+        try:  # checked against the tool's contract before anything is loaded or asked
+            args: AskArgs | SearchArgs = contract.parse(params.arguments or {})
         except BadArguments as exc:
             log.info("mcp %s refused: bad arguments", params.name, extra={"tool": params.name, "who": caller.user,
                                                                          "reason": INPUT_REJECTED})

@@ -209,3 +209,37 @@ def test_environment_lists_are_toml_values(tmp_path: Path) -> None:
     assert cfg.paths.kb_paths == ("kb", "faq") and cfg.serve.trusted_proxies == ("10.0.0.2",)
     with pytest.raises(ValueError, match=re.escape("GROUNDBOT_PATHS__KB_PATHS: [paths] kb_paths = '[kb': expected a list")):
         load_config(ROOT / "config.toml", environ={"GROUNDBOT_PATHS__KB_PATHS": "[kb"})
+
+
+def test_the_command_line_is_laid_over_the_environment_and_the_file(tmp_path: Path) -> None:
+    """`--data-dir` wins over GROUNDBOT_PATHS__DATA_DIR, which wins over config.toml; the rest of
+    the table is kept, and a whole table in one variable takes its keys' variables over it."""
+    good = tmp_path / "c.toml"
+    good.write_text('[paths]\ndata_dir = "from-file"\nkb_paths = ["kb"]\n')
+    env = {"GROUNDBOT_PATHS__DATA_DIR": "from-env"}
+    assert load_config(good, environ=env).paths.data_dir == Path("from-env")
+    cfg = load_config(good, environ=env, data_dir=tmp_path / "cli")
+    assert cfg.paths.data_dir == tmp_path / "cli" and cfg.paths.kb_paths == ("kb",)
+    whole = {"GROUNDBOT_REFUSAL": '{messages = {en = "No."}}', "groundbot_refusal__messages__fa": "نه."}
+    messages = load_config(good, environ=whole).refusal.messages
+    assert (messages["en"], messages["fa"]) == ("No.", "نه.")
+
+
+def test_config_reads_through_the_public_names_of_pydantic_settings_only() -> None:
+    """bot/ imports pydantic-settings' exported names alone, and overrides no underscored part of
+    its classes, so any 2.x release in pyproject.toml's range reads the same settings."""
+    import ast
+
+    import pydantic_settings
+
+    from bot.config import Environment
+
+    for path in sorted((ROOT / "bot").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pydantic_settings"):
+                assert node.module == "pydantic_settings", (path, node.module)
+                assert all(a.name in pydantic_settings.__all__ for a in node.names), (path, [a.name for a in node.names])
+    for cls, base in ((Config, pydantic_settings.BaseSettings), (Environment, pydantic_settings.EnvSettingsSource)):
+        overridden = [n for n, v in vars(cls).items() if n.startswith("_") and not n.startswith("__")
+                      and (callable(v) or isinstance(v, classmethod | staticmethod)) and hasattr(base, n)]
+        assert overridden == [], (cls.__name__, overridden)

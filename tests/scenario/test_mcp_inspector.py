@@ -23,7 +23,9 @@ __all__ = ["inspector", "served"]  # fixtures, reused
 pytestmark = pytest.mark.processes  # starts groundbot serve, groundbot mcp and Node
 
 ROOT = Path(__file__).resolve().parents[2]
-STDIO_LIST_S = 3.0  # an editor's client waits 15 s or less for the tool list
+# an editor's client gives up after about 15 s; no model loads before the list (asserted below), so on an
+# idle machine it takes 1-2 s: the bound is the client's, not a speed target, so a loaded CI machine passes
+STDIO_LIST_S = 15.0
 
 
 def no_server_path(run: Run, root: Path) -> None:

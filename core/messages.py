@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_serializer
 from pydantic.dataclasses import dataclass as record
 
-from core.reasons import Route, State, Status
+from core.reasons import Reason, Route, State, Status
 
 # Incoming.scope of a chat that no knowledge scope serves (and no default scope): refused unread
 NOT_SET_UP = "-"
@@ -243,8 +243,8 @@ class ClaimRecord:
 class Verification:
     """The verifier's verdict on one answer."""
 
-    status: str  # PASS | WARN | REFUSE
-    reasons: list[str] = field(default_factory=list)
+    status: Status
+    reasons: list[Reason] = field(default_factory=list)
     uncovered_claims: list[str] = field(default_factory=list)
     citation_density: float = 0.0
     supported_claims: int = 0

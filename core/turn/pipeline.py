@@ -39,7 +39,7 @@ from core.retrieve.search import Searched, resolve_turn, search, start_searches
 from core.settings import CoreSettings, GateSettings, for_mode
 from core.text.language import language_of, prefer_language
 from core.text.normalize import clean_input
-from core.turn.conversation import State, Trigger, Turn
+from core.turn.conversation import TURN, State, Trigger, Turn
 from core.turn.intake import vet
 from core.turn.record import TurnContext, build_decision, scope_decision
 from core.turn.risk import Route, assess, route
@@ -78,13 +78,11 @@ class Pipeline:
         self.known_words = KnownWords(index)  # core/gate/mentions.py: the index's words, looked up once per version
         self.store = store
         self.clock = clock
-        # the stage each working state runs (its latency key, the stage); resting states run none
-        self.stages: dict[str, tuple[str, Stage]] = {
-            State.RETRIEVING: ("retrieve", self._retrieve),
-            State.GATING: ("gate", self._gate),
-            State.GENERATING: ("generate", self._generate),
-            State.VERIFYING: ("verify", self._verify),
-        }
+        # the stage each working state runs (its latency key, the stage), in the order TURN writes
+        # down (core/turn/conversation.py); resting states run none
+        by_name: dict[str, Stage] = {"retrieve": self._retrieve, "gate": self._gate, "generate": self._generate,
+                                     "verify": self._verify}
+        self.stages: dict[str, tuple[str, Stage]] = {step.state: (step.stage, by_name[step.stage]) for step in TURN}
         # the questions a refusal offers, each checked to be answered by running these stages
         self.offers = SuggestionOffers(settings, models.embedder, index, models.generator.mode, self.config_hash,
                                        self.stages, clock)

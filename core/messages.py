@@ -12,7 +12,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_serializer
 from pydantic.dataclasses import dataclass as record
@@ -218,7 +218,7 @@ class Generation:
     confidence: float | None = None  # generation confidence from logprobs, if any
     error: str = ""  # set when the generator failed (LLM down, timeout)
     faq: bool = False
-    reason: str = ""  # when text is empty: the reason code the generator gives for not answering
+    reason: Reason | None = None  # when text is empty: the reason code the generator gives for not answering
     detail: str = ""  # and what `/why` says of it (numbers, thresholds); the asker reads the reason's own text
 
 
@@ -317,12 +317,12 @@ class Decision(BaseModel):
     retrieval_query: str
     answer: str
     refused: bool
-    refusal_reason: str
+    refusal_reason: Reason | Literal[""]
     refusal_message: str
     explanation: str
     status: Status
     state: State
-    reasons: list[str]
+    reasons: list[Reason]
     checks_passed: list[str]
     checks_failed: list[str]
     scores: dict[str, float | int | None]

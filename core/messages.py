@@ -12,12 +12,12 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_serializer
 from pydantic.dataclasses import dataclass as record
 
-from core.reasons import Route, State, Status
+from core.reasons import Reason, Route, State, Status
 
 # Incoming.scope of a chat that no knowledge scope serves (and no default scope): refused unread
 NOT_SET_UP = "-"
@@ -218,7 +218,7 @@ class Generation:
     confidence: float | None = None  # generation confidence from logprobs, if any
     error: str = ""  # set when the generator failed (LLM down, timeout)
     faq: bool = False
-    reason: str = ""  # when text is empty: the reason code the generator gives for not answering
+    reason: Reason | None = None  # when text is empty: the reason code the generator gives for not answering
     detail: str = ""  # and what `/why` says of it (numbers, thresholds); the asker reads the reason's own text
 
 
@@ -243,8 +243,8 @@ class ClaimRecord:
 class Verification:
     """The verifier's verdict on one answer."""
 
-    status: str  # PASS | WARN | REFUSE
-    reasons: list[str] = field(default_factory=list)
+    status: Status
+    reasons: list[Reason] = field(default_factory=list)
     uncovered_claims: list[str] = field(default_factory=list)
     citation_density: float = 0.0
     supported_claims: int = 0
@@ -317,12 +317,12 @@ class Decision(BaseModel):
     retrieval_query: str
     answer: str
     refused: bool
-    refusal_reason: str
+    refusal_reason: Reason | Literal[""]
     refusal_message: str
     explanation: str
     status: Status
     state: State
-    reasons: list[str]
+    reasons: list[Reason]
     checks_passed: list[str]
     checks_failed: list[str]
     scores: dict[str, float | int | None]

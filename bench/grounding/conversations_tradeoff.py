@@ -52,7 +52,7 @@ from bot.app import App
 from bot.config import Config
 from core.messages import Decision, ReadingMethod
 from core.retrieve import resolve as resolve_mod
-from core.turn import pipeline as pipeline_mod
+from core.turn import retrieving as pipeline_mod
 
 NAME = "grounding-conversations-tradeoff"
 PARTIAL = ROOT / "bench" / ".work" / "conversations-tradeoff.jsonl"

@@ -51,7 +51,7 @@ def temp_app(config: Config, *, embedder: Any = None, prefix: str = "bench") -> 
     """A real App in a fresh temporary data dir (removed afterwards), with a RecordingIndex."""
     with tempfile.TemporaryDirectory(prefix=f"groundbot-{prefix}-") as tmp:
         app = build_app(config.changed(paths__data_dir=Path(tmp) / "data"), embedder=embedder)
-        app.pipeline.index = RecordingIndex(app.pipeline.index)  # type: ignore[assignment]
+        app.pipeline.retrieval.index = RecordingIndex(app.pipeline.retrieval.index)  # type: ignore[assignment]
         try:
             yield app
         finally:

@@ -29,11 +29,11 @@ from bench import ROOT
 from bench import datasets as ds
 from bench.grounding.clapnq import contains_text
 from bench.grounding.expertqa import LABELS, leaked, reached
-from core.gate.similarity_gates import GateResult
+from core.gate.chain import GateResult
 from core.messages import ConversationKey, Generation, Verification
 from core.ports import ClaimJudge
 from core.settings import CoreSettings
-from core.turn.pipeline import Pipeline
+from core.turn.answering import VerifyStage
 from core.turn.risk import Route, assess, route, template_answer
 from core.verify import verify_answer
 
@@ -65,19 +65,19 @@ class Outcome:
 
 @contextmanager
 def recording() -> Iterator[dict[str, tuple[GateResult, Generation, str]]]:
-    """Pipeline._verify patched to keep (gate, generation, language) by conversation key."""
+    """The verify stage patched to keep (gate, generation, language) by conversation key."""
     seen: dict[str, tuple[GateResult, Generation, str]] = {}
-    original = Pipeline._verify
+    original = VerifyStage.__call__
 
-    def _verify(self: Pipeline, ctx: Any) -> Any:
+    def _verify(self: VerifyStage, ctx: Any) -> Any:
         seen[ctx.msg.key.as_str()] = (ctx.gate, ctx.generation, ctx.language)
         return original(self, ctx)
 
-    Pipeline._verify = _verify  # type: ignore[method-assign]
+    VerifyStage.__call__ = _verify  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        Pipeline._verify = original  # type: ignore[method-assign]
+        VerifyStage.__call__ = original  # type: ignore[method-assign]
 
 
 def _labels(row: Any) -> dict[str, Any]:

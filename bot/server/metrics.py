@@ -82,7 +82,7 @@ class Metrics:
     def observe(self, decision: Decision) -> None:
         """Count one finished turn."""
         if decision.refused:
-            outcome, reason = "refused", decision.refusal_reason or "UNKNOWN"
+            outcome, reason = "refused", str(decision.refusal_reason or "UNKNOWN")
         else:
             outcome, reason = ("pending_review" if decision.held else "answered"), ""
         self.turns.labels(outcome, reason).inc()

@@ -46,7 +46,7 @@ def _sources(record: dict[str, object]) -> list[Source]:
 
 
 def user_decision(entry: QueueEntry, answer: str, refusal: str = "", suggestions: list[Suggestion] | None = None,
-                  *, reason: str = "") -> Decision:
+                  *, reason: reasons.Reason | None = None) -> Decision:
     """The decision the user receives: the reviewed answer, or the refusal with suggestions."""
     rec = entry.record
     lang = str(rec.get("language") or "en")
@@ -55,7 +55,7 @@ def user_decision(entry: QueueEntry, answer: str, refusal: str = "", suggestions
     return Decision(
         question=entry.question, normalized_question=normalize_text(entry.question),
         retrieval_query=str(rec.get("retrieval_query", "")), answer="" if refused else f"{header}\n\n{answer}",
-        refused=refused, refusal_reason=reason, refusal_message=refusal,
+        refused=refused, refusal_reason=reason or "", refusal_message=refusal,
         explanation=header if refused else "", status=reasons.Status.REFUSE if refused else reasons.Status.PASS,
         state=reasons.State.REFUSED if refused else reasons.State.REPLIED, reasons=[reason] if reason else [], checks_passed=[],
         checks_failed=[], scores={}, llm_called=False, sources=[] if refused else _sources(rec),

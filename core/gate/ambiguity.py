@@ -4,7 +4,9 @@
 page's; picking one is a guess. When the passage reader trusts different sections about as much, whose headings each hold every word of the question (the same question about
 different things), and each is told apart from the other by words the question does not use, the turn
 is refused with AMBIGUOUS_QUESTION and the readings are offered as suggestions (each a question the
-knowledge base answers as asked: the section's heading or FAQ question).
+knowledge base answers as asked: the section's heading or FAQ question). A later question about
+"this burger" when the conversation never named one is asked back the same way. Both are gates
+(`unnamed_thing`, `one_reading`; core/gate/gates.py runs them).
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from core import reasons
+from core.gate.chain import Verdict, refuse
+from core.gate.passage_reading import asked_verbatim, read_rest
+from core.gate.view import GateView
 from core.messages import Hit, HitKind
 from core.settings import RetrievalSettings
 from core.text.lexicon import content_terms
@@ -84,3 +90,32 @@ def named_readings(question: str, unnamed: str, hits: Sequence[Hit], limit: int)
         if len(out) >= limit:
             break
     return out
+
+
+def unnamed_thing(view: GateView) -> Verdict | None:
+    """The ask-back: a later question about "this burger" when the conversation never named one
+    has as many readings as there are burgers; it is asked back, offering the things the
+    sources name (read in retrieval's order: the reader has not read the chunks)."""
+    found = view.found
+    unnamed = found.unnamed
+    if not unnamed or not view.settings.retrieval.ask_back:
+        return None
+    asked = found.stated if unnamed in found.stated else view.asked  # the phrase as typed
+    offered = named_readings(asked, unnamed, view.retrieved.hits, view.settings.refusal.max_suggestions + 1)
+    return refuse(reasons.AMBIGUOUS_QUESTION, "unnamed_thing", readings=offered, phrase=unnamed)
+
+
+def one_reading(view: GateView) -> Verdict | None:
+    """A short question the sources answer in clearly different ways is asked back, offering
+    each reading; a follow-up or a question asked as a heading is read as meant."""
+    reading, reader, cfg, question = view.reading, view.reader, view.settings.retrieval, view.question
+    if reading is None or reader is None or view.resolution.follow_up:
+        return None
+    if asked_verbatim(question, view.hits, view.settings.extractive) or not is_short(question, cfg):
+        return None
+    every = read_rest(question, view.hits, reader, cfg.top_k)  # the readings, not the order
+    offered = [reading_question(h) for h in readings(question, every, reading.floor, cfg)]
+    if not offered:
+        return None
+    return refuse(reasons.AMBIGUOUS_QUESTION, detail=f"The sources answer {len(offered)} different readings of the question.",
+                  readings=offered)

@@ -4,19 +4,25 @@ first, and say whether any does.
 Retrieval ranks by similarity, which cannot tell a passage that answers from one that only talks
 about the question; the reader (a cross-encoder trained on real questions with same-topic
 passages that do not answer them) can. The gates and the generator then read the reranked order,
-and the similarity gates only keep out what is plainly off-topic (core/turn/pipeline.py).
+and the similarity gates only keep out what is plainly off-topic (core/gate/gates.py).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 
+from core import reasons
+from core.gate.chain import Scores, Verdict, refuse
 from core.gate.reader_view import reader_passage, reader_question
 from core.gate.verbatim import verbatim_faq, verbatim_section
-from core.messages import Hit, HitKind
+from core.messages import Hit, HitKind, ReadingMethod, Resolution
 from core.ports import PassageReader
 from core.settings import ExtractiveSettings, ReaderSettings
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,14 @@ class Reading:
     answered: bool  # some chunk answers (or the question is asked as an FAQ question or a heading)
     floor: float = 0.0  # the probability a chunk needed
     read: int = 0  # chunks read: 1 when the first settled the question
+
+    def scores(self) -> Scores:
+        return {"reader_best": round(self.best, 4), "reader_chunks_read": self.read}
+
+
+def answered_by_sources(reading: Reading) -> Verdict | None:
+    """The gate of the reader's verdict: no chunk it read answers the question."""
+    return None if reading.answered else refuse(reasons.NOT_ANSWERED_BY_SOURCES, "gate_not_answered")
 
 
 def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderSettings,
@@ -57,6 +71,29 @@ def read(question: str, hits: Sequence[Hit], reader: PassageReader, cfg: ReaderS
     return Reading(hits=ordered, best=float(best),
                    answered=best >= cfg.min_answer_probability or asked_verbatim(question, ordered, extractive, cfg.min_answer_probability),
                    floor=cfg.min_answer_probability, read=len(scored))
+
+
+def read_turn(resolution: Resolution, hits: list[Hit], reader: PassageReader, cfg: ReaderSettings,
+              extractive: ExtractiveSettings, pool: Executor) -> tuple[Reading | None, Resolution | None]:
+    """(the reader's verdict, and the reading of the question that stands when it is not the
+    turn's own); (None, None) when the reader fails (the similarity gates then decide alone).
+    The words picked may be a topic the question has left ("Where is the office?" after parental
+    leave): the reader also reads it as typed, at the same time (in `pool`; a reading's first
+    chunk is read alone, on one core), and the reading it finds better answered stands."""
+    r = resolution
+    try:
+        as_typed = pool.submit(read, r.asked, hits, reader, cfg, extractive) if r.method == ReadingMethod.TERMS else None
+        verdict = read(r.resolved, hits, reader, cfg, extractive)
+        if as_typed is None:
+            return verdict, None
+        typed = as_typed.result()
+        if (typed.answered, typed.best) <= (verdict.answered, verdict.best):
+            return verdict, None
+        return typed, replace(r, resolved=r.asked, follow_up=False, method=ReadingMethod.STANDALONE,
+                              why=f"better answered as typed than with {', '.join(r.terms)}")
+    except Exception:
+        log.exception("the passage reader failed; the similarity gates decide")
+        return None, None
 
 
 def read_rest(question: str, hits: Sequence[Hit], reader: PassageReader, limit: int) -> list[Hit]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.messages import Hit, PriorTurn, ReadingMethod, section_label
@@ -28,6 +28,20 @@ from core.text.language import language_of
 from core.text.lexicon import content_terms
 from core.text.normalize import normalize_text
 from core.text.sentences import split_sentences
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """What the retrieve stage found, as far as it got (an index that cannot be searched stops it
+    part way): the index version searched, the reading of the question, the query the gates read,
+    its vector and the hits."""
+
+    index_version: str = ""
+    resolution: Resolution | None = None
+    query: str = ""
+    vector: Any = None  # the query's embedding (numpy), which a refusal's suggestions are found near
+    hits: list[Hit] = field(default_factory=list)
+
 
 MAX_REWRITE_CHARS = 400  # a rewrite longer than this (or than 4x the question) is an answer, not a question
 

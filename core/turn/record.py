@@ -7,52 +7,16 @@ sources, latency, index version and config hash): users see part of it, `/why` a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import numpy as np
-
 from core import reasons
 from core.catalogue import explain, say
-from core.gate.similarity_gates import GateResult
-from core.messages import Decision, Generation, History, Hit, Incoming, Source, Suggestion, Verification
-from core.ports import ConversationState
-from core.retrieve.resolve import Resolution
+from core.messages import Decision, Source, Suggestion
 from core.settings import RefusalSettings
 from core.text.citations import cited
 from core.text.normalize import normalize_text
+from core.turn.context import TurnContext
 from core.turn.conversation import State
-from core.turn.risk import Risk, Route, template_answer
+from core.turn.risk import Route, template_answer
 from core.turn.turnlog import current_turn_uid
-
-
-@dataclass
-class TurnContext:
-    """Everything a turn has learned so far; stages add to it."""
-
-    msg: Incoming
-    question: str  # the question every stage reads: as asked, or as a follow-up was resolved
-    language: str
-    asked: str = ""  # the question as asked
-    resolution: Resolution | None = None
-    readings: list[str] = field(default_factory=list)  # the questions offered back for a question with several readings
-    conversation: ConversationState | None = None
-    retrieval_query: str = ""
-    query_vector: np.ndarray | None = None
-    hits: list[Hit] = field(default_factory=list)
-    gate: GateResult | None = None
-    generation: Generation | None = None
-    verification: Verification | None = None
-    reason: str = ""
-    explanation: str = ""  # what the asker reads, in their language ("" = the reason code's own)
-    detail: str = ""  # what `/why` and the record add: numbers, thresholds, an error's class
-    latency: dict[str, float] = field(default_factory=dict)
-    index_version: str = ""
-    history: History = History.NOT_KNOWN
-    risk: Risk | None = None
-    route: Route = Route.REFUSE
-
-    def __post_init__(self) -> None:
-        self.asked = self.asked or self.question
 
 
 def _answer(ctx: TurnContext, refused: bool) -> str:
@@ -129,7 +93,7 @@ def build_decision(ctx: TurnContext, state: State, status: reasons.Status, sugge
     held = state == State.PENDING_REVIEW
     refused = state in (State.REFUSED, State.AWAITING_REFINEMENT, State.PENDING_REVIEW)
     v, g, gen = ctx.verification, ctx.gate, ctx.generation
-    all_reasons: list[str] = [ctx.reason] if ctx.reason else []
+    all_reasons: list[reasons.Reason] = [ctx.reason] if ctx.reason else []
     if v:
         all_reasons.extend(r for r in v.reasons if r not in all_reasons)
     messages = refusal.review_messages if held else refusal.messages
@@ -140,7 +104,7 @@ def build_decision(ctx: TurnContext, state: State, status: reasons.Status, sugge
         retrieval_query=ctx.retrieval_query,
         answer=answer,
         refused=refused,
-        refusal_reason=ctx.reason if refused else "",
+        refusal_reason=ctx.reason if refused and ctx.reason else "",
         refusal_message=_refusal_message(ctx, messages) if refused else "",
         explanation=ctx.explanation or (explain(ctx.reason, ctx.language) if refused and ctx.reason else ""),
         status=reasons.Status.REFUSE if refused and not held else status,

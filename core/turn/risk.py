@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.catalogue import say
-from core.gate.similarity_gates import GateResult
+from core.gate.chain import GateResult
 from core.messages import ClaimRecord, Generation, Hit, Verification
 from core.reasons import Route, Status
 from core.settings import ReviewSettings, VerifySettings

@@ -1,12 +1,11 @@
 """The questions a refusal offers: only ones the knowledge base answers now, decided once per
 index version and configuration (stored with the index, read by every process) or by running a
-suggestion's stages once without recording anything. The Pipeline holds one and hands it its
-stages; both run them through `core/turn/stages.py`'s `run_stages`."""
+suggestion's stages once without recording anything. It runs the same stages a turn runs
+(core/turn/stages.py: `Stages`), which know nothing of the pipeline or of it."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from core import reasons
 from core.messages import NOT_SET_UP, ConversationKey, Incoming
@@ -14,10 +13,10 @@ from core.ports import ChunkIndex, Embedder
 from core.settings import CoreSettings, Mode
 from core.text.language import language_of, prefer_language
 from core.text.normalize import clean_input, normalize_text
+from core.turn.context import TurnContext
 from core.turn.conversation import State, Trigger, Turn
 from core.turn.nearest_suggestions import candidate_pool, suggest
-from core.turn.record import TurnContext
-from core.turn.stages import Stages, run_stages
+from core.turn.stages import Stages
 from core.turn.suggestion_verdicts import Verdicts
 
 log = logging.getLogger(__name__)
@@ -27,14 +26,13 @@ class SuggestionOffers:
     """Suggestions for a refusal, each checked to be answered."""
 
     def __init__(self, settings: CoreSettings, embedder: Embedder, index: ChunkIndex, mode: Mode, config_hash: str,
-                 stages: Stages, clock: Callable[[], float]) -> None:
+                 stages: Stages) -> None:
         self.settings = settings
         self.embedder = embedder
         self.index = index
         self.mode = mode  # the generator's: with a language model, passing the gates must do
         self.config_hash = config_hash
         self.stages = stages
-        self.clock = clock
         self._verdicts = Verdicts()  # suggestion -> answered now, per knowledge scope and index version
         self._dry_runs = 0  # suggestions decided by running their stages (not read from the index)
 
@@ -42,7 +40,7 @@ class SuggestionOffers:
         """Suggestions for a question answered outside a turn (an admin rejected its draft), from
         the knowledge scope it was asked in."""
         msg = Incoming(ConversationKey("", ""), "", question, scope=scope)
-        return self.for_refusal(TurnContext(msg=msg, question=question, language=language_of(question)))
+        return self.for_refusal(TurnContext(msg=msg, asked=question, language=language_of(question)))
 
     def for_refusal(self, ctx: TurnContext) -> list[str]:
         """The questions a refused turn offers, each one the knowledge base answers now."""
@@ -125,13 +123,13 @@ class SuggestionOffers:
         return known
 
     def _dry_run(self, text: str, scope: str | None = None) -> bool:
-        ctx = TurnContext(msg=Incoming(ConversationKey("", ""), "", text, scope=scope), question=clean_input(text),
+        ctx = TurnContext(msg=Incoming(ConversationKey("", ""), "", text, scope=scope), asked=clean_input(text),
                           language=language_of(text))
         turn = Turn(State.IDLE)
         turn.fire(Trigger.ASK)
         local = self.mode is Mode.QUOTE
         try:  # an LLM is not called to check a suggestion: passing the gates must do
-            run_stages(self.stages, ctx, turn, self.clock, stop_at=None if local else State.GENERATING)
+            self.stages.run(ctx, turn, stop_at=None if local else State.GENERATING)
         except Exception:
             log.exception("checking a suggestion failed")
             return False

@@ -5,7 +5,8 @@ checked lazily) and returns a `Verdict` or None when it passes. Unsupported clai
 many, are left out of the answer (pruned) rather than refusing it: an answer is refused only
 when no claim is supported, or when what is left is not about the question. The first REFUSE ends the
 verification; WARN verdicts pile up and downgrade a PASS. The order is the order of
-`RULES`, so a reader sees the policy in one list.
+`RULES`, so a reader sees the policy in one list: the rules on the answer's citations, then
+(once its claims are mapped to their evidence, which the record then carries) the rules on its claims.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from functools import cached_property
 from core import reasons
 from core.messages import Hit
 from core.ports import ClaimJudge
+from core.reasons import Reason, Status
 from core.settings import VerifySettings
 from core.text.lexicon import content_terms
 from core.text.sentences import Claim
@@ -26,8 +28,9 @@ from core.verify.model import default_model
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str  # REFUSE or WARN
-    reason: str
+    status: Status  # REFUSE or WARN
+    reason: Reason
+    uncovered: tuple[str, ...] = ()  # the claims a refusal found wanting, when it names them
 
 
 @dataclass
@@ -81,20 +84,24 @@ UNCITED = "cites no source"
 
 
 def has_claims(d: Draft) -> Verdict | None:
-    return None if d.claims else Verdict("REFUSE", reasons.UNSUPPORTED_CLAIMS)
+    return None if d.claims else Verdict(Status.REFUSE, reasons.UNSUPPORTED_CLAIMS)
 
 
 def has_citations(d: Draft) -> Verdict | None:
-    return Verdict("REFUSE", reasons.MISSING_CITATIONS) if not d.cites and d.cfg.require_citations else None
+    return Verdict(Status.REFUSE, reasons.MISSING_CITATIONS) if not d.cites and d.cfg.require_citations else None
 
 
 def citations_valid(d: Draft) -> Verdict | None:
-    return Verdict("REFUSE", reasons.INVALID_CITATIONS) if d.invalid else None
+    """Every cited number names a source; a refusal names the claims that cite one that does not."""
+    if not d.invalid:
+        return None
+    wanting = tuple(c.text for c in d.claims if any(n in d.invalid for n in c.citations))
+    return Verdict(Status.REFUSE, reasons.INVALID_CITATIONS, wanting)
 
 
 def claim_mapping(d: Draft) -> Verdict | None:
     """At least one claim is supported by its evidence."""
-    return None if len(d.uncovered) < len(d.checks) else Verdict("REFUSE", reasons.UNSUPPORTED_CLAIMS)
+    return None if len(d.uncovered) < len(d.checks) else Verdict(Status.REFUSE, reasons.UNSUPPORTED_CLAIMS)
 
 
 def kept_claims_answer(d: Draft) -> Verdict | None:
@@ -106,17 +113,18 @@ def kept_claims_answer(d: Draft) -> Verdict | None:
     kept = [c for c in d.checks if c.supported]
     if not asked or any(c.polar or asked & set(content_terms(c.claim)) for c in kept):
         return None
-    return Verdict("REFUSE", reasons.UNSUPPORTED_CLAIMS)
+    return Verdict(Status.REFUSE, reasons.UNSUPPORTED_CLAIMS)
 
 
 def citation_density(d: Draft) -> Verdict | None:
-    return Verdict("WARN", reasons.MISSING_CITATIONS) if d.citation_density < d.cfg.min_citation_density else None
+    return Verdict(Status.WARN, reasons.MISSING_CITATIONS) if d.citation_density < d.cfg.min_citation_density else None
 
 
 def all_claims_covered(d: Draft) -> Verdict | None:
     """Claims were left out: the answer goes out without them, and says so."""
-    return Verdict("WARN", reasons.UNSUPPORTED_CLAIMS) if d.uncovered else None
+    return Verdict(Status.WARN, reasons.UNSUPPORTED_CLAIMS) if d.uncovered else None
 
 
-RULES: tuple[Rule, ...] = (has_claims, has_citations, citations_valid, claim_mapping, kept_claims_answer,
-                           citation_density, all_claims_covered)
+CITATION_RULES: tuple[Rule, ...] = (has_claims, has_citations, citations_valid)  # read the citations only
+CLAIM_RULES: tuple[Rule, ...] = (claim_mapping, kept_claims_answer, citation_density, all_claims_covered)
+RULES: tuple[Rule, ...] = CITATION_RULES + CLAIM_RULES

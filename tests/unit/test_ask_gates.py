@@ -36,7 +36,7 @@ def test_a_question_asking_when_needs_a_trusted_chunk_that_says_when() -> None:
 
 
 def test_the_gates_are_named_and_a_refusal_names_the_one_that_failed() -> None:
-    assert [name for name, _ in ASK_GATES] == ["mentioned_words", "says_when"]
+    assert [gate.name for gate in ASK_GATES] == ["mentioned_words", "says_when"]
     emb = BagOfWordsEmbedder()
     kb = ["The presence of codfish is noted on the Ruysch map near Newfoundland."]
     settings = CoreSettings(gates=replace(GateSettings(), min_top1_similarity=0.1, min_mean_confidence=0.0,

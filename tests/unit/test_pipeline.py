@@ -146,7 +146,7 @@ def test_unexpected_crash_is_a_recorded_refusal(parts) -> None:  # type: ignore[
     def boom(*_a: object) -> str:
         raise KeyError("broken state")
 
-    p.stages[State.GATING] = ("gate", boom)  # a stage that crashes instead of deciding
+    p.stages.table[State.GATING] = ("gate", boom)  # a stage that crashes instead of deciding
     d = p.handle(Incoming(KEY, "u1", "Which port does the Telegram webhook listen on?"))
     assert d.refused and "KeyError" in d.detail and "KeyError" not in d.explanation and d.turn_id == 1
     assert store.turns[0][2] is d

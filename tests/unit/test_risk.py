@@ -8,8 +8,9 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from core.catalogue import catalogue, languages, lists, say, say_each
-from core.gate.similarity_gates import GateResult
+from core.gate.chain import GateResult
 from core.messages import ClaimRecord, Generation, Verification
+from core.reasons import Status
 from core.settings import ReviewSettings, VerifySettings
 from core.turn.risk import Route, assess, route, template_answer
 from tests.unit.fakes import hit
@@ -28,12 +29,12 @@ def row(claim: str, support: float, supported: bool = True, evidence: tuple[str,
 
 def test_a_certain_answer_has_low_risk_and_a_shaky_one_high() -> None:
     sure = [row("the webhook rejects requests without the secret", 1.0)]
-    v = Verification(status="PASS", total_claims=1, supported_claims=1, claim_map=sure)
+    v = Verification(status=Status.PASS, total_claims=1, supported_claims=1, claim_map=sure)
     low = assess(v, None, Generation("x [C1]", True, confidence=0.99), claims(sure), CFG)
     shaky = [row("The webhook listens on port 8443", 0.72), row("It was written in 1999 by Ada", 0.1, supported=False)]
-    w = Verification(status="WARN", total_claims=2, supported_claims=1, uncovered_claims=["It was written in 1999 by Ada"],
+    w = Verification(status=Status.WARN, total_claims=2, supported_claims=1, uncovered_claims=["It was written in 1999 by Ada"],
                      claim_map=shaky)
-    gate = GateResult(True, "", [], warnings=["keyword_coverage"])
+    gate = GateResult(warnings=["keyword_coverage"])
     high = assess(w, gate, Generation("y", True, confidence=0.4), claims(shaky), CFG)
     assert low.score < 0.05 and high.score > 0.75
     assert high.parts["uncovered_claims"] == 0.5 and high.parts["warn_status"] == 1.0
@@ -44,7 +45,7 @@ def test_a_certain_answer_has_low_risk_and_a_shaky_one_high() -> None:
 
 def test_parts_without_a_measure_are_left_out() -> None:
     rows = [row("the ingest command re-embeds changed documents", 0.85)]
-    v = Verification(status="PASS", total_claims=1, supported_claims=1, claim_map=rows)
+    v = Verification(status=Status.PASS, total_claims=1, supported_claims=1, claim_map=rows)
     r = assess(v, None, Generation("x", False), claims(rows), CFG)
     assert "generation_doubt" not in r.parts
     assert r.score == round(0.20 * r.parts["support_margin"] / 0.85, 4)
@@ -94,7 +95,7 @@ def test_a_catalogue_list_is_read_as_a_list_not_split_by_its_callers() -> None:
 
 def test_the_claim_judge_doubt_of_the_weakest_claim_is_a_part() -> None:
     judged = [row("Paris is the capital", 0.9) | {"judge": 0.93}, row("It has 2 million people", 0.9) | {"judge": 0.2}]
-    v = Verification(status="PASS", total_claims=2, supported_claims=2, claim_map=judged)
+    v = Verification(status=Status.PASS, total_claims=2, supported_claims=2, claim_map=judged)
     doubted = assess(v, None, Generation("x [C1]", True), claims(judged), CFG)
     assert doubted.parts["judge_doubt"] == 0.8
     trusted = [dict(r, judge=0.95) for r in judged]

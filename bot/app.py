@@ -31,6 +31,7 @@ from core.messages import (
     ExpertReply,
     Hit,
     Incoming,
+    Platform,
     asks_something,
 )
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, Models, PassageReader, Rewriter, TermSelector
@@ -99,36 +100,36 @@ class App:
     def ensure_ingested(self, progress: Progress | None = None) -> IngestSummary | None:
         return self.kb.ensure_ingested(progress)
 
-    def command(self, platform: str, user_id: str, name: str, args: str = "",
+    def command(self, platform: Platform, user_id: str, name: str, args: str = "",
                 progress: Progress | None = None, chat_id: str = "", scope: str | None = None) -> Reply:
         return self.commands.run(platform, user_id, name, args, progress, chat_id, scope)
 
-    def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
+    def review(self, platform: Platform, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
         return self.desk.handle(platform, user_id, action, item_id, text)
 
     def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
                  lang: str = "") -> Reply:
         return self.commands.feedback(user_id, turn_id, value, reason, comment, lang)
 
-    def register_delivery(self, platform: str, delivery: Delivery) -> None:
+    def register_delivery(self, platform: Platform, delivery: Delivery) -> None:
         """A platform this process can send to; its reviewed answers waiting in the outbox are
         sent (and retried) from now on by this process's courier."""
         self.deliveries[platform] = delivery
         self.courier.start()
 
-    def is_admin(self, platform: str, user_id: str, chat_id: str = "") -> bool:
+    def is_admin(self, platform: Platform, user_id: str, chat_id: str = "") -> bool:
         return self.commands.is_admin(platform, user_id, chat_id)
 
-    def chat_policy(self, platform: str, chat_id: str) -> ChatPolicy:
+    def chat_policy(self, platform: Platform, chat_id: str) -> ChatPolicy:
         return chat_policy(self.config, self.scopes, platform, chat_id)
 
-    def escalate(self, platform: str, user_id: str, turn_id: int) -> Escalated | None:
+    def escalate(self, platform: Platform, user_id: str, turn_id: int) -> Escalated | None:
         return self.escalator.escalate(platform, user_id, turn_id)
 
-    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> ExpertReply:
+    def expert_reply(self, platform: Platform, chat_id: str, thread_id: str, user_id: str, text: str) -> ExpertReply:
         return self.escalator.expert_reply(platform, chat_id, thread_id, user_id, text)
 
-    def prompts(self, platform: str, chat_id: str, limit: int = 4) -> list[str]:
+    def prompts(self, platform: Platform, chat_id: str, limit: int = 4) -> list[str]:
         scope = self.scopes.resolve(ConversationKey(platform, chat_id))
         if scope == NOT_SET_UP:
             return []
@@ -175,11 +176,11 @@ def chat_policy(config: Config, scopes: ScopeMap, platform: str, chat_id: str) -
     platform's quiet-refusal reaction and rate."""
     key = ConversationKey(platform, chat_id)
     own, experts = scopes.answering(key), scopes.experts(key)
-    if platform == "slack":
+    if platform == Platform.SLACK:
         s = config.slack
         return ChatPolicy(own or s.answer_in_channels, s.refusal_reaction, s.auto_answers_per_minute,
                           experts or s.experts)
-    if platform == "telegram":
+    if platform == Platform.TELEGRAM:
         t = config.telegram
         return ChatPolicy(own or t.answer_in_groups, "", t.auto_answers_per_minute, experts or t.experts)
     return ChatPolicy()
@@ -230,8 +231,8 @@ def review_audience(config: Config, scopes: ScopeMap) -> Callable[[str | None], 
     outbox: Telegram when it has global admins (numeric ids: their private chats) or the scope
     has admins there; Slack when `[slack] admin_channel` is set or the scope has admins there.
     The console has nothing to post: its admins read the queue with /review."""
-    telegram = any(str(a).lstrip("-").isdigit() for a in config.admins.get("telegram", ()))
-    everyone = {"telegram": telegram, "slack": bool(config.slack.admin_channel)}
+    telegram = any(str(a).lstrip("-").isdigit() for a in config.admins.get(Platform.TELEGRAM, ()))
+    everyone = {Platform.TELEGRAM: telegram, Platform.SLACK: bool(config.slack.admin_channel)}
     return lambda scope: [p for p, told in everyone.items() if told or scopes.admins_of(scope, p)]
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from adapters.slack import SlackAdapter
 from adapters.telegram import TelegramBot, TelegramOptions, WebhookOptions
 from bot.config import Config
+from core.messages import Platform
 from core.ports import Backend
 from storage.records.reply_threads import ReplyThreads
 
@@ -73,7 +74,7 @@ def telegram_options(cfg: Config) -> TelegramOptions:
     token = cfg.secret(t.token_env)
     if not token:
         raise ValueError(f"set the environment variable {t.token_env} to the bot token from @BotFather")
-    admins = tuple(int(a) for a in cfg.admins.get("telegram", ()) if str(a).lstrip("-").isdigit())
+    admins = tuple(int(a) for a in cfg.admins.get(Platform.TELEGRAM, ()) if str(a).lstrip("-").isdigit())
     return TelegramOptions(token=token, base_url=t.base_url, max_message_chars=t.max_message_chars,
                            rate_limit_per_minute=t.rate_limit_per_minute, refusal_messages=cfg.core.refusal.messages, admin_ids=admins)
 

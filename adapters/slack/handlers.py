@@ -41,14 +41,14 @@ from adapters.slack.rendering import (
 from adapters.slack.thread_answers import answer_metadata, answered_before, thread_question
 from adapters.slack.threads import AnsweredThreads, person_reply, thread_reply, top_level
 from core.catalogue import say, say_each
-from core.messages import ChatPolicy, ConversationKey, ExpertReply, Incoming, message_uid
+from core.messages import ChatPolicy, ConversationKey, ExpertReply, Incoming, Platform, message_uid
 from core.ports import Backend
 from core.render import refusal_in
 from core.text.language import language_of
 
 log = logging.getLogger("groundbot.slack")
 
-PLATFORM = "slack"
+PLATFORM = Platform.SLACK
 WORKING_REACTION = "eyes"
 TAKEN_REACTION = "white_check_mark"  # on an expert's reply that went to the admins as an FAQ draft
 GROUP_MEMBERS_TTL_S = 300.0  # how long a user group's members are taken as known

@@ -51,6 +51,7 @@ from bot.server.metrics import Metrics
 from bot.server.scope_access import ApiAccess, Caller, MetricsAccess, Refusals, Refused, review_tokens
 from bot.server.shared import SharedChatRate, SharedOnce, SharedRateLimit, SharedThreads, serve_hooks
 from bot.server.sync_schedule import SyncSchedule
+from core.messages import Platform
 from core.render import decision_json
 
 log = logging.getLogger("groundbot.serve")
@@ -122,7 +123,7 @@ class Service:
         from bot.platforms import SlackSecrets, build_adapter
 
         self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing), state.threads)
-        self.slack.once = SharedOnce(state.deliveries, self.metrics, "slack")
+        self.slack.once = SharedOnce(state.deliveries, self.metrics, Platform.SLACK)
         self.slack.wiring.chat_rate = SharedChatRate(state.rates)
         self.slack_endpoint = events_endpoint(self.slack.app)
 

@@ -20,15 +20,14 @@ import uuid
 from collections.abc import Callable, Mapping
 
 from core.admin_replies import Reply
-from core.messages import Decision
+from core.messages import Decision, Platform
 from core.ports import Delivery
 from storage.records.outbox import ANNOUNCEMENT, Outbox, Parcel
 
 log = logging.getLogger(__name__)
 # the platforms with a Delivery (adapters that can write to a user first); a question asked
-# through `groundbot ask` ("cli"), POST /api/ask ("api") or an MCP tool ("mcp") has no one to send
-# the answer to later
-PUSHED = frozenset({"console", "telegram", "slack"})
+# through `groundbot ask`, POST /api/ask or an MCP tool has no one to send the answer to later
+PUSHED = frozenset({Platform.CONSOLE, Platform.TELEGRAM, Platform.SLACK})
 # (review item id, platform) -> the card and the scope admins' user ids to tell there, or None
 # when there is nothing to announce any more (the item was decided, or is gone)
 Cards = Callable[[int, str], tuple[Reply, list[str]] | None]

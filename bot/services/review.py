@@ -32,7 +32,7 @@ STATUS_OF = {Action.APPROVE: "approved", Action.EDIT: "edited", Action.REJECT: "
 
 def item_buttons(item_id: int, with_show: bool = False) -> tuple[Button, ...]:
     actions = ([Action.SHOW] if with_show else []) + [Action.APPROVE, Action.EDIT, Action.REJECT, Action.FAQ]
-    return tuple(Button(say(f"button_{a if a != Action.SHOW else 'show'}", ADMIN_LANG), str(a), item_id)
+    return tuple(Button(say(f"button_{a if a != Action.SHOW else 'show'}", ADMIN_LANG), a, item_id)
                  for a in actions)
 
 

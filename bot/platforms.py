@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from adapters.chat_rules import ChatRate
 from adapters.slack import SlackAdapter
+from adapters.slack.dedupe import OnceKeys
 from adapters.telegram import TelegramBot, TelegramOptions, WebhookOptions
 from bot.config import Config
 from core.messages import Platform
@@ -55,12 +57,15 @@ class SlackThreads:
         return self.threads.thread_of(self.key(channel, thread, user)) is not None
 
 
-def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets, threads: ReplyThreads) -> SlackAdapter:
+def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets, threads: ReplyThreads, *,
+                  once: OnceKeys | None = None, chat_rate: ChatRate | None = None) -> SlackAdapter:
     """The adapter with this config's Web API base URL and refusal message (calls auth.test);
-    with `[slack] thread_follow_ups`, thread replies without a mention kept in `threads`' rows."""
+    with `[slack] thread_follow_ups`, thread replies without a mention kept in `threads`' rows.
+    `once` and `chat_rate`: what `groundbot serve` keeps in rows every worker shares (in this
+    process's memory without them)."""
     return SlackAdapter(backend, bot_token=secrets.bot_token, signing_secret=secrets.signing_secret,
                         api_base_url=cfg.slack.api_base_url, refusal_messages=cfg.core.refusal.messages,
-                        admin_channel=cfg.slack.admin_channel,
+                        admin_channel=cfg.slack.admin_channel, once=once, chat_rate=chat_rate,
                         threads=SlackThreads(threads) if cfg.slack.thread_follow_ups else None)
 
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 from telegram import CallbackQuery, Message, MessageEntity, Update, User
 from telegram.constants import ChatType
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
-from adapters.chat_rates import ChatRate, MemoryChatRate
+from adapters.chat_rules import ChatRules
 from adapters.telegram.callbacks import Escalate, Kind, Pick, Press, Vote, decode, of_kind
 from adapters.telegram.limits import RateLimit
 from adapters.telegram.options import TelegramOptions
@@ -35,16 +35,17 @@ Handlers = list[BaseHandler[Update, ContextTypes.DEFAULT_TYPE, None]]
 P = TypeVar("P", bound=Press)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Wiring:
-    """What every handler needs: the backend, the settings, the limits and the way to reply."""
+    """What every handler needs, given whole by the bot's constructor: the backend, the settings,
+    the limits, the way to reply, and the rules Telegram shares with Slack (adapters/chat_rules.py)."""
 
     backend: Backend
     options: TelegramOptions
     rate_limit: RateLimit
     threads: ThreadLookup
     replies: Replies
-    chat_rate: ChatRate = field(default_factory=MemoryChatRate)  # a group's messages answered without a mention
+    rules: ChatRules
 
 
 async def pressed(update: Update, kind: type[P]) -> tuple[CallbackQuery, P] | None:
@@ -118,13 +119,9 @@ class Questions:
                 if not quiet:
                     await self.w.replies.send(anchor, failure_text(o.refusal_messages, language_of(question)), thread=thread)
                 return
-        if quiet and (decision.refused or not decision.unprompted):
-            # where nobody asked groundbot, an answer below the unprompted bar stays unsaid like a refusal
-            log.info("group message %s asked without a mention was %s; nothing sent", anchor.message_id,
-                     "refused" if decision.refused else "answered below the unprompted bar")
+        if quiet and self.w.rules.unsaid(decision, str(anchor.chat_id), anchor.message_id):
             return
-        escalate = decision.refused and not private(anchor) and bool(
-            self.w.backend.chat_policy(PLATFORM, str(anchor.chat_id)).experts)  # a private chat has no experts in it
+        escalate = self.w.rules.offers_person(decision, str(anchor.chat_id), private(anchor))
         text, markup = decision_reply(decision, picked=suggestion_id is not None, escalate=escalate)
         await self.w.replies.send(anchor, text, markup, thread)
 
@@ -151,7 +148,7 @@ class Questions:
         when it does not answer yet (an emoji, a question back). False: not an expert's such reply."""
         if private(message) or not message.text or reply_target(message) is None:
             return False
-        if str(user_id) not in self.w.backend.chat_policy(PLATFORM, str(message.chat_id)).experts:
+        if str(user_id) not in self.w.rules.experts(str(message.chat_id)):
             return False
         thread = thread_for(message, self.w.threads)
         taken = await asyncio.to_thread(self.w.backend.expert_reply, PLATFORM, str(message.chat_id), thread,
@@ -187,14 +184,7 @@ class Questions:
         within the group's rate (counted)."""
         if message.chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP) or reply_target(message) is not None:
             return False
-        policy = self.w.backend.chat_policy(PLATFORM, str(message.chat_id))
-        if not policy.answers(message.text or ""):
-            return False
-        if not self.w.chat_rate.allow(f"{PLATFORM}:{message.chat_id}", policy.per_minute):
-            log.warning("group %s is past %d messages answered without a mention this minute; %s left alone",
-                        message.chat_id, policy.per_minute, message.message_id)
-            return False
-        return True
+        return self.w.rules.unprompted(str(message.chat_id), message.text or "", message.message_id) is not None
 
     async def on_ask(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, user = update.effective_message, update.effective_user

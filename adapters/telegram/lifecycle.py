@@ -12,7 +12,7 @@ from typing import Any
 from telegram import Bot, Update
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, TypeHandler
 
-from adapters.chat_rates import ChatRate, MemoryChatRate
+from adapters.chat_rules import ChatRate, ChatRules
 from adapters.telegram.admin import AdminCommands
 from adapters.telegram.handlers import PLATFORM, Questions, Wiring, on_error, on_other_button
 from adapters.telegram.limits import ChatOrder, FloodControl, RateLimit, UserRateLimit
@@ -39,7 +39,7 @@ class TelegramBot:
         self.threads: ThreadLookup = threads or ThreadMap()
         self.application = self._build_application()
         self.wiring = Wiring(backend, options, self.rate_limit, self.threads, Replies(self.bot, self.threads),
-                             chat_rate or MemoryChatRate())
+                             ChatRules(backend, PLATFORM, chat_rate))
         self.questions = Questions(self.wiring)
         self.review = ReviewButtons(self.wiring)
         self.admin = AdminCommands(self.wiring, self.review)

@@ -122,9 +122,9 @@ class Service:
         from adapters.slack import events_endpoint
         from bot.platforms import SlackSecrets, build_adapter
 
-        self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing), state.threads)
-        self.slack.once = SharedOnce(state.deliveries, self.metrics, Platform.SLACK)
-        self.slack.wiring.chat_rate = SharedChatRate(state.rates)
+        self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing), state.threads,
+                                   once=SharedOnce(state.deliveries, self.metrics, Platform.SLACK),
+                                   chat_rate=SharedChatRate(state.rates))
         self.slack_endpoint = events_endpoint(self.slack.app)
 
     def _telegram(self, backend: App, state: Any) -> None:

@@ -73,8 +73,6 @@ class App:
     hooks: Hooks
     escalator: Escalator
     scopes: ScopeMap = field(default_factory=ScopeMap)
-    # how a reviewed answer reaches its conversation: each running adapter registers itself
-    deliveries: dict[str, Delivery] = field(default_factory=dict)
 
     def ask(self, msg: Incoming) -> Decision:
         """One turn, through the turn hooks (outermost first) around the pipeline. A held
@@ -113,9 +111,8 @@ class App:
 
     def register_delivery(self, platform: Platform, delivery: Delivery) -> None:
         """A platform this process can send to; its reviewed answers waiting in the outbox are
-        sent (and retried) from now on by this process's courier."""
-        self.deliveries[platform] = delivery
-        self.courier.start()
+        sent (and retried) from now on by this process's courier, which keeps its connections."""
+        self.courier.connect(platform, delivery)
 
     def is_admin(self, platform: Platform, user_id: str, chat_id: str = "") -> bool:
         return self.commands.is_admin(platform, user_id, chat_id)
@@ -332,15 +329,14 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
     """The application services, each built whole from what it needs, and the App over them. The
     review cards come first: the courier sends them and the desk sends through the courier."""
     hooks = Hooks()
-    deliveries: dict[str, Delivery] = {}
     every = config.core.review.retry_seconds
     cards = ReviewCards(ReviewQueue(store.engine), scope_admins=scopes.admins_of)
-    courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every, cards=cards.announcement)
+    courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), every, cards=cards.announcement)
     kb = KnowledgeBase(index, emb, config.ingest, kb_paths=config.paths.kb_paths, reingest_roots=config.paths.reingest_roots,
                        reviewed_dir=config.paths.data_dir / "reviewed", scopes=scopes)
     syncer = Syncer(config.sources, kb, SourceState(store.engine, lease_s=config.serve.sync_lease_s), config.secret, config.paths.data_dir,
                     hooks)
-    desk = ReviewDesk(cards, courier, deliveries, save_faq=kb.save_faq,
+    desk = ReviewDesk(cards, courier, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
                       is_admin=config.is_admin, administered=scopes.administered, announce_to=audience)
     escalator = Escalator(Escalations(store.engine), desk.queue, desk, store, partial(chat_policy, config, scopes))
@@ -350,8 +346,7 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
     hooks.ingest.append(partial(_recheck_suggestions, pipeline, scopes))
     hooks.sync.append(lambda report: _recheck_suggestions(pipeline, scopes, "ok") if report.ok else None)
     return App(config=config, pipeline=pipeline, store=store, index=index, embedder=emb, kb=kb, syncer=syncer,
-               courier=courier, desk=desk, commands=commands, hooks=hooks, escalator=escalator,
-               deliveries=deliveries, scopes=scopes)
+               courier=courier, desk=desk, commands=commands, hooks=hooks, escalator=escalator, scopes=scopes)
 
 
 def settle_heap() -> None:

@@ -5,6 +5,7 @@ shared by the `groundbot slack` and `groundbot telegram` commands and by `ground
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from adapters.chat_rules import ChatRate
@@ -98,5 +99,6 @@ def webhook_options(cfg: Config, *, port: int | None = None, listen: str | None 
                           port=t.webhook_port if port is None else port)
 
 
-def build_bot(cfg: Config, backend: Backend) -> TelegramBot:
-    return TelegramBot(backend, telegram_options(cfg))
+def build_bot(cfg: Config, backend: Backend, ready: Callable[[str], None] | None = None) -> TelegramBot:
+    """The bot with this config's settings; `ready(username)` once `run` has connected."""
+    return TelegramBot(backend, telegram_options(cfg), ready=ready)

@@ -12,13 +12,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from core.admin_replies import Reply
+from core.admin_replies import Action, Button, FeedbackReason, Reply
 from core.catalogue import say
-from core.messages import ConversationKey, Decision, Incoming
+from core.messages import ConversationKey, Decision, Incoming, Platform
 from core.ports import Backend
 from core.render import render_text
 
-PLATFORM = "console"
+PLATFORM = Platform.CONSOLE
 COMMANDS = ("stats", "reingest", "review")
 
 
@@ -55,11 +55,11 @@ def explain(decision: Decision) -> str:
     return "\n".join(lines)
 
 
-def _command_of(action: str, item_id: int) -> str:
+def _command_of(b: Button) -> str:
     """The console command a button stands for."""
-    if action.startswith("feedback:"):
-        return f"/bad {action.split(':', 1)[1]}"
-    return f"/review {action} {item_id}" + (" TEXT" if action == "edit" else "")
+    if isinstance(b.action, FeedbackReason):
+        return f"/bad {b.action}"
+    return f"/review {b.action} {b.item_id}" + (" TEXT" if b.action == Action.EDIT else "")
 
 
 def render_reply(reply: Reply) -> str:
@@ -68,7 +68,7 @@ def render_reply(reply: Reply) -> str:
     for section in reply.sections:
         out.append(section.text)
         if section.buttons:
-            out.append("    " + "  ".join(f"[{b.label}: {_command_of(b.action, b.item_id)}]" for b in section.buttons))
+            out.append("    " + "  ".join(f"[{b.label}: {_command_of(b)}]" for b in section.buttons))
     return "\n".join(out)
 
 

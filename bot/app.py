@@ -31,6 +31,7 @@ from core.messages import (
     ExpertReply,
     Hit,
     Incoming,
+    Platform,
     asks_something,
 )
 from core.ports import ClaimJudge, Delivery, Embedder, Generator, Models, PassageReader, Rewriter, TermSelector
@@ -72,8 +73,6 @@ class App:
     hooks: Hooks
     escalator: Escalator
     scopes: ScopeMap = field(default_factory=ScopeMap)
-    # how a reviewed answer reaches its conversation: each running adapter registers itself
-    deliveries: dict[str, Delivery] = field(default_factory=dict)
 
     def ask(self, msg: Incoming) -> Decision:
         """One turn, through the turn hooks (outermost first) around the pipeline. A held
@@ -99,36 +98,35 @@ class App:
     def ensure_ingested(self, progress: Progress | None = None) -> IngestSummary | None:
         return self.kb.ensure_ingested(progress)
 
-    def command(self, platform: str, user_id: str, name: str, args: str = "",
+    def command(self, platform: Platform, user_id: str, name: str, args: str = "",
                 progress: Progress | None = None, chat_id: str = "", scope: str | None = None) -> Reply:
         return self.commands.run(platform, user_id, name, args, progress, chat_id, scope)
 
-    def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
+    def review(self, platform: Platform, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
         return self.desk.handle(platform, user_id, action, item_id, text)
 
     def feedback(self, user_id: str, turn_id: int, value: int, reason: str = "", comment: str = "",
                  lang: str = "") -> Reply:
         return self.commands.feedback(user_id, turn_id, value, reason, comment, lang)
 
-    def register_delivery(self, platform: str, delivery: Delivery) -> None:
+    def register_delivery(self, platform: Platform, delivery: Delivery) -> None:
         """A platform this process can send to; its reviewed answers waiting in the outbox are
-        sent (and retried) from now on by this process's courier."""
-        self.deliveries[platform] = delivery
-        self.courier.start()
+        sent (and retried) from now on by this process's courier, which keeps its connections."""
+        self.courier.connect(platform, delivery)
 
-    def is_admin(self, platform: str, user_id: str, chat_id: str = "") -> bool:
+    def is_admin(self, platform: Platform, user_id: str, chat_id: str = "") -> bool:
         return self.commands.is_admin(platform, user_id, chat_id)
 
-    def chat_policy(self, platform: str, chat_id: str) -> ChatPolicy:
+    def chat_policy(self, platform: Platform, chat_id: str) -> ChatPolicy:
         return chat_policy(self.config, self.scopes, platform, chat_id)
 
-    def escalate(self, platform: str, user_id: str, turn_id: int) -> Escalated | None:
+    def escalate(self, platform: Platform, user_id: str, turn_id: int) -> Escalated | None:
         return self.escalator.escalate(platform, user_id, turn_id)
 
-    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> ExpertReply:
+    def expert_reply(self, platform: Platform, chat_id: str, thread_id: str, user_id: str, text: str) -> ExpertReply:
         return self.escalator.expert_reply(platform, chat_id, thread_id, user_id, text)
 
-    def prompts(self, platform: str, chat_id: str, limit: int = 4) -> list[str]:
+    def prompts(self, platform: Platform, chat_id: str, limit: int = 4) -> list[str]:
         scope = self.scopes.resolve(ConversationKey(platform, chat_id))
         if scope == NOT_SET_UP:
             return []
@@ -175,11 +173,11 @@ def chat_policy(config: Config, scopes: ScopeMap, platform: str, chat_id: str) -
     platform's quiet-refusal reaction and rate."""
     key = ConversationKey(platform, chat_id)
     own, experts = scopes.answering(key), scopes.experts(key)
-    if platform == "slack":
+    if platform == Platform.SLACK:
         s = config.slack
         return ChatPolicy(own or s.answer_in_channels, s.refusal_reaction, s.auto_answers_per_minute,
                           experts or s.experts)
-    if platform == "telegram":
+    if platform == Platform.TELEGRAM:
         t = config.telegram
         return ChatPolicy(own or t.answer_in_groups, "", t.auto_answers_per_minute, experts or t.experts)
     return ChatPolicy()
@@ -230,8 +228,8 @@ def review_audience(config: Config, scopes: ScopeMap) -> Callable[[str | None], 
     outbox: Telegram when it has global admins (numeric ids: their private chats) or the scope
     has admins there; Slack when `[slack] admin_channel` is set or the scope has admins there.
     The console has nothing to post: its admins read the queue with /review."""
-    telegram = any(str(a).lstrip("-").isdigit() for a in config.admins.get("telegram", ()))
-    everyone = {"telegram": telegram, "slack": bool(config.slack.admin_channel)}
+    telegram = any(str(a).lstrip("-").isdigit() for a in config.admins.get(Platform.TELEGRAM, ()))
+    everyone = {Platform.TELEGRAM: telegram, Platform.SLACK: bool(config.slack.admin_channel)}
     return lambda scope: [p for p, told in everyone.items() if told or scopes.admins_of(scope, p)]
 
 
@@ -331,15 +329,14 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
     """The application services, each built whole from what it needs, and the App over them. The
     review cards come first: the courier sends them and the desk sends through the courier."""
     hooks = Hooks()
-    deliveries: dict[str, Delivery] = {}
     every = config.core.review.retry_seconds
     cards = ReviewCards(ReviewQueue(store.engine), scope_admins=scopes.admins_of)
-    courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), deliveries, every, cards=cards.announcement)
+    courier = Courier(Outbox(store.engine, backoff_s=max(every, 0.1)), every, cards=cards.announcement)
     kb = KnowledgeBase(index, emb, config.ingest, kb_paths=config.paths.kb_paths, reingest_roots=config.paths.reingest_roots,
                        reviewed_dir=config.paths.data_dir / "reviewed", scopes=scopes)
     syncer = Syncer(config.sources, kb, SourceState(store.engine, lease_s=config.serve.sync_lease_s), config.secret, config.paths.data_dir,
                     hooks)
-    desk = ReviewDesk(cards, courier, deliveries, save_faq=kb.save_faq,
+    desk = ReviewDesk(cards, courier, save_faq=kb.save_faq,
                       suggestions=pipeline.suggestions_for, refusal_messages=config.core.refusal.messages,
                       is_admin=config.is_admin, administered=scopes.administered, announce_to=audience)
     escalator = Escalator(Escalations(store.engine), desk.queue, desk, store, partial(chat_policy, config, scopes))
@@ -349,8 +346,7 @@ def _services(config: Config, pipeline: Pipeline, store: SqlTranscriptStore, ind
     hooks.ingest.append(partial(_recheck_suggestions, pipeline, scopes))
     hooks.sync.append(lambda report: _recheck_suggestions(pipeline, scopes, "ok") if report.ok else None)
     return App(config=config, pipeline=pipeline, store=store, index=index, embedder=emb, kb=kb, syncer=syncer,
-               courier=courier, desk=desk, commands=commands, hooks=hooks, escalator=escalator,
-               deliveries=deliveries, scopes=scopes)
+               courier=courier, desk=desk, commands=commands, hooks=hooks, escalator=escalator, scopes=scopes)
 
 
 def settle_heap() -> None:

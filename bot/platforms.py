@@ -5,11 +5,15 @@ shared by the `groundbot slack` and `groundbot telegram` commands and by `ground
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from adapters.chat_rules import ChatRate
 from adapters.slack import SlackAdapter
+from adapters.slack.dedupe import OnceKeys
 from adapters.telegram import TelegramBot, TelegramOptions, WebhookOptions
 from bot.config import Config
+from core.messages import Platform
 from core.ports import Backend
 from storage.records.reply_threads import ReplyThreads
 
@@ -54,12 +58,15 @@ class SlackThreads:
         return self.threads.thread_of(self.key(channel, thread, user)) is not None
 
 
-def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets, threads: ReplyThreads) -> SlackAdapter:
+def build_adapter(cfg: Config, backend: Backend, secrets: SlackSecrets, threads: ReplyThreads, *,
+                  once: OnceKeys | None = None, chat_rate: ChatRate | None = None) -> SlackAdapter:
     """The adapter with this config's Web API base URL and refusal message (calls auth.test);
-    with `[slack] thread_follow_ups`, thread replies without a mention kept in `threads`' rows."""
+    with `[slack] thread_follow_ups`, thread replies without a mention kept in `threads`' rows.
+    `once` and `chat_rate`: what `groundbot serve` keeps in rows every worker shares (in this
+    process's memory without them)."""
     return SlackAdapter(backend, bot_token=secrets.bot_token, signing_secret=secrets.signing_secret,
                         api_base_url=cfg.slack.api_base_url, refusal_messages=cfg.core.refusal.messages,
-                        admin_channel=cfg.slack.admin_channel,
+                        admin_channel=cfg.slack.admin_channel, once=once, chat_rate=chat_rate,
                         threads=SlackThreads(threads) if cfg.slack.thread_follow_ups else None)
 
 
@@ -73,7 +80,7 @@ def telegram_options(cfg: Config) -> TelegramOptions:
     token = cfg.secret(t.token_env)
     if not token:
         raise ValueError(f"set the environment variable {t.token_env} to the bot token from @BotFather")
-    admins = tuple(int(a) for a in cfg.admins.get("telegram", ()) if str(a).lstrip("-").isdigit())
+    admins = tuple(int(a) for a in cfg.admins.get(Platform.TELEGRAM, ()) if str(a).lstrip("-").isdigit())
     return TelegramOptions(token=token, base_url=t.base_url, max_message_chars=t.max_message_chars,
                            rate_limit_per_minute=t.rate_limit_per_minute, refusal_messages=cfg.core.refusal.messages, admin_ids=admins)
 
@@ -92,5 +99,6 @@ def webhook_options(cfg: Config, *, port: int | None = None, listen: str | None 
                           port=t.webhook_port if port is None else port)
 
 
-def build_bot(cfg: Config, backend: Backend) -> TelegramBot:
-    return TelegramBot(backend, telegram_options(cfg))
+def build_bot(cfg: Config, backend: Backend, ready: Callable[[str], None] | None = None) -> TelegramBot:
+    """The bot with this config's settings; `ready(username)` once `run` has connected."""
+    return TelegramBot(backend, telegram_options(cfg), ready=ready)

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from core.messages import NOT_SET_UP, Answering, ConversationKey
+from core.messages import NOT_SET_UP, Answering, ConversationKey, Platform
 
-PLATFORMS = ("console", "cli", "api", "mcp", "slack", "telegram")
+PLATFORMS = tuple(Platform)
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # goes into LanceDB filters and folder names as is
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")  # an environment variable's name
 
@@ -163,7 +163,7 @@ def _check_people(scope: ScopeSettings, where: str) -> None:
     for admin in scope.admins:
         _check_admin(admin, where)
     for expert in scope.experts:
-        if expert.split(":", 1)[0] not in ("slack", "telegram") or not expert.split(":", 1)[-1]:
+        if expert.split(":", 1)[0] not in (Platform.SLACK, Platform.TELEGRAM) or not expert.split(":", 1)[-1]:
             raise ScopeError(f"{where}: expert {expert!r} must be 'slack:U0123', 'slack:S0123' (a user group) "
                              "or 'telegram:42'")
 

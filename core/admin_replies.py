@@ -21,7 +21,13 @@ class Action(StrEnum):
     FAQ = "faq"  # approve, and save the question and answer as an FAQ entry of the knowledge base
 
 
-ESCALATE = "escalate"  # "Ask a person": the turn (item_id) handed to its chat's experts
+class Escalation(StrEnum):
+    """"Ask a person": the turn (a button's item_id) handed to its chat's experts."""
+
+    ASK = "escalate"
+
+
+ESCALATE = Escalation.ASK
 
 
 class FeedbackReason(StrEnum):
@@ -42,11 +48,16 @@ REASON_LABELS: dict[FeedbackReason, str] = {
 }
 
 
+# what a button does: an admin's Action on a review item, a FeedbackReason given for a turn, or
+# ESCALATE for a turn; each renderer tells them apart by type
+ButtonAction = Action | FeedbackReason | Escalation
+
+
 @dataclass(frozen=True)
 class Button:
     label: str
-    action: str  # an Action, "feedback:<reason>" for a feedback-reason button, or ESCALATE
-    item_id: int  # the review item (or, for feedback, the turn) it acts on
+    action: ButtonAction
+    item_id: int  # the review item (or, for feedback and ESCALATE, the turn) it acts on
 
 
 @dataclass(frozen=True)

@@ -81,9 +81,21 @@ def asks_something(text: str) -> bool:
     return bool(_QUESTION_MARK.search(_CODE.sub(" ", text)))
 
 
+class Platform(StrEnum):
+    """Where a conversation happens: a chat platform, the console, or a door without a chat (the
+    `ask` command, HTTP's /api/ask, MCP). The values are what records, rows and config store."""
+
+    CONSOLE = "console"
+    CLI = "cli"
+    API = "api"
+    MCP = "mcp"
+    SLACK = "slack"
+    TELEGRAM = "telegram"
+
+
 @dataclass(frozen=True)
 class ConversationKey:
-    """Where a conversation lives: platform, chat and (optional) thread."""
+    """Where a conversation lives: platform (a Platform's value), chat and (optional) thread."""
 
     platform: str
     chat_id: str

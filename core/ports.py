@@ -23,6 +23,7 @@ from core.messages import (
     Generation,
     Hit,
     Incoming,
+    Platform,
     PriorTurn,
     Suggestion,
 )
@@ -188,7 +189,7 @@ class Backend(Protocol):
 
     def ask(self, msg: Incoming) -> Decision: ...
 
-    def command(self, platform: str, user_id: str, name: str, args: str = "",
+    def command(self, platform: Platform, user_id: str, name: str, args: str = "",
                 progress: Callable[[str, int, int], None] | None = None, chat_id: str = "",
                 scope: str | None = None) -> Reply:
         """An admin command ("stats", "reingest", "review") as its platform-neutral reply
@@ -196,7 +197,7 @@ class Backend(Protocol):
         sent from (or a `scope` the operator named) decides the knowledge scope it acts on."""
         ...
 
-    def review(self, platform: str, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
+    def review(self, platform: Platform, user_id: str, action: str, item_id: int | None, text: str = "") -> Reply:
         """A review button: show, approve, edit (with text), reject or faq one queue item."""
         ...
 
@@ -205,30 +206,30 @@ class Backend(Protocol):
         """A vote on a turn; a thumbs-down with a reason puts it in the review queue."""
         ...
 
-    def register_delivery(self, platform: str, delivery: Delivery) -> None:
+    def register_delivery(self, platform: Platform, delivery: Delivery) -> None:
         """How reviewed answers reach this platform's conversations (the running adapter)."""
         ...
 
-    def is_admin(self, platform: str, user_id: str, chat_id: str = "") -> bool:
+    def is_admin(self, platform: Platform, user_id: str, chat_id: str = "") -> bool:
         """A global admin; in a knowledge scope's chat, also that scope's own admins."""
         ...
 
-    def chat_policy(self, platform: str, chat_id: str) -> ChatPolicy:
+    def chat_policy(self, platform: Platform, chat_id: str) -> ChatPolicy:
         """Which messages of a group chat are answered, and how a refusal there shows."""
         ...
 
-    def escalate(self, platform: str, user_id: str, turn_id: int) -> Escalated | None:
+    def escalate(self, platform: Platform, user_id: str, turn_id: int) -> Escalated | None:
         """Hand a turn to the experts of the chat it was asked in ("Ask a person"), once per turn;
         None when that chat has no experts or the turn is not one of this platform's."""
         ...
 
-    def expert_reply(self, platform: str, chat_id: str, thread_id: str, user_id: str, text: str) -> ExpertReply:
+    def expert_reply(self, platform: Platform, chat_id: str, thread_id: str, user_id: str, text: str) -> ExpertReply:
         """An expert of the chat replied in a thread: when it holds a question handed to people
         and the reply answers (not an emoji, not a question back), it becomes an FAQ draft in the
         review queue."""
         ...
 
-    def prompts(self, platform: str, chat_id: str, limit: int = 4) -> list[str]:
+    def prompts(self, platform: Platform, chat_id: str, limit: int = 4) -> list[str]:
         """Questions to suggest to someone who opens a conversation: the most asked answered ones,
         then the knowledge base's own questions (FAQ entries, headings that ask), of the chat's scope."""
         ...

@@ -14,8 +14,8 @@ from slack_bolt import App as BoltApp
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from adapters.slack.handlers import PLATFORM, Wiring
 from adapters.slack.rendering import reply_blocks, truncate
+from adapters.slack.wiring import PLATFORM, Wiring
 from core.catalogue import say
 
 log = logging.getLogger("groundbot.slack")

@@ -72,17 +72,18 @@ def event_key(body: dict[str, Any]) -> str:
     return f"event:{event_id}" if event_id else ""
 
 
-def skip_redelivered(once: Callable[[], OnceKeys],
+def skip_redelivered(once: OnceKeys,
                      ignored: Callable[[dict[str, Any], str], bool] = lambda body, bot: False) -> Callable[..., BoltResponse]:
     """bolt middleware: ack a redelivered event (same event id) without handling it again.
     The event is claimed with its body before bolt acks it; the listener marks it done. An event
-    `ignored(body, bot_user_id)` says no listener answers is acked at once, unclaimed."""
+    `ignored(body, bot_user_id)` says no listener takes (a message of no kind,
+    adapters/slack/kinds.py) is acked at once, unclaimed."""
 
     def middleware(body: dict[str, Any], context: dict[str, Any], next_: Callable[[], BoltResponse]) -> BoltResponse:
         if ignored(body, str(context.get("bot_user_id") or "")):
             return BoltResponse(status=200, body="")
         key = event_key(body)
-        if key and not once().claim(key, body):
+        if key and not once.claim(key, body):
             event_id = body.get("event_id")
             log.info("skipping redelivered event %s", event_id)
             return BoltResponse(status=200, body="")

@@ -15,13 +15,18 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
-from adapters.chat_rates import ChatRate, MemoryChatRate
+from adapters.chat_rules import ChatRate, ChatRules
 from adapters.slack.admin import AdminCommands
+from adapters.slack.agent import AgentSurface
+from adapters.slack.answering import Answering
 from adapters.slack.dedupe import OnceFilter, OnceKeys, skip_redelivered
-from adapters.slack.handlers import PLATFORM, Questions, Wiring
+from adapters.slack.escalation import Escalation
+from adapters.slack.handlers import Questions
 from adapters.slack.http import SlackHTTPServer
+from adapters.slack.kinds import MessageKinds
 from adapters.slack.review import ReviewActions, SlackDelivery
-from adapters.slack.threads import AnsweredThreads, never_a_question
+from adapters.slack.threads import AnsweredThreads
+from adapters.slack.wiring import PLATFORM, Wiring
 from core.ports import Backend
 
 log = logging.getLogger("groundbot.slack")
@@ -33,7 +38,9 @@ class SlackAdapter:
     stand-in); 429 answers are retried after their Retry-After by slack-sdk itself. With
     `threads` (who was answered in which channel thread, shared rows), a thread reply of someone
     groundbot answered there is a follow-up without a mention (adapters/slack/threads.py);
-    `chat_rate` counts each channel's messages answered without a mention (adapters/chat_rates.py).
+    `chat_rate` counts each channel's messages answered without a mention (adapters/chat_rules.py);
+    `once` says which events, messages and presses were handled (`groundbot serve` passes rows
+    every worker shares). Everything is given here: nothing is set on the adapter after.
     """
 
     def __init__(self, backend: Backend, *, bot_token: str, signing_secret: str = "", api_base_url: str = "",
@@ -48,20 +55,21 @@ class SlackAdapter:
         retry = [ConnectionErrorRetryHandler(), RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries)]
         client_args: dict[str, Any] = {"base_url": api_base_url} if api_base_url else {}
         self.client = WebClient(token=bot_token, timeout=int(client_timeout_s), retry_handlers=retry, **client_args)
-        # `groundbot serve` swaps `once` for rows shared by every worker
-        self.wiring = Wiring(backend, self.client, once or OnceFilter(), dict(refusal_messages or {}), progress_interval_s, threads,
-                             chat_rate or MemoryChatRate())
+        rules = ChatRules(backend, PLATFORM, chat_rate)
+        self.wiring = Wiring(backend, self.client, once or OnceFilter(), rules, dict(refusal_messages or {}),
+                             progress_interval_s, threads)
         # the work after each ack runs here; close() lets in-flight answers finish
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="groundbot-slack")
         # auth.test runs here: a bad token or an unreachable API fails at start-up, not on the first message
         self.app = BoltApp(name="groundbot", client=self.client, signing_secret=signing_secret, logger=log,
                            listener_executor=self.executor)
         self.check_scopes()
-        self.questions = Questions(self.wiring)
-        self.app.use(skip_redelivered(lambda: self.wiring.once, self.never_a_question))
-        self.admin = AdminCommands(self.wiring)
-        self.review = ReviewActions(self.wiring)
-        for part in (self.questions, self.admin, self.review):
+        kinds = MessageKinds(rules, follow_ups=threads is not None)
+        # a message of no kind is acked at once, unclaimed; the rest are claimed, then routed by kind
+        self.app.use(skip_redelivered(self.wiring.once, kinds.unclaimed))
+        answering, escalation = Answering(self.wiring), Escalation(self.wiring)
+        for part in (Questions(self.wiring, kinds, answering, escalation), answering, escalation,
+                     AgentSurface(self.wiring, answering), AdminCommands(self.wiring), ReviewActions(self.wiring)):
             part.register(self.app)
         # reviewed answers go to their thread, new queue items to the admin channel, from here
         backend.register_delivery(PLATFORM, SlackDelivery(self.wiring, admin_channel))
@@ -87,20 +95,6 @@ class SlackAdapter:
             log.warning("the Slack token lacks %s: in those channels groundbot answers mentions only, with no "
                         "follow-ups without a mention and no answers to questions without one (docs/slack.md)",
                         " and ".join(missing))
-
-    def never_a_question(self, body: dict[str, Any], bot_user_id: str) -> bool:
-        """A channel message no listener answers: acked at once, unclaimed (adapters/slack/threads.py)."""
-        return never_a_question(body, bot_user_id, self.wiring.threads is not None,
-                                lambda event: self.questions.answers_unmentioned(event, bot_user_id),
-                                lambda event: bool(self.questions.policy(event).experts))
-
-    @property
-    def once(self) -> OnceKeys:
-        return self.wiring.once
-
-    @once.setter
-    def once(self, keys: OnceKeys) -> None:
-        self.wiring.once = keys
 
     def close(self) -> None:
         """Wait for answers already being worked on, then stop taking work."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import reasons
-from core.admin_replies import ESCALATE, REASON_LABELS, Button, FeedbackReason, Reply
+from core.admin_replies import REASON_LABELS, Action, Button, FeedbackReason, Reply
 from core.catalogue import explain, say
 from core.messages import Decision, Source
 from core.render import display_answer, split_message, understood_line
@@ -226,11 +226,12 @@ def failure_message(refusal_message: str, lang: str = "en") -> SlackMessage:
 
 
 def _button_of(b: Button) -> dict[str, Any]:
-    if b.action == ESCALATE:
-        return button(b.label, ESCALATE_ACTION, str(b.item_id))
-    if b.action.startswith("feedback:"):
-        return button(b.label, REASON_ACTION_PREFIX + b.action.split(":", 1)[1], str(b.item_id))
-    return button(b.label, REVIEW_ACTION_PREFIX + b.action, str(b.item_id))
+    """A command-layer button: a feedback reason's, a review action's, or "Ask a person"."""
+    if isinstance(b.action, FeedbackReason):
+        return button(b.label, REASON_ACTION_PREFIX + b.action, str(b.item_id))
+    if isinstance(b.action, Action):
+        return button(b.label, REVIEW_ACTION_PREFIX + b.action, str(b.item_id))
+    return button(b.label, ESCALATE_ACTION, str(b.item_id))
 
 
 def reply_blocks(reply: Reply) -> list[dict[str, Any]]:

@@ -13,7 +13,6 @@ from typing import Any
 from slack_bolt import App as BoltApp
 from slack_sdk.errors import SlackApiError
 
-from adapters.slack.handlers import PLATFORM, Wiring, ids
 from adapters.slack.markup import as_int
 from adapters.slack.rendering import (
     EDIT_VIEW,
@@ -27,6 +26,7 @@ from adapters.slack.rendering import (
     truncate,
     view_value,
 )
+from adapters.slack.wiring import PLATFORM, Wiring, ids
 from core.admin_replies import Action, Reply
 from core.messages import ConversationKey, Decision
 

@@ -7,7 +7,8 @@ left to talk among themselves: they mention the bot once to ask it, and from the
 continue without a mention too. Who groundbot has answered in which thread is kept by the
 composition root (database rows every worker shares); without it there are no such follow-ups.
 
-What is never a follow-up: a message that is not a thread reply, any subtype but a reply also
+Which of these messages reach a listener at all is adapters/slack/kinds.py. What is never a
+follow-up: a message that is not a thread reply, any subtype but a reply also
 sent to the channel (edits, deletions, joins, files, bots' posts), a bot's message (groundbot's
 own included), a message that mentions the bot (that one comes as `app_mention` too and is
 answered from there, once), and a message that mentions someone else or the channel (it is
@@ -17,7 +18,6 @@ addressed to them).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any, Protocol
 
 CHANNEL_TYPES = ("channel", "group")  # public and private channels (message.channels, message.groups)
@@ -70,20 +70,3 @@ def top_level(event: dict[str, Any], bot_user_id: str) -> bool:
             and bool(user) and user != bot_user_id and bool(ts) and thread in ("", ts)
             and bool(str(event.get("text") or "").strip())
             and _ADDRESSED.search(str(event.get("text") or "")) is None)
-
-
-def never_a_question(body: dict[str, Any], bot_user_id: str, follow_ups: bool,
-                     answered: Callable[[dict[str, Any]], bool] = lambda event: False,
-                     experts: Callable[[dict[str, Any]], bool] = lambda event: False) -> bool:
-    """A channel `message` event that no listener would answer (most channel traffic, once the
-    app subscribes to it): acknowledged without claiming its delivery, so it costs no row.
-    `answered(event)`: whether a top-level message is one its channel answers without a mention;
-    `experts(event)`: whether its channel has experts whose thread replies may answer a question."""
-    event = body.get("event") or {}
-    if body.get("type") != "event_callback" or event.get("type") != "message" or event.get("channel_type") == "im":
-        return False
-    if follow_ups and thread_reply(event, bot_user_id):
-        return False
-    if person_reply(event, bot_user_id) and experts(event):
-        return False
-    return not (top_level(event, bot_user_id) and answered(event))

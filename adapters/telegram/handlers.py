@@ -1,72 +1,65 @@
 """Updates in, replies out: questions (private text, group mentions and replies, /ask), the
 buttons under replies, and the shared wiring admin commands build on. To add a button, give
-it a callback-data kind and one `CallbackQueryHandler` with that kind's pattern in `handlers()`,
-whose handler reads the button's data with `pressed`."""
+it a press type in adapters/telegram/callbacks.py and one `CallbackQueryHandler` with its kind's
+pattern in `handlers()`, whose handler reads the press with `pressed`."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import math
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TypeVar
 
 from telegram import CallbackQuery, Message, MessageEntity, Update, User
 from telegram.constants import ChatType
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
-from adapters.chat_rates import ChatRate, MemoryChatRate
+from adapters.chat_rules import ChatRules
+from adapters.telegram.callbacks import Escalate, Kind, Pick, Press, Vote, decode, of_kind
 from adapters.telegram.limits import RateLimit
 from adapters.telegram.options import TelegramOptions
 from adapters.telegram.rendering import HELP_KEY, decision_reply, failure_text, reply_messages
 from adapters.telegram.sending import Replies
-from adapters.telegram.threads import ThreadLookup, addressed_text, reply_target, thread_for, topic_thread
+from adapters.telegram.threads import ThreadLookup, addressed_text, private, reply_target, thread_for, topic_thread
 from core.catalogue import DEFAULT, languages, say
-from core.messages import ConversationKey, ExpertReply, Incoming, message_uid
+from core.messages import ConversationKey, ExpertReply, Incoming, Platform, message_uid
 from core.ports import Backend
 from core.text.language import language_of
 
 log = logging.getLogger(__name__)
 
-PLATFORM = "telegram"
+PLATFORM = Platform.TELEGRAM
 ONLY_NEW = filters.UpdateType.MESSAGE  # edits of old messages are not new questions
 Handlers = list[BaseHandler[Update, ContextTypes.DEFAULT_TYPE, None]]
+P = TypeVar("P", bound=Press)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Wiring:
-    """What every handler needs: the backend, the settings, the limits and the way to reply."""
+    """What every handler needs, given whole by the bot's constructor: the backend, the settings,
+    the limits, the way to reply, and the rules Telegram shares with Slack (adapters/chat_rules.py)."""
 
     backend: Backend
     options: TelegramOptions
     rate_limit: RateLimit
     threads: ThreadLookup
     replies: Replies
-    chat_rate: ChatRate = field(default_factory=MemoryChatRate)  # a group's messages answered without a mention
+    rules: ChatRules
 
 
-def button(kind: str) -> str:
-    """The callback-data pattern of one kind of button (see rendering.callback_data)."""
-    return f"^{kind}(:|$)"
-
-
-ID = r"(\d+)"  # a part of callback data that is a turn, suggestion or review item id
-VOTE = r"(-?\d+)"  # a thumbs up (1) or down (-1)
-
-
-async def pressed(update: Update, kind: str, *parts: str) -> tuple[CallbackQuery, tuple[str, ...]] | None:
-    """The pressed button's query and the parts of its callback data ("kind:part:..."), each
-    matched by its pattern in `parts`, so a handler reads them without checking again. None when
-    there is no query, or when the data has another shape (forged, or from an older version):
-    that button is then told it no longer works."""
+async def pressed(update: Update, kind: type[P]) -> tuple[CallbackQuery, P] | None:
+    """The pressed button's query and what it carries, read by the one codec
+    (adapters/telegram/callbacks.py). None when there is no query, or when the data is not a
+    press of this kind (forged, cut short): that button is then told it no longer works."""
     query = update.callback_query
     if query is None:
         return None
-    found = re.fullmatch(":".join([re.escape(kind), *parts]), query.data or "")
-    if found is None:
+    press = decode(query.data)
+    if not isinstance(press, kind):
         await stale(query)
         return None
-    return query, found.groups()
+    return query, press
 
 
 async def stale(query: CallbackQuery) -> None:
@@ -88,9 +81,9 @@ class Questions:
             CommandHandler("ask", self.on_ask, filters=ONLY_NEW),
             CommandHandler("whoami", self.on_whoami, filters=ONLY_NEW),
             MessageHandler(ONLY_NEW & filters.TEXT & ~filters.COMMAND, self.on_text),
-            CallbackQueryHandler(self.on_feedback, pattern=button("f")),
-            CallbackQueryHandler(self.on_suggestion, pattern=button("s")),
-            CallbackQueryHandler(self.on_escalate, pattern=button("e")),
+            CallbackQueryHandler(self.on_feedback, pattern=of_kind(Kind.VOTE)),
+            CallbackQueryHandler(self.on_suggestion, pattern=of_kind(Kind.SUGGESTION)),
+            CallbackQueryHandler(self.on_escalate, pattern=of_kind(Kind.ESCALATE)),
         ]
 
     async def answer(self, anchor: Message, user_id: int, question: str, thread: str,
@@ -126,13 +119,9 @@ class Questions:
                 if not quiet:
                     await self.w.replies.send(anchor, failure_text(o.refusal_messages, language_of(question)), thread=thread)
                 return
-        if quiet and (decision.refused or not decision.unprompted):
-            # where nobody asked groundbot, an answer below the unprompted bar stays unsaid like a refusal
-            log.info("group message %s asked without a mention was %s; nothing sent", anchor.message_id,
-                     "refused" if decision.refused else "answered below the unprompted bar")
+        if quiet and self.w.rules.unsaid(decision, str(anchor.chat_id), anchor.message_id):
             return
-        escalate = decision.refused and anchor.chat.type != ChatType.PRIVATE and bool(
-            self.w.backend.chat_policy(PLATFORM, str(anchor.chat_id)).experts)  # a private chat has no experts in it
+        escalate = self.w.rules.offers_person(decision, str(anchor.chat_id), private(anchor))
         text, markup = decision_reply(decision, picked=suggestion_id is not None, escalate=escalate)
         await self.w.replies.send(anchor, text, markup, thread)
 
@@ -157,9 +146,9 @@ class Questions:
         """An expert's reply in a conversation whose question was handed to people (a reply to
         the message that tagged them), taken as an FAQ draft (the expert is thanked), or left alone
         when it does not answer yet (an emoji, a question back). False: not an expert's such reply."""
-        if message.chat.type == ChatType.PRIVATE or not message.text or reply_target(message) is None:
+        if private(message) or not message.text or reply_target(message) is None:
             return False
-        if str(user_id) not in self.w.backend.chat_policy(PLATFORM, str(message.chat_id)).experts:
+        if str(user_id) not in self.w.rules.experts(str(message.chat_id)):
             return False
         thread = thread_for(message, self.w.threads)
         taken = await asyncio.to_thread(self.w.backend.expert_reply, PLATFORM, str(message.chat_id), thread,
@@ -171,11 +160,11 @@ class Questions:
     async def on_escalate(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """"Ask a person" under a refusal in a group: its experts are tagged in a reply to it, once
         per question (a second press is told they were asked)."""
-        press = await pressed(update, "e", ID)
+        press = await pressed(update, Escalate)
         if press is None:
             return
-        query, (turn,) = press
-        handed = await asyncio.to_thread(self.w.backend.escalate, PLATFORM, str(query.from_user.id), int(turn))
+        query, escalate = press
+        handed = await asyncio.to_thread(self.w.backend.escalate, PLATFORM, str(query.from_user.id), escalate.turn)
         msg = query.message
         if handed is None or not isinstance(msg, Message):
             await stale(query)
@@ -195,14 +184,7 @@ class Questions:
         within the group's rate (counted)."""
         if message.chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP) or reply_target(message) is not None:
             return False
-        policy = self.w.backend.chat_policy(PLATFORM, str(message.chat_id))
-        if not policy.answers(message.text or ""):
-            return False
-        if not self.w.chat_rate.allow(f"{PLATFORM}:{message.chat_id}", policy.per_minute):
-            log.warning("group %s is past %d messages answered without a mention this minute; %s left alone",
-                        message.chat_id, policy.per_minute, message.message_id)
-            return False
-        return True
+        return self.w.rules.unprompted(str(message.chat_id), message.text or "", message.message_id) is not None
 
     async def on_ask(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, user = update.effective_message, update.effective_user
@@ -219,12 +201,12 @@ class Questions:
         await self.answer(message, user.id, question, thread_for(message, self.w.threads))
 
     async def on_feedback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        press = await pressed(update, "f", ID, VOTE)
+        press = await pressed(update, Vote)
         if press is None:
             return
-        query, (turn, vote) = press
-        reply = await asyncio.to_thread(self.w.backend.feedback, str(query.from_user.id), int(turn),
-                                        1 if int(vote) > 0 else -1)
+        query, vote = press
+        reply = await asyncio.to_thread(self.w.backend.feedback, str(query.from_user.id), vote.turn,
+                                        1 if vote.value > 0 else -1)
         await query.answer(reply.text[:190] if not reply.sections[-1].buttons else None)
         msg = query.message
         if reply.sections[-1].buttons and isinstance(msg, Message):  # a thumbs-down asks why, in the chat
@@ -232,16 +214,16 @@ class Questions:
             await self.w.replies.send(msg, text, markup)
 
     async def on_suggestion(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        press = await pressed(update, "s", ID)
+        press = await pressed(update, Pick)
         if press is None:
             return
-        query, (sid,) = press
+        query, pick = press
         await query.answer()
         msg = query.message
         if isinstance(msg, Message):
             thread = self.w.threads.get(msg.chat_id, msg.message_id)
             await self.answer(msg, query.from_user.id, "", topic_thread(msg) if thread is None else thread,
-                              suggestion_id=int(sid))
+                              suggestion_id=pick.suggestion)
 
     async def on_help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if update.effective_message is not None:

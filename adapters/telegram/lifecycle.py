@@ -12,7 +12,7 @@ from typing import Any
 from telegram import Bot, Update
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, TypeHandler
 
-from adapters.chat_rates import ChatRate, MemoryChatRate
+from adapters.chat_rules import ChatRate, ChatRules
 from adapters.telegram.admin import AdminCommands
 from adapters.telegram.handlers import PLATFORM, Questions, Wiring, on_error, on_other_button
 from adapters.telegram.limits import ChatOrder, FloodControl, RateLimit, UserRateLimit
@@ -27,19 +27,22 @@ AnyApplication = Application[Any, Any, Any, Any, Any, Any]
 
 
 class TelegramBot:
-    """Routes Telegram updates to the backend; owns the one python-telegram-bot Application."""
+    """Routes Telegram updates to the backend; owns the one python-telegram-bot Application.
+    Everything is given here (`groundbot serve` passes rows every worker shares for the limits and
+    the threads); `ready(username)` is called once `run` has connected."""
 
     def __init__(self, backend: Backend, options: TelegramOptions, *,
-                 rate_limit: RateLimit | None = None,
-                 threads: ThreadLookup | None = None, chat_rate: ChatRate | None = None) -> None:
+                 rate_limit: RateLimit | None = None, threads: ThreadLookup | None = None,
+                 chat_rate: ChatRate | None = None, ready: Callable[[str], None] | None = None) -> None:
         self.backend = backend
         self.options = options
+        self.ready = ready
         # in memory by default; `groundbot serve` passes database rows every worker shares
         self.rate_limit: RateLimit = rate_limit or UserRateLimit(options.rate_limit_per_minute)
         self.threads: ThreadLookup = threads or ThreadMap()
         self.application = self._build_application()
         self.wiring = Wiring(backend, options, self.rate_limit, self.threads, Replies(self.bot, self.threads),
-                             chat_rate or MemoryChatRate())
+                             ChatRules(backend, PLATFORM, chat_rate))
         self.questions = Questions(self.wiring)
         self.review = ReviewButtons(self.wiring)
         self.admin = AdminCommands(self.wiring, self.review)
@@ -60,6 +63,7 @@ class TelegramBot:
             .token(o.token)
             .rate_limiter(FloodControl(o.retry_attempts, o.max_retry_wait_s))
             .concurrent_updates(ChatOrder(max(1, o.concurrency)))
+            .post_init(self._announce)  # by run_polling and run_webhook; `start` binds the delivery itself
         )
         if o.base_url:
             builder = builder.base_url(o.base_url)
@@ -69,6 +73,12 @@ class TelegramBot:
     @property
     def bot(self) -> Bot:
         return self.application.bot
+
+    async def _announce(self, application: AnyApplication) -> None:
+        """Once `run` has connected: the delivery bound to the bot's loop, then `ready` told."""
+        await self.delivery.bind()
+        if self.ready is not None:
+            self.ready(application.bot.username)
 
     async def start(self, webhook: WebhookOptions | None = None) -> None:
         """Connect (getMe) and start receiving updates by long polling or on a webhook."""
@@ -96,17 +106,10 @@ class TelegramBot:
             await app.stop()
         await app.shutdown()
 
-    def run(self, webhook: WebhookOptions | None = None, ready: Callable[[str], None] | None = None) -> None:
+    def run(self, webhook: WebhookOptions | None = None) -> None:
         """Serve until SIGINT or SIGTERM (the `groundbot telegram` main loop): the Application's
         own run_polling/run_webhook, on a fresh event loop of its own."""
         app = self.application
-
-        async def announce(application: AnyApplication) -> None:
-            await self.delivery.bind()
-            if ready is not None:
-                ready(application.bot.username)
-
-        app.post_init = announce
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         try:

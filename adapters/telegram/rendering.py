@@ -6,16 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
-from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
+from telegram.constants import MessageLimit
 
+from adapters.telegram.callbacks import Escalate, Pick, Press, Reason, Review, Vote, encode
 from core import reasons
-from core.admin_replies import ESCALATE, Button, FeedbackReason, Reply
+from core.admin_replies import Action, Button, FeedbackReason, Reply
 from core.catalogue import explain, say
 from core.messages import Decision
 from core.render import refusal_in, render_text, split_message, understood_line
 
 TEXT_LIMIT = int(MessageLimit.MAX_TEXT_LENGTH)  # 4096, counted by Telegram in UTF-16 code units
-CALLBACK_LIMIT = int(InlineKeyboardButtonLimit.MAX_CALLBACK_DATA)  # 64 bytes
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # source links would otherwise unfurl under every answer
 
 HELP_KEY = "telegram_help"  # core/catalogue
@@ -33,12 +33,9 @@ def split_for_telegram(text: str, limit: int = TEXT_LIMIT) -> list[str]:
     return [p for p in pieces if p.strip()] or [text[:limit] or "…"]
 
 
-def callback_data(kind: str, *parts: object) -> str:
-    """Button payloads carry ids only; Telegram rejects more than 64 bytes."""
-    data = ":".join([kind, *map(str, parts)])
-    if len(data.encode()) > CALLBACK_LIMIT:
-        raise ValueError(f"callback data over {CALLBACK_LIMIT} bytes: {data!r}")
-    return data
+def key(label: str, press: Press) -> InlineKeyboardButton:
+    """A button: its label, and what a press carries (ids only, adapters/telegram/callbacks.py)."""
+    return InlineKeyboardButton(label, callback_data=encode(press))
 
 
 def answer_text(decision: Decision, *, picked: bool = False) -> str:
@@ -78,22 +75,17 @@ _NOT_FLAGGED = (reasons.INPUT_REJECTED, reasons.NEEDS_REVIEW, *reasons.FAILURES)
 def suggestion_keyboard(decision: Decision, escalate: bool = False) -> InlineKeyboardMarkup | None:
     """Suggestions, one per row, "this should be answerable" (it puts the turn in the queue) and,
     where the chat has experts (`escalate`), "Ask a person"."""
-    rows = [[InlineKeyboardButton(text, callback_data=callback_data("s", sid))] for sid, text in offered(decision)]
+    rows = [[key(text, Pick(sid))] for sid, text in offered(decision)]
     if decision.turn_id and decision.refusal_reason not in _NOT_FLAGGED:
-        rows.append([InlineKeyboardButton(say("should_answer_button", decision.language),
-                                          callback_data=callback_data("fr", decision.turn_id,
-                                                                      FeedbackReason.SHOULD_ANSWER))])
+        rows.append([key(say("should_answer_button", decision.language),
+                         Reason(decision.turn_id, FeedbackReason.SHOULD_ANSWER))])
         if escalate:
-            rows.append([InlineKeyboardButton(say("escalate_button", decision.language),
-                                              callback_data=callback_data("e", decision.turn_id))])
+            rows.append([key(say("escalate_button", decision.language), Escalate(decision.turn_id))])
     return InlineKeyboardMarkup(rows) if rows else None
 
 
 def feedback_keyboard(turn_id: int) -> InlineKeyboardMarkup:
-    return InlineKeyboardMarkup([[
-        InlineKeyboardButton("👍", callback_data=callback_data("f", turn_id, 1)),
-        InlineKeyboardButton("👎", callback_data=callback_data("f", turn_id, -1)),
-    ]])
+    return InlineKeyboardMarkup([[key("👍", Vote(turn_id, 1)), key("👎", Vote(turn_id, -1))]])
 
 
 def decision_reply(decision: Decision, *, picked: bool, escalate: bool = False) -> tuple[str, InlineKeyboardMarkup | None]:
@@ -104,14 +96,14 @@ def decision_reply(decision: Decision, *, picked: bool, escalate: bool = False) 
     return answer_text(decision, picked=picked), markup
 
 
-def button_data(b: Button) -> str:
-    """A command-layer button as callback data: "fr:TURN:REASON" for feedback, "e:TURN" to ask a
-    person, else "r:ACTION:ITEM"."""
-    if b.action == ESCALATE:
-        return callback_data("e", b.item_id)
-    if b.action.startswith("feedback:"):
-        return callback_data("fr", b.item_id, b.action.split(":", 1)[1])
-    return callback_data("r", b.action, b.item_id)
+def button_press(b: Button) -> Press:
+    """What a command-layer button carries when pressed: a feedback reason for a turn, an admin's
+    review action on an item, or "Ask a person" for a turn."""
+    if isinstance(b.action, FeedbackReason):
+        return Reason(b.item_id, b.action)
+    if isinstance(b.action, Action):
+        return Review(b.action, b.item_id)
+    return Escalate(b.item_id)
 
 
 def reply_messages(reply: Reply) -> list[tuple[str, InlineKeyboardMarkup | None]]:
@@ -122,7 +114,7 @@ def reply_messages(reply: Reply) -> list[tuple[str, InlineKeyboardMarkup | None]
     for section in reply.sections:
         texts.append(section.text)
         if section.buttons:
-            row = [InlineKeyboardButton(b.label, callback_data=button_data(b)) for b in section.buttons]
+            row = [key(b.label, button_press(b)) for b in section.buttons]
             out.append(("\n\n".join(texts), InlineKeyboardMarkup([row[:3], row[3:]] if len(row) > 3 else [row])))
             texts = []
     if texts:

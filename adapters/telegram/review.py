@@ -14,7 +14,8 @@ from typing import Any
 from telegram import Bot, Message, Update
 from telegram.ext import CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
-from adapters.telegram.handlers import ID, ONLY_NEW, PLATFORM, Handlers, Wiring, button, pressed
+from adapters.telegram.callbacks import Kind, Reason, Review, of_kind
+from adapters.telegram.handlers import ONLY_NEW, PLATFORM, Handlers, Wiring, pressed
 from adapters.telegram.rendering import decision_reply, reply_messages
 from adapters.telegram.sending import Replies
 from core.admin_replies import Action, Reply
@@ -22,7 +23,6 @@ from core.catalogue import say
 from core.messages import ConversationKey, Decision
 
 SEND_TIMEOUT_S = 30.0
-_ACTION = f"({'|'.join(Action)})"  # the review action a queue card's button carries
 _EDIT_PROMPT = re.compile(re.escape(say("edit_prompt", id="__ID__")).replace("__ID__", r"(\d+)"))
 
 
@@ -54,8 +54,8 @@ class ReviewButtons:
 
     def handlers(self) -> Handlers:
         return [
-            CallbackQueryHandler(self.on_review, pattern=button("r")),
-            CallbackQueryHandler(self.on_reason, pattern=button("fr")),
+            CallbackQueryHandler(self.on_review, pattern=of_kind(Kind.REVIEW)),
+            CallbackQueryHandler(self.on_reason, pattern=of_kind(Kind.REASON)),
             MessageHandler(ONLY_NEW & filters.REPLY & filters.TEXT & ~filters.COMMAND & _EditReply(), self.on_edit),
         ]
 
@@ -65,12 +65,13 @@ class ReviewButtons:
             await self.w.replies.send_to(message.chat_id, text, markup, force_reply=force_reply)
 
     async def on_review(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        press = await pressed(update, "r", _ACTION, ID)
+        press = await pressed(update, Review)
         if press is None:
             return
-        query, (action, item) = press
-        reply = await asyncio.to_thread(self.w.backend.review, PLATFORM, str(query.from_user.id), action, int(item))
-        prompt = action == Action.EDIT and bool(_EDIT_PROMPT.search(reply.text))  # the admin's reply carries the text
+        query, review = press
+        reply = await asyncio.to_thread(self.w.backend.review, PLATFORM, str(query.from_user.id), review.action,
+                                        review.item)
+        prompt = review.action == Action.EDIT and bool(_EDIT_PROMPT.search(reply.text))  # the admin's reply carries the text
         await query.answer(reply.text[:190] if not (reply.ok or prompt) else None)
         if isinstance(query.message, Message) and (reply.ok or prompt):
             await self.show(query.message, reply, force_reply=prompt)
@@ -88,11 +89,12 @@ class ReviewButtons:
 
     async def on_reason(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A feedback reason (after a thumbs-down) or "this should be answerable" (under a refusal)."""
-        press = await pressed(update, "fr", ID, r"([^:]*)")
+        press = await pressed(update, Reason)
         if press is None:
             return
-        query, (turn, reason) = press
-        reply = await asyncio.to_thread(self.w.backend.feedback, str(query.from_user.id), int(turn), -1, reason)
+        query, given = press
+        reply = await asyncio.to_thread(self.w.backend.feedback, str(query.from_user.id), given.turn, -1,
+                                        given.reason)
         await query.answer(reply.text[:190])
 
 

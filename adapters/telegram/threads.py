@@ -37,6 +37,12 @@ class ThreadMap:
         return self._map.get((chat_id, message_id))
 
 
+def private(message: Message) -> bool:
+    """Whether a message is in someone's private chat with the bot: every message there is for it,
+    and there are no experts to ask."""
+    return message.chat.type == ChatType.PRIVATE
+
+
 def topic_id(message: Message) -> int | None:
     return message.message_thread_id if message.is_topic_message else None
 
@@ -68,7 +74,7 @@ def thread_for(message: Message, threads: ThreadLookup) -> str:
 def addressed_text(message: Message, bot: User) -> str | None:
     """The question in `message`, or None when group chatter is not meant for the bot."""
     text = message.text or ""
-    if message.chat.type == ChatType.PRIVATE:
+    if private(message):
         return text
     mentions = [
         part for entity, part in message.parse_entities([MessageEntity.MENTION, MessageEntity.TEXT_MENTION]).items()

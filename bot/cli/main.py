@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, BinaryIO
 
 from bot.config import Config, load_config
-from core.messages import ConversationKey, Incoming
+from core.messages import ConversationKey, Incoming, Platform
 from core.render import decision_json
 
 
@@ -77,7 +77,7 @@ def cmd_ask(cfg: Config, args: argparse.Namespace) -> int:
     unrecorded = 0
     for question, rejection in questions:
         chat = args.chat or f"ask-{uuid.uuid4().hex[:12]}"
-        decision = app.ask(Incoming(ConversationKey("cli", chat), args.user, question, rejection=rejection, scope=scope))
+        decision = app.ask(Incoming(ConversationKey(Platform.CLI, chat), args.user, question, rejection=rejection, scope=scope))
         if args.json:
             print(json.dumps(decision_json(decision), ensure_ascii=False), flush=True)
         else:

@@ -81,9 +81,10 @@ def print_manifest(cfg: Config) -> int:
 
     from adapters.slack.manifest import manifest
     from bot.app import ready_app
+    from core.messages import Platform
 
     app = ready_app(cfg)
-    print(json.dumps(manifest(app.prompts("slack", "")), indent=2, ensure_ascii=False))
+    print(json.dumps(manifest(app.prompts(Platform.SLACK, "")), indent=2, ensure_ascii=False))
     return 0
 
 

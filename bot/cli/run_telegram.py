@@ -26,15 +26,15 @@ def cmd_telegram(cfg: Config, args: argparse.Namespace) -> int:
         return 2
     from bot.app import ready_app
 
-    app = ready_app(cfg)
-    bot = build_bot(cfg, app)
     mode = f"webhook on {webhook.listen}:{webhook.port}/{webhook.url_path}" if webhook else "long polling"
 
     def ready(username: str) -> None:
         print(f"groundbot is answering on Telegram as @{username} ({mode}). Press Ctrl-C to stop.", file=sys.stderr)
 
+    app = ready_app(cfg)
+    bot = build_bot(cfg, app, ready)
     try:
-        bot.run(webhook, ready)
+        bot.run(webhook)
     finally:
         app.close()
     return 0

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from starlette.concurrency import run_in_threadpool
 
 from bot.server.metrics import Metrics
+from core.messages import Platform, message_uid
 from storage.records.deliveries import Claim
 from storage.records.shared_state import SharedState
 
@@ -66,10 +67,10 @@ class Inbox:
         key = self.telegram_key(update.update_id)
         claim = await self._db(self.state.deliveries.claim, key, data)
         if claim in (Claim.BUSY, Claim.DONE):
-            self.metrics.deliveries_skipped.labels("telegram").inc()
+            self.metrics.deliveries_skipped.labels(Platform.TELEGRAM).inc()
             return False
         if claim is Claim.TAKEN:
-            self.metrics.deliveries_taken_over.labels("telegram").inc()
+            self.metrics.deliveries_taken_over.labels(Platform.TELEGRAM).inc()
             if await self._db(self._replied, update):
                 log.warning("delivery %s was answered before its worker died; not answering it again", key)
                 await self._done(key)
@@ -82,13 +83,11 @@ class Inbox:
     def _replied(self, update: Any) -> bool:
         """A question whose turn the dead worker recorded and whose reply it sent (the reply-thread
         row the adapter writes after the send): answering it again would be a duplicate reply."""
-        from core.messages import message_uid
-
         message = update.message
         if message is None:
             return False
-        uid = message_uid("telegram", self.telegram.options.bot_id, message.chat_id, message.message_id)
-        return self.state.threads.replied_after_turn(uid, f"telegram:{message.chat_id}:")
+        uid = message_uid(Platform.TELEGRAM, self.telegram.options.bot_id, message.chat_id, message.message_id)
+        return self.state.threads.replied_after_turn(uid, f"{Platform.TELEGRAM}:{message.chat_id}:")
 
     async def _answer_telegram(self, update: Any, key: str) -> None:
         """python-telegram-bot's own processing (its per-chat order, its handlers), then done."""

@@ -9,10 +9,10 @@ widget or another service; a bearer token per knowledge scope, bot/server/scope_
 Events API endpoint (slack-bolt's own Starlette adapter, signatures checked by bolt) and the
 Telegram webhook (Telegram's secret token checked). Wrong credentials at any of them are limited
 per client and per route (bot/server/attempts.py); docs/deploy.md has the table of who may call
-what. bot/server/run.py runs this app under uvicorn. The App is built
-in the background so /healthz answers at once; each worker builds its own. Several workers share
-one port, and there a worker takes connections only once built, leaving them to its ready
-siblings. A Slack event or a Telegram update is acknowledged only once it is claimed in the
+what. bot/server/run.py runs this app under uvicorn. The App and the front ends hung on it
+(bot/server/worker.py) are built in the background so /healthz answers at once; each worker builds
+its own. Several workers share one port, and there a worker takes connections only once built,
+leaving them to its ready siblings. A Slack event or a Telegram update is acknowledged only once it is claimed in the
 database with its payload, and marked done once answered; a worker that dies in between leaves its claims to the others
 (bot/server/deliveries.py). On SIGTERM uvicorn stops accepting, waits for requests in flight, and the
 shutdown hook lets Slack and Telegram work already acknowledged finish before the process exits.
@@ -26,12 +26,11 @@ import hmac
 import json
 import logging
 import os
-import threading
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from concurrent.futures import Future
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -41,7 +40,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from bot.app import App, settle_heap
+from bot.app import App
 from bot.config import Config
 from bot.server.api_ask import incoming, parse_ask
 from bot.server.attempts import Attempts
@@ -49,136 +48,91 @@ from bot.server.deliveries import Inbox
 from bot.server.mcp_route import McpRoute
 from bot.server.metrics import Metrics
 from bot.server.scope_access import ApiAccess, Caller, MetricsAccess, Refusals, Refused, review_tokens
-from bot.server.shared import SharedChatRate, SharedOnce, SharedRateLimit, SharedThreads, serve_hooks
-from bot.server.sync_schedule import SyncSchedule
+from bot.server.worker import Worker, build_worker
 from core.render import decision_json
+
+if TYPE_CHECKING:
+    from adapters.slack import SlackAdapter
 
 log = logging.getLogger("groundbot.serve")
 
 TELEGRAM_SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
-@dataclass
 class Service:
-    """One worker's state: the App once built, and the platform front ends hung on it."""
+    """One worker's front: its Worker once built (bot/server/worker.py; in a thread, off the event
+    loop, so /healthz answers at once), or why it could not be built or started."""
 
-    config: Config
-    app_factory: Callable[[], App]
-    metrics: Metrics
-    app: App | None = None
-    state: Any = None  # storage.records.shared_state.SharedState once built
-    slack: Any = None  # adapters.slack.SlackAdapter when Slack is configured
-    slack_endpoint: Any = None  # bolt's Starlette adapter over the adapter's bolt App
-    telegram: Any = None  # adapters.telegram.TelegramBot when the webhook is configured
-    telegram_secret: str = ""
-    inbox: Inbox | None = None  # claims of Slack events and Telegram updates until answered
-    schedule: SyncSchedule | None = None  # syncs the [[sources]] on their intervals
-    access_log: Any = None  # storage.records.access_refusals.AccessLog: refusals of access, once built
-    error: str = ""
-    _built: threading.Event = field(default_factory=threading.Event)
+    def __init__(self, config: Config, app_factory: Callable[[], App], metrics: Metrics) -> None:
+        self.config = config
+        self.app_factory = app_factory
+        self.metrics = metrics
+        self.error = ""  # why the worker could not be built, or its platforms not started
+        self._worker: Future[Worker] = Future()  # resolved once, by `build`
+
+    @property
+    def worker(self) -> Worker | None:
+        """The built worker; None while it is being built, or when that failed."""
+        done = self._worker.done() and self._worker.exception() is None
+        return self._worker.result() if done else None
 
     @property
     def ready(self) -> bool:
-        return self.app is not None
+        return self.worker is not None
+
+    @property
+    def app(self) -> App | None:
+        return self.worker.app if self.worker else None
+
+    @property
+    def slack(self) -> SlackAdapter | None:
+        worker = self.worker
+        return worker.slack.adapter if worker and worker.slack else None
 
     def build(self) -> None:
         """Load the model, open the index and the database, wire the front ends (in a thread)."""
-        from storage.records.access_refusals import AccessLog
-        from storage.records.shared_state import SharedState
-
         try:
-            app = self.app_factory()
-            serve = self.config.serve
-            state = SharedState(app.store.engine, lease_s=serve.conversation_lease_s, stale_s=serve.delivery_stale_s,
-                                events_keep_s=serve.wrong_credentials_window_s)
-            serve_hooks(app.hooks, state.leases, self.metrics)
-            self.metrics.watch_review_queue(lambda: _or_none(app.store.review_queue_depth))
-            self._slack(app, state)
-            self._telegram(app, state)
-            self.inbox = Inbox(state, self.metrics, telegram=self.telegram, slack=self.slack,
-                               slack_secret=self.config.secret(self.config.slack.signing_secret_env))
-            # before the first refusal, not during it (cached: ready_app may have checked already)
-            app.check_suggestions()
-            app.index.upkeep.warm()  # each table's index files opened before the first question
-            settle_heap()  # workers of several are built by build_app, which does not settle it
-            self.state = state
-            self.access_log = AccessLog(app.store.engine)
-            self.app = app
-            self.schedule = SyncSchedule(app.syncer, serve.sync_check_s)
-            self.schedule.start()
-            self.metrics.ready.set(1)
+            worker = build_worker(self.config, self.app_factory(), self.metrics)
         except Exception as exc:
             self.error = f"{type(exc).__name__}: {exc}"
             log.exception("groundbot serve could not start")
-        finally:
-            self._built.set()
-
-    def _slack(self, backend: App, state: Any) -> None:
-        cfg = self.config
-        token, signing = cfg.secret(cfg.slack.bot_token_env), cfg.secret(cfg.slack.signing_secret_env)
-        if not token or not signing:
+            self._worker.set_exception(exc)
             return
-        from adapters.slack import events_endpoint
-        from bot.platforms import SlackSecrets, build_adapter
-
-        self.slack = build_adapter(cfg, backend, SlackSecrets(token, "", signing), state.threads)
-        self.slack.once = SharedOnce(state.deliveries, self.metrics, "slack")
-        self.slack.wiring.chat_rate = SharedChatRate(state.rates)
-        self.slack_endpoint = events_endpoint(self.slack.app)
-
-    def _telegram(self, backend: App, state: Any) -> None:
-        cfg = self.config
-        secret = cfg.secret(cfg.telegram.webhook_secret_env)
-        if not cfg.secret(cfg.telegram.token_env) or not secret:
-            return
-        from adapters.telegram import TelegramBot
-        from bot.platforms import telegram_options
-
-        options = telegram_options(cfg)
-        self.telegram = TelegramBot(backend, options, threads=SharedThreads(state.threads),
-                                    rate_limit=SharedRateLimit(state.rates, options.rate_limit_per_minute),
-                                    chat_rate=SharedChatRate(state.rates))
-        self.telegram_secret = secret
+        self._worker.set_result(worker)
+        self.metrics.ready.set(1)
 
     async def start_platforms(self) -> None:
         """Start the delivery sweeper, Telegram's update processing (and register the webhook
         when a URL is configured)."""
-        if self.inbox is not None:
-            self.inbox.start()
-        if self.telegram is None:
+        worker = self.worker
+        if worker is None:
             return
-        application = self.telegram.application
-        await application.initialize()
-        await self.telegram.delivery.bind()  # admins' cards and reviewed answers can leave before any update arrives
-        await application.start()
+        worker.inbox.start()
+        if worker.telegram is None:
+            return
+        bot = worker.telegram.bot
+        await bot.application.initialize()
+        await bot.delivery.bind()  # admins' cards and reviewed answers can leave before any update arrives
+        await bot.application.start()
         url = self.config.telegram.webhook_url
         if url:
             from adapters.telegram import ALLOWED_UPDATES
 
-            await self.telegram.bot.set_webhook(url, secret_token=self.telegram_secret,
-                                                allowed_updates=ALLOWED_UPDATES)
+            await bot.bot.set_webhook(url, secret_token=worker.telegram.secret, allowed_updates=ALLOWED_UPDATES)
 
     async def stop(self) -> None:
         """Finish work already acknowledged: Telegram updates and Slack answers in progress."""
-        if self.inbox is not None:
-            await self.inbox.stop()
-        if self.schedule is not None:
-            await run_in_threadpool(self.schedule.stop)
-        if self.telegram is not None and self.telegram.application.running:
-            await self.telegram.stop()
-        if self.slack is not None:
-            await run_in_threadpool(self.slack.close)
-        if self.state is not None:
-            self.state.stop_heartbeat()
-        if self.app is not None:
-            await run_in_threadpool(self.app.close)
-
-
-def _or_none(fn: Callable[[], int]) -> int | None:
-    try:
-        return fn()
-    except Exception:  # a scrape must not fail because the database is away
-        return None
+        worker = self.worker
+        if worker is None:
+            return
+        await worker.inbox.stop()
+        await run_in_threadpool(worker.schedule.stop)
+        if worker.telegram is not None and worker.telegram.bot.application.running:
+            await worker.telegram.bot.stop()
+        if worker.slack is not None:
+            await run_in_threadpool(worker.slack.adapter.close)
+        worker.state.stop_heartbeat()
+        await run_in_threadpool(worker.app.close)
 
 
 def _unavailable(service: Service) -> JSONResponse:
@@ -197,8 +151,8 @@ def build_asgi(config: Config, *, app_factory: Callable[[], App] | None = None,
     access, tokens = ApiAccess.of(config), review_tokens(config)
     metrics = Metrics(metrics_dir)
     service = Service(config, app_factory or (lambda: ready_app(config)), metrics)
-    refusals = Refusals(metrics, lambda: service.access_log)
-    attempts = Attempts(config.serve, lambda: service.state.rates if service.state is not None else None)
+    refusals = Refusals(metrics, lambda: service.worker.access_log if service.worker else None)
+    attempts = Attempts(config.serve, lambda: service.worker.state.rates if service.worker else None)
     ep = _Endpoints(config, service, metrics, access, refusals, accept_when_ready=accept_when_ready,
                     attempts=attempts, metrics_access=MetricsAccess.of(config, access, tokens))
     routes = [
@@ -330,12 +284,13 @@ class _Endpoints:
 
     async def slack_events(self, request: Request) -> Response:
         service = self.service
-        if service.slack_endpoint is None:
+        slack = service.worker.slack if service.worker else None
+        if slack is None:
             return _unavailable(service) if not service.ready else PlainTextResponse("Slack is not configured", 404)
         signed = "x-slack-signature" in request.headers
         if signed and (locked := await self.attempts.check("slack", request)):
             return await self._refused(locked, "slack", plain=True)
-        response: Response = await service.slack_endpoint(request)
+        response: Response = await slack.endpoint(request)
         if response.status_code == 401:  # bolt checked the signature
             if signed:
                 await self.attempts.count("slack", request)
@@ -345,17 +300,18 @@ class _Endpoints:
 
     async def telegram_webhook(self, request: Request) -> Response:
         service = self.service
-        if service.telegram is None:
+        worker = service.worker
+        if worker is None or worker.telegram is None:
             return _unavailable(service) if not service.ready else PlainTextResponse("Telegram is not configured", 404)
         given = request.headers.get(TELEGRAM_SECRET_HEADER, "")
         if given and (locked := await self.attempts.check("telegram", request)):
             return await self._refused(locked, "telegram", plain=True)
-        if not hmac.compare_digest(given.encode(), service.telegram_secret.encode()):
+        if not hmac.compare_digest(given.encode(), worker.telegram.secret.encode()):
             if given:
                 await self.attempts.count("telegram", request)
             return await self._refused(Refused(403, "wrong_secret" if given else "no_secret", "forbidden"),
                                        "telegram", plain=True)
-        return await _telegram_update(service, await request.body())
+        return await _telegram_update(worker.inbox, await request.body())
 
 
 def _readiness(app: App) -> dict[str, Any]:
@@ -370,7 +326,7 @@ def _readiness(app: App) -> dict[str, Any]:
             "embedder": app.embedder.name, "pid": os.getpid()}  # which of the N workers answered
 
 
-async def _telegram_update(service: Service, body: bytes) -> Response:
+async def _telegram_update(inbox: Inbox, body: bytes) -> Response:
     """Claim the update with its body (any worker; a re-delivery is acknowledged and dropped),
     answer it in the background, and say 200 only once the claim is in the database."""
     try:
@@ -378,10 +334,8 @@ async def _telegram_update(service: Service, body: bytes) -> Response:
         int(data["update_id"])
     except (ValueError, KeyError, TypeError):
         return PlainTextResponse("not a Telegram update", 400)
-    if service.inbox is None:  # the route exists only where the service has an inbox
-        return PlainTextResponse("Telegram updates are not taken here", 404)
     try:
-        await service.inbox.telegram_update(data)
+        await inbox.telegram_update(data)
     except (TypeError, KeyError, AttributeError, ValueError) as exc:  # not an update python-telegram-bot reads
         return PlainTextResponse(f"not a Telegram update: {type(exc).__name__}", 400)
     return Response(status_code=200)  # a database error above is a 500: Telegram sends the update again

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from bot.config import Config
 from bot.scopes import NAME, ScopeError, ScopeMap
 from bot.server.metrics import Metrics
-from core.messages import ConversationKey
+from core.messages import ConversationKey, Platform
 
 if TYPE_CHECKING:
     from storage.records.access_refusals import AccessLog
@@ -151,7 +151,7 @@ class ApiAccess:
             return Refused(403, "scope_not_allowed", f"this token asks in scope {caller.scope!r} only",
                            caller.who, label)
         if asked is None:
-            return self.scopes.resolve(ConversationKey("api", conversation)) if self.scopes.enabled else None
+            return self.scopes.resolve(ConversationKey(Platform.API, conversation)) if self.scopes.enabled else None
         try:
             return self.scopes.check(asked)
         except ScopeError as exc:
@@ -166,7 +166,7 @@ class ApiAccess:
         return self.scopes.resolve(ConversationKey(platform, "")) if self.scopes.enabled else None
 
     @staticmethod
-    def key(caller: Caller, scope: str | None, conversation: str, platform: str = "api") -> ConversationKey:
+    def key(caller: Caller, scope: str | None, conversation: str, platform: str = Platform.API) -> ConversationKey:
         """The conversation's key: its id under a namespace keyed by the holder's token, so the
         same id from another holder, or in another scope, is another conversation."""
         label = f"groundbot-api-conversation\0{caller.who}\0{scope or ''}".encode()

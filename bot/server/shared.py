@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.server.metrics import Metrics
 from bot.services.hooks import Hooks, TurnHandler
-from core.messages import Decision, Incoming
+from core.messages import Decision, Incoming, Platform
 from storage.records.deliveries import Claim, Deliveries
 from storage.records.leases import ConversationLeases
 from storage.records.rate_events import RateEvents
@@ -54,7 +54,7 @@ def serve_hooks(hooks: Hooks, leases: ConversationLeases, metrics: Metrics, *, t
 class SharedOnce:
     """The Slack adapter's once-filter over the delivery table, counting what it skips."""
 
-    def __init__(self, deliveries: Deliveries, metrics: Metrics, platform: str) -> None:
+    def __init__(self, deliveries: Deliveries, metrics: Metrics, platform: Platform) -> None:
         self.deliveries = deliveries
         self.metrics = metrics
         self.platform = platform
@@ -89,7 +89,7 @@ class SharedOnce:
 class SharedThreads:
     """Telegram's reply-thread map as rows: a reply to a bot message continues its thread on any worker."""
 
-    def __init__(self, threads: ReplyThreads, platform: str = "telegram") -> None:
+    def __init__(self, threads: ReplyThreads, platform: Platform = Platform.TELEGRAM) -> None:
         self.threads = threads
         self.platform = platform
 
@@ -103,7 +103,7 @@ class SharedThreads:
 class SharedRateLimit:
     """Per-user questions per minute counted in rows, so N workers allow N times nothing more."""
 
-    def __init__(self, rates: RateEvents, per_minute: int, platform: str = "telegram") -> None:
+    def __init__(self, rates: RateEvents, per_minute: int, platform: Platform = Platform.TELEGRAM) -> None:
         self.rates = rates
         self.per_minute = per_minute
         self.platform = platform

@@ -22,7 +22,7 @@ from bot.services.review import ReviewDesk
 from bot.services.syncing import Syncer
 from core.admin_replies import ESCALATE, REASON_LABELS, Button, FeedbackReason, Reply
 from core.catalogue import say
-from core.messages import NOT_SET_UP, ConversationKey
+from core.messages import NOT_SET_UP, ConversationKey, Platform
 from core.ports import PathNotAllowed
 from storage.records.transcripts import SqlTranscriptStore, Vote
 
@@ -73,8 +73,8 @@ def stats_reply(data: dict[str, Any]) -> Reply:
 def feedback_buttons(turn_id: int, lang: str, refused: bool) -> tuple[Button, ...]:
     """The reasons a thumbs-down asks for; a refusal offers only "this should be answerable"."""
     if refused:
-        return (Button(say("should_answer_button", lang), f"feedback:{FeedbackReason.SHOULD_ANSWER}", turn_id),)
-    return tuple(Button(say(REASON_LABELS[r], lang), f"feedback:{r}", turn_id)
+        return (Button(say("should_answer_button", lang), FeedbackReason.SHOULD_ANSWER, turn_id),)
+    return tuple(Button(say(REASON_LABELS[r], lang), r, turn_id)
                  for r in FeedbackReason if r != FeedbackReason.SHOULD_ANSWER)
 
 
@@ -98,7 +98,7 @@ class Commands:
     def scope_of(self, platform: str, chat_id: str) -> str | None:
         """The knowledge scope a command from this chat is about (None: the whole knowledge base,
         also for a chat no scope serves, where only global admins may act)."""
-        if not chat_id and platform in ("slack", "telegram"):  # a chat platform's command names its chat
+        if not chat_id and platform in (Platform.SLACK, Platform.TELEGRAM):  # a chat platform's command names its chat
             return None
         scope = self.scopes.resolve(ConversationKey(platform, chat_id))
         return None if scope == NOT_SET_UP else scope

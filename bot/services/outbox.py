@@ -17,32 +17,29 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from core.admin_replies import Reply
-from core.messages import Decision
+from core.messages import Decision, Platform
 from core.ports import Delivery
 from storage.records.outbox import ANNOUNCEMENT, Outbox, Parcel
 
 log = logging.getLogger(__name__)
 # the platforms with a Delivery (adapters that can write to a user first); a question asked
-# through `groundbot ask` ("cli"), POST /api/ask ("api") or an MCP tool ("mcp") has no one to send
-# the answer to later
-PUSHED = frozenset({"console", "telegram", "slack"})
+# through `groundbot ask`, POST /api/ask or an MCP tool has no one to send the answer to later
+PUSHED = frozenset({Platform.CONSOLE, Platform.TELEGRAM, Platform.SLACK})
 # (review item id, platform) -> the card and the scope admins' user ids to tell there, or None
 # when there is nothing to announce any more (the item was decided, or is gone)
 Cards = Callable[[int, str], tuple[Reply, list[str]] | None]
 
 
 class Courier:
-    """Tries outbox rows whose platform has a delivery in `deliveries` (this process's); an
+    """Tries the outbox rows of the platforms this process is connected to (`connect`); an
     announcement's card comes from `cards` (ReviewCards.announcement, bot/services/review.py).
     `cards` has no default: without it every announcement would be dropped as decided."""
 
-    def __init__(self, outbox: Outbox, deliveries: Mapping[str, Delivery], interval_s: float = 5.0, *,
-                 cards: Cards) -> None:
+    def __init__(self, outbox: Outbox, interval_s: float = 5.0, *, cards: Cards) -> None:
         self.outbox = outbox
-        self.deliveries = deliveries
         self.interval_s = interval_s
         self.cards = cards
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -50,6 +47,18 @@ class Courier:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        # how each platform this process is connected to is sent to: one entry per running adapter
+        self._deliveries: dict[str, Delivery] = {}
+
+    def connect(self, platform: str, delivery: Delivery) -> None:
+        """A platform this process can send to (its adapter is running): its rows are sent, and
+        retried, from now on, by this courier's retry thread (started here)."""
+        self._deliveries[platform] = delivery  # one assignment: a flush under way reads the old or the new
+        self.start()
+
+    def delivery(self, platform: str) -> Delivery | None:
+        """How this process sends to `platform`; None: it is not connected to it."""
+        return self._deliveries.get(platform)
 
     def attempt(self, row_id: int) -> str | None:
         """Try one row now: None if sent, else why not ("" when another worker has it or it is
@@ -58,7 +67,7 @@ class Courier:
         parcel = self.outbox.claim(row_id, self.worker)
         if parcel is None:
             return ""
-        delivery = self.deliveries.get(parcel.key.platform)
+        delivery = self.delivery(parcel.key.platform)
         try:
             if delivery is None:
                 raise LookupError(f"no {parcel.key.platform} connection in this process")
@@ -93,7 +102,7 @@ class Courier:
     def flush(self) -> int:
         """Try every due row this process can send; returns how many were sent."""
         with self._lock:  # one flush at a time per process; other processes are kept out by the lease
-            rows = self.outbox.due(sorted(self.deliveries))
+            rows = self.outbox.due(sorted(self._deliveries))
             return sum(1 for row_id in rows if self.attempt(row_id) is None)
 
     def start(self) -> None:

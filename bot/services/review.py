@@ -17,7 +17,6 @@ from core import reasons
 from core.admin_replies import Action, Button, Reply, Section
 from core.catalogue import say
 from core.messages import NOT_SET_UP, ClaimRecord, ConversationKey, Decision, Recorded, Source, Suggestion
-from core.ports import Delivery
 from core.text.citations import strip_markers
 from core.text.normalize import normalize_text
 from storage.ingestion.ingest import IngestSummary
@@ -32,7 +31,7 @@ STATUS_OF = {Action.APPROVE: "approved", Action.EDIT: "edited", Action.REJECT: "
 
 def item_buttons(item_id: int, with_show: bool = False) -> tuple[Button, ...]:
     actions = ([Action.SHOW] if with_show else []) + [Action.APPROVE, Action.EDIT, Action.REJECT, Action.FAQ]
-    return tuple(Button(say(f"button_{a if a != Action.SHOW else 'show'}", ADMIN_LANG), str(a), item_id)
+    return tuple(Button(say(f"button_{a if a != Action.SHOW else 'show'}", ADMIN_LANG), a, item_id)
                  for a in actions)
 
 
@@ -133,7 +132,7 @@ class ReviewDesk:
     """Admins' review commands over the queue (the one its `cards` read), delivering decisions
     through the adapters."""
 
-    def __init__(self, cards: ReviewCards, courier: Courier, deliveries: Mapping[str, Delivery], *,
+    def __init__(self, cards: ReviewCards, courier: Courier, *,
                  save_faq: Callable[[str, str, str, str | None], IngestSummary],
                  suggestions: Callable[[str, str | None], list[str]],
                  refusal_messages: Mapping[str, str], is_admin: Callable[[str, str], bool],
@@ -141,8 +140,7 @@ class ReviewDesk:
                  announce_to: Callable[[str | None], Sequence[str]] = lambda scope: ()) -> None:
         self.cards = cards
         self.queue = cards.queue
-        self.courier = courier
-        self.deliveries = deliveries  # the platforms this process is connected to, as they register
+        self.courier = courier  # sends the decisions, to the platforms this process is connected to
         self.save_faq = save_faq
         self.suggestions = suggestions
         self.refusal_messages = refusal_messages
@@ -239,6 +237,6 @@ class ReviewDesk:
         courier = self.courier
         row = courier.outbox.add(entry.id, ConversationKey(entry.platform, entry.chat_id, entry.thread_id),
                                  decision.to_dict())
-        if entry.platform not in self.deliveries:
+        if courier.delivery(entry.platform) is None:
             return say("review_no_delivery", ADMIN_LANG, platform=entry.platform)
         return courier.attempt(row) or ""

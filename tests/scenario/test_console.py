@@ -54,6 +54,6 @@ def test_high_risk_answers_held_for_review(make_app: Callable[..., Any], base_co
 def test_making_a_console_chat_starts_nothing_until_it_runs(make_app: Callable[..., Any]) -> None:
     app = make_app()
     chat = ConsoleChat(app, stdin=io.StringIO("/quit\n"), stdout=io.StringIO())
-    assert "console" not in app.deliveries and app.courier._thread is None  # no courier thread yet
+    assert app.courier.delivery("console") is None and app.courier._thread is None  # no courier thread yet
     chat.run()
-    assert app.deliveries["console"] is chat and app.courier._thread is not None
+    assert app.courier.delivery("console") is chat and app.courier._thread is not None

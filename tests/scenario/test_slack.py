@@ -29,6 +29,7 @@ import yaml
 from slack_sdk import WebClient
 
 from adapters.slack import SlackAdapter, SlackHTTPServer, question_text
+from adapters.slack.dedupe import OnceKeys
 from adapters.slack.rendering import (
     FEEDBACK_DOWN,
     FEEDBACK_UP,
@@ -48,7 +49,7 @@ from bot.platforms import SlackThreads, build_adapter, slack_secrets
 from bot.server.metrics import Metrics
 from bot.server.shared import SharedOnce
 from core import reasons
-from core.messages import Decision, Generation, Source, Suggestion, message_uid
+from core.messages import Decision, Generation, Platform, Source, Suggestion, message_uid
 from core.settings import Mode
 from storage.records.deliveries import Deliveries
 from storage.records.reply_threads import ReplyThreads
@@ -333,12 +334,13 @@ def run_adapter(mode: str, standin: SlackStandIn, app: Any, adapter: SlackAdapte
 @pytest.fixture
 def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
           monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Slack]]:
-    """start(mode, generator=None, hold_risk=None, admin_channel="", environ={}) -> a running Slack
-    bot over `mode` ("socket" or "http"); `environ` adds GROUNDBOT_* settings to config.toml's."""
+    """start(mode, generator=None, hold_risk=None, admin_channel="", environ={}, once=None) -> a running
+    Slack bot over `mode` ("socket" or "http"); `environ` adds GROUNDBOT_* settings to config.toml's;
+    `once(app)` gives the adapter its once-filter (as `groundbot serve` gives it rows)."""
     stops: list[Callable[[], None]] = []
 
     def factory(mode: str, *, generator: Any = None, hold_risk: float | None = None, admin_channel: str = "",
-                environ: dict[str, str] | None = None) -> Slack:
+                environ: dict[str, str] | None = None, once: Callable[[App], OnceKeys] | None = None) -> Slack:
         data = tmp_path / f"data-{len(stops)}"
         shutil.copytree(kb_index, data / "index")
         cfg = load_config(ROOT / "config.toml", environ={"GROUNDBOT_SLACK_BOT_TOKEN": BOT_TOKEN, **(environ or {})})
@@ -355,7 +357,7 @@ def start(standin: SlackStandIn, tmp_path: Path, embedder: Any, kb_index: Path,
         adapter = SlackAdapter(app, bot_token=cfg.secret(cfg.slack.bot_token_env), signing_secret=SECRET,
                                api_base_url=standin.api_url, progress_interval_s=0.0,
                                admin_channel=cfg.slack.admin_channel,
-                               threads=threads)
+                               threads=threads, once=once(app) if once else None)
         return run_adapter(mode, standin, app, adapter, monkeypatch, stops)
 
     yield factory
@@ -754,9 +756,11 @@ def test_a_question_taken_over_from_a_dead_worker_is_answered_only_if_its_thread
     """`groundbot serve`: a worker killed after Slack accepted its answer, before the question
     was marked done, leaves a claim another worker takes over; the answer's metadata in the
     thread says it went out. Unreadable thread (no history scope): answered again, not lost."""
-    bot = start("http")
-    deliveries = Deliveries(bot.app.store.engine, stale_s=0.0)  # every claim not renewed is stale
-    bot.adapter.once = SharedOnce(deliveries, Metrics(), "slack")
+    bot = start("http", once=lambda app: SharedOnce(Deliveries(app.store.engine, stale_s=0.0),  # never renewed: stale
+                                                    Metrics(), Platform.SLACK))
+    once = bot.adapter.wiring.once
+    assert isinstance(once, SharedOnce)
+    deliveries = once.deliveries
     bot.mention("When does the library open?", ts="1719.000100")  # an ordinary question: no read-back
     (first,) = bot.replies(1)
     assert first.args["metadata"]["event_type"] == ANSWER_EVENT and not bot.api.requests("conversations.replies")

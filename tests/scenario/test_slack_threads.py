@@ -20,6 +20,7 @@ from adapters.slack import SlackAdapter
 from bot.platforms import SlackThreads
 from bot.server.metrics import Metrics
 from bot.server.shared import SharedOnce
+from core.messages import Platform
 from storage.records.deliveries import Deliveries
 from storage.records.reply_threads import ReplyThreads
 from tests.scenario.test_slack import (
@@ -76,9 +77,10 @@ def test_the_askers_thread_reply_without_a_mention_is_a_follow_up(start: Callabl
 
 @pytest.mark.parametrize("mode", MODES)
 def test_thread_replies_that_are_not_follow_ups_are_left_alone(start: Callable[..., Slack], mode: str) -> None:
-    bot = start(mode)
-    deliveries = Deliveries(bot.app.store.engine)
-    bot.adapter.once = SharedOnce(deliveries, Metrics(), "slack")  # deliveries as rows, to count what was claimed
+    bot = start(mode, once=lambda app: SharedOnce(Deliveries(app.store.engine), Metrics(), Platform.SLACK))
+    once = bot.adapter.wiring.once  # deliveries as rows, to count what was claimed
+    assert isinstance(once, SharedOnce)
+    deliveries = once.deliveries
     bot.mention("How do I renew a book?", ts="1741.000100")
     (answer,) = bot.replies(1)
     bot.settle()

@@ -1,5 +1,6 @@
 """Which Slack channel messages may be follow-ups without a mention, from the event alone
-(adapters/slack/threads.py); whether the bot answered the sender in the thread is asked after."""
+(adapters/slack/threads.py); whether the bot answered the sender in the thread is asked after. The
+message kinds built on them (adapters/slack/kinds.py) decide which events are claimed at all."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.threads import never_a_question, thread_reply
+from adapters.chat_rules import ChatRules
+from adapters.slack.kinds import MessageKinds
+from adapters.slack.threads import thread_reply
+from core.messages import Answering, ChatPolicy, Platform
 
 BOT = "UBOT"
 
@@ -39,13 +43,37 @@ def test_everything_else_is_not(fields: dict[str, Any]) -> None:
     assert not thread_reply(reply(**fields), BOT)
 
 
-def test_only_channel_messages_that_cannot_be_questions_are_dropped_before_the_claim() -> None:
-    def body(event: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "event_callback", "event_id": "Ev1", "event": event}
+class Policies:
+    """The one thing of a backend the message kinds ask: every channel's policy is `policy`."""
 
-    assert not never_a_question(body(reply()), BOT, follow_ups=True)
-    assert never_a_question(body(reply()), BOT, follow_ups=False)
-    assert never_a_question(body(reply(thread_ts=None)), BOT, follow_ups=True)
-    assert not never_a_question(body(reply(channel_type="im", thread_ts=None)), BOT, follow_ups=False)  # DMs
-    assert not never_a_question(body({"type": "app_mention", "text": f"<@{BOT}> hi"}), BOT, follow_ups=False)
-    assert not never_a_question({"type": "block_actions"}, BOT, follow_ups=True)
+    def __init__(self, policy: ChatPolicy) -> None:
+        self.policy = policy
+
+    def chat_policy(self, platform: str, chat_id: str) -> ChatPolicy:
+        return self.policy
+
+
+def unclaimed(event: dict[str, Any], *, follow_ups: bool = False, policy: ChatPolicy = ChatPolicy()) -> bool:
+    kinds = MessageKinds(ChatRules(Policies(policy), Platform.SLACK), follow_ups)  # type: ignore[arg-type]
+    return kinds.unclaimed({"type": "event_callback", "event_id": "Ev1", "event": event}, BOT)
+
+
+def test_only_channel_messages_that_cannot_be_questions_are_dropped_before_the_claim() -> None:
+    assert not unclaimed(reply(), follow_ups=True)
+    assert unclaimed(reply(), follow_ups=False)
+    assert unclaimed(reply(thread_ts=None), follow_ups=True)
+    direct = reply(channel="D1", channel_type="im", thread_ts=None)
+    assert not unclaimed(direct)  # a person's direct message
+    assert unclaimed({**direct, "bot_id": "B1"}) and unclaimed({**direct, "subtype": "message_changed"})
+    assert not unclaimed({"type": "app_mention", "text": f"<@{BOT}> hi"})
+    assert not MessageKinds(None, True).unclaimed({"type": "block_actions"}, BOT)  # type: ignore[arg-type]
+
+
+def test_a_channel_policy_takes_its_unprompted_questions_and_its_experts_replies() -> None:
+    asks = ChatPolicy(Answering.QUESTIONS)
+    assert not unclaimed(reply(thread_ts=None, text="How long is a loan?"), policy=asks)
+    assert unclaimed(reply(thread_ts=None, text="Lunch, anyone."), policy=asks)
+    assert unclaimed(reply(thread_ts=None, text="<@UBOB> how long is a loan?"), policy=asks)  # addressed to Bob
+    experts = ChatPolicy(experts=("UCAROL",))
+    assert not unclaimed(reply(text="<@UALICE> it is 14 days."), policy=experts)  # a reply an expert may have written
+    assert unclaimed(reply(text="<@UALICE> it is 14 days."))  # no experts, no follow-ups: nobody's

@@ -29,11 +29,11 @@ from adapters.mcp.protocol import ExplainNotInitialized, answer_unreadable
 from adapters.mcp.results import ask_result, bad_arguments, refused_call, search_result
 from adapters.mcp.tools import ASK, CONTRACTS, INPUTS, SEARCH, TOOLS, AskArgs, SearchArgs
 from core.catalogue import explain
-from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming
+from core.messages import NOT_SET_UP, ConversationKey, Decision, Hit, Incoming, Platform
 from core.reasons import CHAT_NOT_SET_UP, INPUT_REJECTED
 from core.text.language import language_of
 
-PLATFORM = "mcp"
+PLATFORM = Platform.MCP
 log = logging.getLogger("groundbot.mcp")
 
 INSTRUCTIONS = (

